@@ -1,0 +1,214 @@
+"""The `ctxbench` command line."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import harness  # noqa: F401  (offline environment before anything imports litellm)
+from harness.errors import ConfigError, CtxbenchError
+
+DEFAULT_SUITE = "default"
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from exc
+    if not values or any(v < 0 for v in values):
+        raise argparse.ArgumentTypeError(f"expected non-negative integers, got {text!r}")
+    return values
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from exc
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def _add_run_parser(commands: argparse._SubParsersAction) -> None:
+    run = commands.add_parser(
+        "run", help="run strategies on a task suite and report",
+        description="Run every task x strategy x seed cell, write results/<name>/, print a comparison table.")
+    run.add_argument("--suite", default=DEFAULT_SUITE,
+                     help="suite name (smoke, default, long), a JSONL/Parquet task file or a hub dataset id "
+                          f"(default: {DEFAULT_SUITE})")
+    run.add_argument("--tasks", metavar="FILE", help="a task file (JSONL or Parquet); overrides --suite")
+    run.add_argument("--strategies", default="all",
+                     help="comma-separated registered names or import paths (pkg.module:Class); "
+                          "'all' = every registered strategy (default)")
+    run.add_argument("--strategy-config", metavar="JSON_OR_FILE",
+                     help="JSON or a JSON/YAML file mapping each strategy in --strategies to its config; "
+                          "a config's 'with' list composes further strategies")
+    run.add_argument("--model", default="mock/agent",
+                     help="litellm model name of the agent (default mock/agent, the offline simulated agent)")
+    run.add_argument("--api-base", help="API base URL for the model (e.g. an OpenAI-compatible server)")
+    run.add_argument("--window", type=_positive_int,
+                     help="context window in input tokens: the mock provider's window (default 200000), "
+                          "and the input budget of a real model's profile")
+    run.add_argument("--cache-style", choices=("anthropic", "openai", "none"), default="anthropic",
+                     help="prompt-cache simulation of the mock provider (default anthropic)")
+    run.add_argument("--price-model", help="cost-map entry the run is billed as (mock default claude-sonnet-4-6)")
+    run.add_argument("--mock-knobs", metavar="JSON_OR_FILE",
+                     help="imperfection knobs of the simulated agent, e.g. '{\"narrate\": 0.2}'")
+    run.add_argument("--profiles", metavar="JSON_OR_FILE",
+                     help="extra LLM profiles by name (e.g. a 'summary' profile for summarizing strategies)")
+    run.add_argument("--seeds", type=_int_list, default=[0], help="comma-separated run seeds (default 0)")
+    run.add_argument("--max-requests", type=_positive_int, default=None,
+                     help="main-model requests per run before it ends as max_requests (default 400)")
+    run.add_argument("--out", help="results directory (default results/<timestamp>)")
+    run.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1,
+                     help="parallel worker processes (default: the number of cores)")
+    run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="ctxbench",
+        description="Benchmark context-management strategies of LLM agents: tokens, prompt-cache hits, "
+                    "resets, cost and task success.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    _add_run_parser(commands)
+    replay = commands.add_parser("replay", help="rebuild every sent view from event logs and check its hash",
+                                 description="Rebuild each view sent to the model from the event log alone "
+                                             "(no LLM or tool call) and compare it with the recorded hash.")
+    replay.add_argument("events", nargs="+", help="events/<run_id>.jsonl files or results directories")
+    report = commands.add_parser("report", help="write summary.csv and plots for a results directory")
+    report.add_argument("results_dir")
+    commands.add_parser("strategies", help="list registered strategies")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "run":
+            return _cmd_run(args)
+        if args.command == "replay":
+            return _cmd_replay(args)
+        if args.command == "report":
+            return _cmd_report(args)
+        if args.command == "strategies":
+            from strategies import REGISTRY
+
+            print("\n".join(f"{name:24s} {target}" for name, target in sorted(REGISTRY.items())))
+            return 0
+    except CtxbenchError as exc:
+        print(f"ctxbench: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _strategy_specs(names: str, config_arg: str | None) -> list[Any]:
+    from harness.config import parse_inline_or_file
+    from strategies import REGISTRY, StrategySpec
+
+    chosen = sorted(REGISTRY) if names == "all" else [n.strip() for n in names.split(",") if n.strip()]
+    configs = parse_inline_or_file(config_arg, "--strategy-config") if config_arg else {}
+    if not isinstance(configs, dict):
+        raise ConfigError("--strategy-config: expected a mapping of strategy name to config")
+    unknown = sorted(set(configs) - set(chosen))
+    if unknown:
+        raise ConfigError(f"--strategy-config: config given for {unknown}, which are not in --strategies {chosen}")
+    return [StrategySpec(name=name, config=configs.get(name) or {}) for name in chosen]
+
+
+def _profiles(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    from harness.config import parse_inline_or_file
+
+    main: dict[str, Any] = {"model": args.model}
+    if args.api_base:
+        main["api_base"] = args.api_base
+    if args.price_model:
+        main["price_model"] = args.price_model
+    if args.model.startswith("mock/"):
+        mock: dict[str, Any] = {"cache": args.cache_style}
+        if args.window:
+            mock["window"] = args.window
+        if args.mock_knobs:
+            mock["knobs"] = parse_inline_or_file(args.mock_knobs, "--mock-knobs")
+        main["mock"] = mock
+    elif args.window:
+        main["max_input_tokens"] = args.window
+    profiles = {"main": main}
+    if args.profiles:
+        extra = parse_inline_or_file(args.profiles, "--profiles")
+        if not isinstance(extra, dict):
+            raise ConfigError("--profiles: expected a mapping of profile name to profile")
+        if "main" in extra:
+            raise ConfigError("--profiles: 'main' is set by --model and its options")
+        profiles.update(extra)
+    return profiles
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from harness.report import write_report
+    from harness.results import ResultsDir
+    from harness.runner import DEFAULT_MAX_REQUESTS, Matrix, run_cells, validate_cells
+    from tasks.suites import load_tasks
+
+    tasks = load_tasks(args.tasks or args.suite)
+    matrix = Matrix(tasks=tasks, strategies=_strategy_specs(args.strategies, args.strategy_config), seeds=args.seeds,
+                    profiles=_profiles(args), max_requests=args.max_requests or DEFAULT_MAX_REQUESTS)
+    out = Path(args.out) if args.out else Path("results") / time.strftime("%Y%m%d-%H%M%S")
+    cells = matrix.build(str(out / "events"))
+    validate_cells(cells)
+    results = ResultsDir(out)
+    from harness.runner import redact
+
+    results.write_config({
+        "suite": args.tasks or args.suite,
+        "tasks": [t.as_dict() for t in tasks],
+        "strategies": [{"label": s.display, "name": s.name, "config": redact(s.config)} for s in matrix.strategies],
+        "seeds": args.seeds,
+        "profiles": redact(matrix.profiles),
+        "max_requests": matrix.max_requests,
+        "workers": args.workers,
+    })
+    started = time.perf_counter()
+    run_cells(cells, workers=args.workers, on_row=results.append_run, progress=not args.no_progress)
+    report = write_report(out)
+    print(report["table"])
+    print(f"\n{len(cells)} runs in {time.perf_counter() - started:.1f}s -> {out}/ "
+          f"(runs.jsonl, summary.csv, events/, plots/)")
+    return 0
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from harness.replay import replay_file
+    from harness.results import EVENTS_DIR
+
+    files: list[Path] = []
+    for item in args.events:
+        path = Path(item)
+        files.extend(sorted((path / EVENTS_DIR).glob("*.jsonl")) if path.is_dir() else [path])
+    if not files:
+        raise ConfigError(f"replay: no event files in {args.events}")
+    failed = 0
+    for path in files:
+        result = replay_file(path)
+        status = "ok" if result.ok else "MISMATCH"
+        print(f"{status:8s} {path}: {result.checked} views checked")
+        for line in result.mismatches[:10]:
+            print(f"         {line}")
+        failed += not result.ok
+    print(f"{len(files) - failed}/{len(files)} event logs replayed without mismatch")
+    return 1 if failed else 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from harness.report import write_report
+
+    if not Path(args.results_dir).is_dir():
+        raise ConfigError(f"report: {args.results_dir} is not a directory")
+    report = write_report(args.results_dir)
+    print(report["table"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

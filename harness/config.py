@@ -1,0 +1,121 @@
+"""Validation of plain-data configuration at the edge: unknown keys and bad values fail early."""
+from __future__ import annotations
+
+import json
+from dataclasses import MISSING, fields, is_dataclass
+from pathlib import Path
+from typing import Any, Mapping, TypeVar, get_args, get_origin, get_type_hints
+
+import yaml
+
+from harness.errors import ConfigError
+
+T = TypeVar("T")
+
+
+def load_data_file(path: str | Path) -> Any:
+    """Read a JSON or YAML file into plain data."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from exc
+    try:
+        if path.suffix == ".json":
+            return json.loads(text)
+        return yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}") from exc
+
+
+def parse_inline_or_file(value: str, what: str) -> Any:
+    """Accept inline JSON (`{"a": 1}`) or a path to a JSON/YAML file."""
+    stripped = value.strip()
+    if stripped.startswith(("{", "[")):
+        try:
+            return json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{what}: inline JSON is invalid: {exc}") from exc
+    return load_data_file(stripped)
+
+
+def _check_type(value: Any, annotation: Any, where: str) -> Any:
+    origin = get_origin(annotation)
+    if annotation is Any:
+        return value
+    if origin is None:
+        if annotation is float:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ConfigError(f"{where}: expected a number, got {value!r}")
+            return float(value)
+        if annotation is int:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"{where}: expected an integer, got {value!r}")
+            return value
+        if annotation is bool:
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: expected true or false, got {value!r}")
+            return value
+        if annotation is str:
+            if not isinstance(value, str):
+                raise ConfigError(f"{where}: expected a string, got {value!r}")
+            return value
+        if annotation is type(None):
+            if value is not None:
+                raise ConfigError(f"{where}: expected null, got {value!r}")
+            return value
+        if is_dataclass(annotation):
+            return build_dataclass(annotation, value, where)
+        return value
+    args = get_args(annotation)
+    if origin in (list, tuple):
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"{where}: expected a list, got {value!r}")
+        item_type = args[0] if args else Any
+        return [_check_type(item, item_type, f"{where}[{i}]") for i, item in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{where}: expected a mapping, got {value!r}")
+        return dict(value)
+    # Optional / Union: accept the first alternative that fits.
+    errors = []
+    for alternative in args:
+        try:
+            return _check_type(value, alternative, where)
+        except ConfigError as exc:
+            errors.append(str(exc))
+    raise ConfigError(errors[0] if len(errors) == 1 else f"{where}: {value!r} fits none of the allowed types")
+
+
+def build_dataclass(cls: type[T], data: Any, where: str) -> T:
+    """Build a config dataclass from a mapping, refusing unknown keys and wrong types.
+
+    Range checks belong in the dataclass's ``__post_init__``; they raise ConfigError too.
+    """
+    if data is None:
+        data = {}
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{where}: expected a mapping of options, got {data!r}")
+    hints = get_type_hints(cls)
+    known = {f.name: f for f in fields(cls)}
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; known keys: {', '.join(sorted(known))}"
+        )
+    kwargs = {}
+    for name, field_ in known.items():
+        if name in data:
+            kwargs[name] = _check_type(data[name], hints[name], f"{where}.{name}")
+        elif field_.default is MISSING and field_.default_factory is MISSING:  # type: ignore[misc]
+            raise ConfigError(f"{where}: missing required key {name!r}")
+    try:
+        return cls(**kwargs)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from exc
+
+
+def require(condition: bool, message: str) -> None:
+    """Raise ConfigError with `message` unless `condition` holds (for __post_init__ range checks)."""
+    if not condition:
+        raise ConfigError(message)

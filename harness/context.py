@@ -1,0 +1,75 @@
+"""What a strategy may see and do during a run: the log, the view, budgets, extra LLM profiles."""
+from __future__ import annotations
+
+from typing import Any
+
+from harness.events import EventLog
+from harness.llm import LLMClient, LLMProfile, LLMResult, Usage
+from harness.tokens import count_tools
+from harness.view import Message, ViewState
+
+MAIN_PROFILE = "main"
+
+
+class RunContext:
+    def __init__(self, log: EventLog, profiles: dict[str, LLMProfile], *, run_id: str, seed: int):
+        self.log = log
+        self.view = ViewState()
+        self.profiles = profiles
+        self.run_id = run_id
+        self.seed = seed
+        self.tools: list[dict[str, Any]] = []
+        self.turn_start = False
+        self.requests = 0  # successful main-model requests so far
+        self.last_usage: Usage | None = None  # of the last successful main-model request
+        self._clients: dict[str, LLMClient] = {}
+
+    # ----- recording
+    def emit(self, type_: str, **fields: Any) -> dict[str, Any]:
+        """Append an event; its `view_ops`, if any, change the view from now on."""
+        event = self.log.append(type_, **fields)
+        self.view.apply(event)
+        return event
+
+    def add_message(self, message: Message, origin: str, placement: str = "append", **extra: Any) -> dict[str, Any]:
+        """Log a chat message. origin: task | user | agent | tool | strategy | environment."""
+        return self.emit("message", message=message, origin=origin, placement=placement, **extra)
+
+    # ----- sizes and budgets
+    @property
+    def main(self) -> LLMProfile:
+        return self.profiles[MAIN_PROFILE]
+
+    def budget(self) -> int | None:
+        return self.main.input_budget()
+
+    def prompt_tokens_estimate(self) -> int:
+        """The next request's input tokens as the harness counts them (view plus tool schemas)."""
+        return self.view.total_tokens + count_tools(self.tools)
+
+    # ----- other models (summarizers)
+    def client(self, profile_name: str) -> LLMClient:
+        if profile_name not in self.profiles:
+            raise KeyError(profile_name)
+        if profile_name not in self._clients:
+            self._clients[profile_name] = LLMClient(self.profiles[profile_name], session=f"{self.run_id}/{profile_name}",
+                                                    seed=self.seed)
+        return self._clients[profile_name]
+
+    def call_llm(self, profile_name: str, messages: list[Message], purpose: str) -> LLMResult:
+        """A side call (e.g. a summary), logged as an llm_call of its profile and counted in the totals."""
+        client = self.client(profile_name)
+        try:
+            result = client.complete(messages, None)
+        except Exception as exc:
+            self.log.append("llm_call", profile=profile_name, model=client.profile.model, purpose=purpose, ok=False,
+                            error_type=type(exc).__name__, error=str(exc)[:2000])
+            raise
+        self.log.append("llm_call", profile=profile_name, model=client.profile.model, purpose=purpose, ok=True,
+                        usage=result.usage.as_dict(), cost_usd=result.cost_usd,
+                        cost_usd_uncached=result.cost_usd_uncached, latency_s=round(result.latency_s, 6))
+        return result
+
+    def close(self) -> None:
+        for client in self._clients.values():
+            client.end_session()

@@ -1,0 +1,222 @@
+"""The LLM layer: every call goes through litellm; usage and cost are normalized here.
+
+Usage fields a provider did not report stay None (unknown), never 0.
+"""
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping
+
+import harness  # noqa: F401  (offline environment first)
+import litellm
+
+from harness.config import require
+
+DEFAULT_MODEL = "mock/agent"
+# The mock bills as this real model (a current Claude Sonnet entry of litellm's cost map).
+DEFAULT_PRICE_MODEL = "claude-sonnet-4-6"
+DEFAULT_MOCK_WINDOW = 200_000
+
+_OVERFLOW_TEXT = re.compile(
+    r"context[_ ](length|window)|too long|maximum context|prompt is too long|exceeds? the .*tokens|"
+    r"input is too long|reduce the length",
+    re.IGNORECASE,
+)
+
+
+def is_context_window_error(error: BaseException) -> bool:
+    """Recognize a provider's context overflow, including plain bad-request errors that say so."""
+    if isinstance(error, litellm.ContextWindowExceededError):
+        return True
+    if isinstance(error, litellm.BadRequestError):
+        return bool(_OVERFLOW_TEXT.search(str(error)))
+    return False
+
+
+@dataclass
+class Usage:
+    """Tokens of one request. input_tokens includes cached reads and cache writes."""
+
+    input_tokens: int | None = None
+    cached_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    output_tokens: int | None = None
+
+    def as_dict(self) -> dict[str, int | None]:
+        return asdict(self)
+
+
+def _field(obj: Any, name: str) -> Any:
+    if obj is None:
+        return None
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def normalize_usage(usage: Any) -> Usage:
+    """Map litellm's usage (OpenAI or Anthropic shaped) to input/cached/cache-write/output."""
+    details = _field(usage, "prompt_tokens_details")
+    cached = _field(details, "cached_tokens")
+    if cached is None:
+        cached = _field(usage, "cache_read_input_tokens")
+    write = _field(details, "cache_write_tokens")
+    if write is None:
+        write = _field(usage, "cache_creation_input_tokens")
+    return Usage(
+        input_tokens=_field(usage, "prompt_tokens"),
+        cached_tokens=cached,
+        cache_write_tokens=write,
+        output_tokens=_field(usage, "completion_tokens"),
+    )
+
+
+@dataclass(frozen=True)
+class Pricing:
+    """USD per token, from litellm's cost map."""
+
+    model: str
+    input: float
+    output: float
+    cache_read: float
+    cache_write: float
+
+    @classmethod
+    def for_model(cls, model: str) -> "Pricing | None":
+        entry = litellm.model_cost.get(model)
+        if entry is None and "/" in model:
+            entry = litellm.model_cost.get(model.split("/", 1)[1])
+        if not entry or entry.get("input_cost_per_token") is None:
+            return None
+        price_in = float(entry["input_cost_per_token"])
+        return cls(
+            model=model,
+            input=price_in,
+            output=float(entry.get("output_cost_per_token") or 0.0),
+            cache_read=float(entry.get("cache_read_input_token_cost") or price_in),
+            cache_write=float(entry.get("cache_creation_input_token_cost") or price_in),
+        )
+
+    def cost(self, usage: Usage) -> tuple[float, float]:
+        """(cost with cache prices, cost had nothing been cached)."""
+        total_in = usage.input_tokens or 0
+        cached = usage.cached_tokens or 0
+        written = usage.cache_write_tokens or 0
+        out = usage.output_tokens or 0
+        fresh = max(total_in - cached - written, 0)
+        with_cache = fresh * self.input + cached * self.cache_read + written * self.cache_write + out * self.output
+        uncached = total_in * self.input + out * self.output
+        return with_cache, uncached
+
+
+@dataclass
+class LLMProfile:
+    """A named model binding: the litellm model name plus what the harness needs to know about it."""
+
+    model: str = DEFAULT_MODEL
+    api_base: str | None = None
+    price_model: str | None = None
+    max_input_tokens: int | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    mock: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        require(bool(self.model), "model must be a non-empty litellm model name")
+        require(self.max_input_tokens is None or self.max_input_tokens > 0, "max_input_tokens must be positive")
+
+    @property
+    def is_mock(self) -> bool:
+        return self.model.startswith("mock/")
+
+    def pricing(self) -> Pricing | None:
+        if self.price_model:
+            return Pricing.for_model(self.price_model)
+        if self.is_mock:
+            return Pricing.for_model(self.mock.get("price_model", DEFAULT_PRICE_MODEL))
+        return Pricing.for_model(self.model)
+
+    def input_budget(self) -> int | None:
+        """The input-token budget: the profile's own setting, else the model's known limit."""
+        if self.max_input_tokens:
+            return self.max_input_tokens
+        if self.is_mock:
+            return int(self.mock.get("window", DEFAULT_MOCK_WINDOW))
+        try:
+            info = litellm.get_model_info(self.model)
+        except Exception:  # litellm raises a bare Exception for unknown models
+            return None
+        return info.get("max_input_tokens")
+
+
+@dataclass
+class LLMResult:
+    message: dict[str, Any]
+    usage: Usage
+    cost_usd: float | None
+    cost_usd_uncached: float | None
+    latency_s: float
+
+
+def _message_dict(message: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": "assistant", "content": _field(message, "content") or ""}
+    calls = _field(message, "tool_calls") or []
+    if calls:
+        out["tool_calls"] = [
+            {
+                "id": _field(call, "id"),
+                "type": "function",
+                "function": {
+                    "name": _field(_field(call, "function"), "name"),
+                    "arguments": _field(_field(call, "function"), "arguments") or "",
+                },
+            }
+            for call in calls
+        ]
+    return out
+
+
+class LLMClient:
+    """Calls one profile's model through litellm and returns normalized usage and cost."""
+
+    def __init__(self, profile: LLMProfile, *, session: str = "", seed: int | None = None):
+        self.profile = profile
+        self.session = session
+        self.seed = seed
+        self._pricing = profile.pricing()
+        if profile.is_mock:
+            from harness.mock.provider import register_mock_provider
+
+            register_mock_provider()
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> LLMResult:
+        kwargs: dict[str, Any] = dict(self.profile.params)
+        if tools:
+            kwargs["tools"] = tools
+        if self.profile.api_base:
+            kwargs["api_base"] = self.profile.api_base
+        if self.seed is not None:
+            kwargs.setdefault("seed", self.seed)
+        if self.profile.is_mock:
+            kwargs["mock_config"] = {**self.profile.mock, "session": self.session}
+        started = time.perf_counter()
+        response = litellm.completion(model=self.profile.model, messages=messages, **kwargs)
+        latency = time.perf_counter() - started
+        usage = normalize_usage(getattr(response, "usage", None))
+        cost = uncached = None
+        if self._pricing is not None and usage.input_tokens is not None:
+            cost, uncached = self._pricing.cost(usage)
+        return LLMResult(
+            message=_message_dict(response.choices[0].message),
+            usage=usage,
+            cost_usd=cost,
+            cost_usd_uncached=uncached,
+            latency_s=latency,
+        )
+
+    def end_session(self) -> None:
+        if self.profile.is_mock:
+            from harness.mock.provider import end_session
+
+            end_session(self.session)

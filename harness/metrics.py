@@ -1,0 +1,90 @@
+"""Metrics of one run, computed from its event log alone (so they can be recomputed later).
+
+Event vocabulary that metrics read (strategies emit these):
+
+* ``llm_call``: ``profile`` ("main" or another, e.g. "summary"), ``ok``, ``usage``
+  {input_tokens, cached_tokens, cache_write_tokens, output_tokens}, ``cost_usd``,
+  ``cost_usd_uncached``.
+* ``message`` with ``origin: "agent"`` and ``tool_calls``: for re-reads.
+* ``condensation`` with ``kind``: "agent_reset", "hard_reset" or "summary".
+* ``warning`` with ``level`` (e.g. 0.75).
+* ``compaction`` with ``step`` (e.g. "clamp", "clear", "window", "mask") and ``reclaimed_tokens``.
+* ``tool_output_offloaded``; ``cache_bust_warning``.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any, Iterable, Mapping
+
+from harness.context import MAIN_PROFILE
+
+TOKEN_FIELDS = ("input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens")
+# Calls that only act (submitting, writing) are not re-reads of content.
+NON_READING_TOOLS = frozenset({"submit_answer", "write_file", "condense"})
+
+
+def _sum(values: Iterable[Any]) -> Any:
+    """Sum of the known values; None when no value was reported at all."""
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def _usage_totals(calls: list[Mapping[str, Any]], prefix: str = "") -> dict[str, Any]:
+    usages = [c.get("usage") or {} for c in calls]
+    totals = {prefix + name: _sum(u.get(name) for u in usages) for name in TOKEN_FIELDS}
+    totals[prefix + "cost_usd"] = _sum(c.get("cost_usd") for c in calls)
+    totals[prefix + "cost_usd_uncached"] = _sum(c.get("cost_usd_uncached") for c in calls)
+    return totals
+
+
+def count_rereads(events: Iterable[Mapping[str, Any]]) -> int:
+    """Tool calls repeating an earlier call's name and arguments: the price of forgetting."""
+    seen: set[tuple[str, str]] = set()
+    rereads = 0
+    for event in events:
+        if event["type"] != "message" or event.get("origin") != "agent":
+            continue
+        for call in event["message"].get("tool_calls") or ():
+            function = call.get("function", {})
+            name = function.get("name", "")
+            if name in NON_READING_TOOLS:
+                continue
+            try:
+                key = (name, json.dumps(json.loads(function.get("arguments") or "{}"), sort_keys=True))
+            except json.JSONDecodeError:
+                key = (name, function.get("arguments") or "")
+            if key in seen:
+                rereads += 1
+            seen.add(key)
+    return rereads
+
+
+def compute_metrics(events: list[Mapping[str, Any]]) -> dict[str, Any]:
+    calls = [e for e in events if e["type"] == "llm_call" and e.get("ok")]
+    main = [c for c in calls if c.get("profile") == MAIN_PROFILE]
+    side = [c for c in calls if c.get("profile") != MAIN_PROFILE]
+    metrics: dict[str, Any] = {"requests": len(main), "summarizer_requests": len(side)}
+    metrics.update(_usage_totals(calls))
+    metrics.update(_usage_totals(side, prefix="summarizer_"))
+    cached, total_in = metrics["cached_tokens"], metrics["input_tokens"]
+    metrics["cache_hit_rate"] = (cached / total_in) if cached is not None and total_in else None
+    contexts = [c["usage"]["input_tokens"] for c in main if (c.get("usage") or {}).get("input_tokens") is not None]
+    metrics["peak_context_tokens"] = max(contexts) if contexts else None
+    metrics["mean_context_tokens"] = (sum(contexts) / len(contexts)) if contexts else None
+    metrics["failed_requests"] = sum(1 for e in events if e["type"] == "llm_call" and not e.get("ok"))
+    kinds = Counter(e.get("kind") for e in events if e["type"] == "condensation")
+    metrics["agent_resets"] = kinds.get("agent_reset", 0)
+    metrics["hard_resets"] = kinds.get("hard_reset", 0)
+    metrics["summaries"] = kinds.get("summary", 0)
+    levels = Counter(str(e.get("level")) for e in events if e["type"] == "warning")
+    metrics["warnings"] = sum(levels.values())
+    metrics["warnings_by_level"] = dict(sorted(levels.items()))
+    steps = Counter(str(e.get("step")) for e in events if e["type"] == "compaction")
+    metrics["compactions"] = sum(steps.values())
+    metrics["compactions_by_step"] = dict(sorted(steps.items()))
+    metrics["compaction_reclaimed_tokens"] = sum(e.get("reclaimed_tokens") or 0 for e in events if e["type"] == "compaction")
+    metrics["tool_outputs_offloaded"] = sum(1 for e in events if e["type"] == "tool_output_offloaded")
+    metrics["cache_bust_warnings"] = sum(1 for e in events if e["type"] == "cache_bust_warning")
+    metrics["rereads"] = count_rereads(events)
+    return metrics

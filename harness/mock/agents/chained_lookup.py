@@ -1,0 +1,113 @@
+"""Simulated agent for chained_lookup: walk the chain using only records it can see.
+
+Records count as known when a visible tool result, a visible note it wrote in its own
+replies, or a visible notes file shows them. For a missing record it searches the code,
+reads the files the search named, and, when what it read has been cleared or cut, reads
+again (within its reread budget). When it cannot recover a record it submits the sum of
+what it has, which is wrong, as a real model would.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from harness.mock.agents.common import Exchange, Visible
+
+TASK = re.compile(r"Start at record ([A-Z]{2}-\d{4}) and follow the successor chain through (\d+) records")
+RECORD = re.compile(r"record ([A-Z]{2}-\d{4}) \| weight (\d+) \| successor ([A-Z]{2}-\d{4})")
+SEARCH_HIT = re.compile(r"^(\S+):(\d+)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Task:
+    start: str
+    hops: int
+
+
+def find_task(visible: Visible) -> Task | None:
+    for text in visible.texts():
+        match = TASK.search(text)
+        if match:
+            return Task(match.group(1), int(match.group(2)))
+    return None
+
+
+def _records(visible: Visible) -> dict[str, tuple[int, str]]:
+    known: dict[str, tuple[int, str]] = {}
+    for text in visible.texts(("assistant", "tool", "user")):
+        for code, weight, successor in RECORD.findall(text):
+            known[code] = (int(weight), successor)
+    return known
+
+
+def _complete_read(exchange: Exchange) -> bool:
+    """A read result it can rely on: present, whole, and not an error or a placeholder."""
+    result = exchange.result or ""
+    path = str(exchange.args.get("path", "")).strip()
+    return result.startswith(f"== {path} (") and result.rstrip().endswith(f"== end of {path} ==")
+
+
+def _search_paths(visible: Visible, code: str) -> list[str] | None:
+    """Paths of the latest readable search for `code`, or None if there is none."""
+    for exchange in reversed(visible.exchanges):
+        if exchange.name == "search" and exchange.args.get("text") == code:
+            result = exchange.result or ""
+            if result.startswith("No matches"):
+                return []
+            if "match(es) for" in result:
+                return list(dict.fromkeys(path for path, _ in SEARCH_HIT.findall(result)))
+    return None
+
+
+def _failed_attempts(visible: Visible, code: str, paths: list[str]) -> int:
+    """Visible fetches for this record whose results it can no longer use."""
+    failed = 0
+    for exchange in visible.exchanges:
+        if exchange.name == "search" and exchange.args.get("text") == code and "match(es) for" not in (exchange.result or ""):
+            failed += 1
+        elif exchange.name == "read_file" and exchange.args.get("path") in paths and not _complete_read(exchange):
+            failed += 1
+    return failed
+
+
+def act(visible: Visible, task: Task) -> dict[str, Any]:
+    known = _records(visible)
+    chain: list[tuple[str, int]] = []
+    code = task.start
+    while len(chain) < task.hops and code in known:
+        weight, successor = known[code]
+        chain.append((code, weight))
+        code = successor
+    total = sum(weight for _, weight in chain)
+    if len(chain) == task.hops:
+        return visible.call("submit_answer", {"answer": str(total)},
+                            f"I have all {task.hops} records; their weights sum to {total}.")
+    note = _narration(visible, {c for c, _ in chain})
+    paths = _search_paths(visible, code)
+    if _failed_attempts(visible, code, paths or []) > visible.knobs.reread_budget:
+        return visible.call("submit_answer", {"answer": str(total)},
+                            note + f"I could not recover record {code}; submitting what I have.")
+    if paths is None:
+        return visible.call("search", {"text": code}, note + f"Looking for record {code}.")
+    if not paths:
+        return visible.call("submit_answer", {"answer": str(total)}, note + f"Record {code} does not exist.")
+    readable = {e.args.get("path") for e in visible.exchanges if e.name == "read_file" and _complete_read(e)}
+    for path in paths:
+        if path not in readable:
+            return visible.call("read_file", {"path": path}, note + f"Reading {path} for record {code}.")
+    # Every named file is visible yet none shows the record: the search result is stale.
+    return visible.call("search", {"text": code}, note + f"Searching again for record {code}.")
+
+
+def _narration(visible: Visible, chain_codes: set[str]) -> str:
+    """Restate chain records just found in the latest result, as a model thinking aloud might."""
+    latest = visible.last_result()
+    if latest is None or not latest.result:
+        return ""
+    noted = []
+    for code, weight, successor in RECORD.findall(latest.result):
+        if code in chain_codes and visible.chance(visible.knobs.narrate, "narrate", code):
+            noted.append(f"Noted record {code} | weight {weight} | successor {successor}.")
+    return " ".join(noted) + (" " if noted else "")
+

@@ -1,0 +1,82 @@
+"""Simulated provider prompt caches, computed from per-message hashes and cached token counts.
+
+Both styles work at message granularity (a block is the tool list or one message): a
+request is a list of block keys and block token counts, and everything is O(blocks).
+
+* ``openai``: automatic. Prompts of 1,024+ tokens; every prefix of an earlier request is
+  cached; a hit is reported in 128-token steps from 1,024 (OpenAI's documented rule).
+  No cache-write count is reported (None).
+* ``anthropic``: a breakpoint on the last block of each request. A later request reads
+  the longest unexpired earlier breakpoint prefix that lies within `lookback` blocks of
+  its end, and writes the rest. Entries live `ttl_s` seconds on the simulated clock and
+  a read refreshes them. Prefixes under `min_tokens` are never cached.
+* ``none``: no cache; cached tokens 0, writes None.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Hashable, Sequence
+
+CACHE_STYLES = ("anthropic", "openai", "none")
+
+
+@dataclass
+class PrefixCache:
+    style: str = "anthropic"
+    min_tokens: int = 1024
+    step_tokens: int = 128
+    ttl_s: float = 300.0
+    lookback: int = 20
+    _entries: dict[int, tuple[int, float]] = field(default_factory=dict)  # prefix key -> (tokens, expiry)
+
+    def request(self, keys: Sequence[Hashable], tokens: Sequence[int], now: float) -> tuple[int, int | None]:
+        """Return (cached read tokens, cache-write tokens or None) and update the cache."""
+        if self.style == "none":
+            return 0, None
+        prefix_keys: list[int] = []
+        cumulative: list[int] = []
+        running_key: int = 0
+        running_tokens = 0
+        for key, count in zip(keys, tokens):
+            running_key = hash((running_key, key))
+            running_tokens += count
+            prefix_keys.append(running_key)
+            cumulative.append(running_tokens)
+        total = running_tokens
+        if self.style == "openai":
+            return self._openai(prefix_keys, cumulative, total, now), None
+        return self._anthropic(prefix_keys, cumulative, total, now)
+
+    def _live(self, key: int, now: float) -> tuple[int, float] | None:
+        entry = self._entries.get(key)
+        if entry is None or entry[1] < now:
+            return None
+        return entry
+
+    def _openai(self, prefix_keys: list[int], cumulative: list[int], total: int, now: float) -> int:
+        matched = 0
+        for position in range(len(prefix_keys) - 1, -1, -1):
+            if self._live(prefix_keys[position], now):
+                matched = cumulative[position]
+                break
+        expiry = now + self.ttl_s
+        if total >= self.min_tokens:
+            for key, count in zip(prefix_keys, cumulative):
+                self._entries[key] = (count, expiry)
+        if total < self.min_tokens or matched < self.min_tokens:
+            return 0
+        return self.min_tokens + (matched - self.min_tokens) // self.step_tokens * self.step_tokens
+
+    def _anthropic(self, prefix_keys: list[int], cumulative: list[int], total: int, now: float) -> tuple[int, int]:
+        if total < self.min_tokens:
+            return 0, 0
+        read = 0
+        first = max(len(prefix_keys) - self.lookback, 0)
+        for position in range(len(prefix_keys) - 1, first - 1, -1):
+            key = prefix_keys[position]
+            if self._live(key, now):
+                read = cumulative[position]
+                self._entries[key] = (read, now + self.ttl_s)
+                break
+        self._entries[prefix_keys[-1]] = (total, now + self.ttl_s)
+        return read, total - read

@@ -1,0 +1,140 @@
+"""The mock provider, registered with litellm as the custom provider `mock` (models `mock/...`).
+
+It does what a real provider does to a request: enforces a context window (raising
+litellm's ContextWindowExceededError), simulates prefix caching on a simulated clock, and
+reports usage the way litellm reports a real provider's. The reply itself comes from the
+mock agent, which sees only the messages and tool schemas of the request.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import harness  # noqa: F401
+import litellm
+from litellm import CustomLLM
+
+from harness.config import build_dataclass, require
+from harness.llm import DEFAULT_MOCK_WINDOW, DEFAULT_PRICE_MODEL
+from harness.mock.agents import respond
+from harness.mock.cache import CACHE_STYLES, PrefixCache
+from harness.tokens import count_message, count_tools
+
+
+@dataclass
+class MockConfig:
+    """Provider-side settings of the mock, sent with each request as `mock_config`."""
+
+    window: int = DEFAULT_MOCK_WINDOW
+    cache: str = "anthropic"
+    price_model: str = DEFAULT_PRICE_MODEL
+    knobs: dict[str, Any] = field(default_factory=dict)
+    session: str = ""
+
+    def __post_init__(self) -> None:
+        require(self.window > 0, f"window must be a positive number of tokens, got {self.window}")
+        require(self.cache in CACHE_STYLES, f"cache must be one of {', '.join(CACHE_STYLES)}, got {self.cache!r}")
+
+
+@dataclass
+class _Session:
+    cache: PrefixCache
+    clock_s: float = 0.0
+
+
+def simulated_latency_s(uncached_input: int, output: int) -> float:
+    """Seconds a request takes on the simulated clock (drives cache TTL expiry)."""
+    return 1.0 + uncached_input / 10_000 + output / 50
+
+
+def _block_key(message: dict[str, Any]) -> int:
+    calls = tuple(
+        (c.get("id"), c.get("function", {}).get("name"), c.get("function", {}).get("arguments"))
+        for c in message.get("tool_calls") or ()
+    )
+    return hash((message.get("role"), message.get("content"), message.get("tool_call_id"), calls))
+
+
+class MockProvider(CustomLLM):
+    def __init__(self) -> None:
+        super().__init__()
+        self._sessions: dict[str, _Session] = {}
+        self._lock = threading.Lock()
+
+    def session(self, name: str, style: str) -> _Session:
+        with self._lock:
+            state = self._sessions.get(name)
+            if state is None or state.cache.style != style:
+                state = self._sessions[name] = _Session(cache=PrefixCache(style=style))
+            return state
+
+    def end_session(self, name: str) -> None:
+        with self._lock:
+            self._sessions.pop(name, None)
+
+    def completion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict, model_response: Any,
+                   print_verbose: Any, encoding: Any, api_key: Any, logging_obj: Any, optional_params: dict,
+                   acompletion: Any = None, litellm_params: Any = None, logger_fn: Any = None, headers: Any = None,
+                   timeout: Any = None, client: Any = None) -> litellm.ModelResponse:
+        config = build_dataclass(MockConfig, optional_params.get("mock_config") or {}, "mock_config")
+        tools = optional_params.get("tools") or []
+        reply, usage = self.serve(model, messages, tools, config, seed=optional_params.get("seed"))
+        return litellm.ModelResponse(
+            model=model,
+            choices=[{"index": 0, "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop",
+                      "message": reply}],
+            usage=usage,
+        )
+
+    def serve(self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], config: MockConfig,
+              seed: int | None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """One request: window check, cache accounting, agent reply, usage (OpenAI-shaped)."""
+        tools_key = hash(json.dumps(tools, sort_keys=True)) if tools else 0
+        tools_tokens = count_tools(tools)
+        keys = [tools_key] + [_block_key(m) for m in messages]
+        counts = [tools_tokens] + [count_message(m) for m in messages]
+        prompt_tokens = sum(counts)
+        if prompt_tokens > config.window:
+            raise litellm.ContextWindowExceededError(
+                message=f"prompt is too long: {prompt_tokens} tokens > {config.window} maximum",
+                model=model,
+                llm_provider="mock",
+            )
+        state = self.session(config.session, config.cache)
+        cached, written = state.cache.request(keys, counts, state.clock_s)
+        reply = respond(messages, tools, seed=seed or 0, knobs=config.knobs)
+        output_tokens = count_message(reply)
+        state.clock_s += simulated_latency_s(prompt_tokens - cached, output_tokens)
+        details: dict[str, Any] = {"cached_tokens": cached}
+        usage: dict[str, Any] = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": output_tokens,
+            "total_tokens": prompt_tokens + output_tokens,
+        }
+        if config.cache != "none":
+            usage["prompt_tokens_details"] = details
+        if written is not None:
+            usage["cache_creation_input_tokens"] = written
+            usage["cache_read_input_tokens"] = cached
+        return reply, usage
+
+
+_provider: MockProvider | None = None
+
+
+def register_mock_provider() -> MockProvider:
+    """Install the mock as litellm's `mock` provider (idempotent)."""
+    global _provider
+    if _provider is None:
+        _provider = MockProvider()
+    entries = [e for e in litellm.custom_provider_map if e.get("provider") != "mock"]
+    entries.append({"provider": "mock", "custom_handler": _provider})
+    litellm.custom_provider_map = entries
+    return _provider
+
+
+def end_session(name: str) -> None:
+    if _provider is not None:
+        _provider.end_session(name)

@@ -1,0 +1,237 @@
+"""The runner: one (task x strategy x seed) cell per run, many cells across processes.
+
+The runner knows the Environment, Strategy and LLM interfaces and nothing of their
+internals. Each run writes its own event log; the parent process alone appends rows to
+`runs.jsonl`, so a row is written once, whole, when its run has finished.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import re
+import time
+import traceback
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from harness.config import build_dataclass
+from harness.context import MAIN_PROFILE, RunContext
+from harness.errors import ConfigError
+from harness.events import EventLog
+from harness.llm import LLMClient, LLMProfile, is_context_window_error
+from harness.metrics import compute_metrics
+from harness.tokens import stable_hash
+from strategies import StrategySpec, build_strategy
+from tasks.base import ToolCall
+from tasks.suites import TaskRow
+
+DEFAULT_MAX_REQUESTS = 400
+TERMINATIONS = ("submitted", "gave_up", "max_requests", "context_overflow", "error")
+_SECRET_KEY = re.compile(r"(api[_-]?key|secret|token|authorization|password|headers?)$", re.IGNORECASE)
+
+
+def redact(data: Any) -> Any:
+    """Drop secrets (keys, tokens, headers) from plain data before it is written anywhere."""
+    if isinstance(data, dict):
+        return {k: ("<redacted>" if _SECRET_KEY.search(str(k)) and not str(k).endswith("_tokens") else redact(v))
+                for k, v in data.items()}
+    if isinstance(data, list):
+        return [redact(v) for v in data]
+    return data
+
+
+def run_id_for(task_id: str, label: str, seed: int) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", f"{task_id}--{label}--s{seed}")
+
+
+@dataclass
+class Cell:
+    """One run to execute: everything in it is plain data, so it crosses process boundaries."""
+
+    task: TaskRow
+    strategy: StrategySpec
+    seed: int
+    profiles: dict[str, dict[str, Any]]
+    events_dir: str
+    max_requests: int = DEFAULT_MAX_REQUESTS
+
+    @property
+    def run_id(self) -> str:
+        return run_id_for(self.task.task_id, self.strategy.display, self.seed)
+
+
+def build_profiles(data: dict[str, dict[str, Any]]) -> dict[str, LLMProfile]:
+    if MAIN_PROFILE not in data:
+        raise ConfigError(f"profiles: a {MAIN_PROFILE!r} profile is required")
+    return {name: build_dataclass(LLMProfile, value, f"profiles.{name}") for name, value in data.items()}
+
+
+def validate_cells(cells: list[Cell]) -> None:
+    """Build every strategy, task and profile once so bad input fails before any model call."""
+    if cells:
+        build_profiles(cells[0].profiles)
+    checked: set[str] = set()
+    for cell in cells:
+        key = stable_hash([cell.strategy.name, cell.strategy.config, cell.task.task_id])
+        if key in checked:
+            continue
+        checked.add(key)
+        strategy = build_strategy(cell.strategy)
+        environment = cell.task.build()
+        names = [spec.name for spec in environment.tool_specs()] + [spec.name for spec in strategy.tools()]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ConfigError(f"strategy {cell.strategy.display}: tool name(s) {duplicates} clash with task "
+                              f"{cell.task.task_id}'s tools")
+
+
+def run_cell(cell: Cell) -> dict[str, Any]:
+    """Execute one run to its end and return its runs.jsonl row."""
+    wall_start, cpu_start = time.perf_counter(), time.process_time()
+    events_path = Path(cell.events_dir) / f"{cell.run_id}.jsonl"
+    log = EventLog(events_path)
+    profiles = build_profiles(cell.profiles)
+    ctx = RunContext(log, profiles, run_id=cell.run_id, seed=cell.seed)
+    main = LLMClient(profiles[MAIN_PROFILE], session=cell.run_id, seed=cell.seed)
+    termination, error = "error", None
+    environment = None
+    try:
+        environment = cell.task.build()
+        strategy = build_strategy(cell.strategy)
+        termination, error = _loop(cell, ctx, main, environment, strategy)
+    except Exception as exc:  # a crash in a strategy or task ends this run only
+        error = f"{type(exc).__name__}: {exc}"
+        log.append("error", where="runner", error_type=type(exc).__name__, error=str(exc)[:2000],
+                   traceback=traceback.format_exc(limit=8)[-4000:])
+    score = environment.score() if environment is not None else None
+    log.append("run_end", termination=termination, error=error,
+               success=bool(score and score.success), score=score.score if score else 0.0,
+               detail=score.detail if score else {})
+    log.close()
+    main.end_session()
+    ctx.close()
+    row: dict[str, Any] = {
+        "run_id": cell.run_id,
+        "task_id": cell.task.task_id,
+        "family": cell.task.family,
+        "strategy": cell.strategy.display,
+        "strategy_name": cell.strategy.name,
+        "strategy_config": cell.strategy.config,
+        "seed": cell.seed,
+        "model": profiles[MAIN_PROFILE].model,
+        "success": bool(score and score.success),
+        "score": score.score if score else 0.0,
+        "termination": termination,
+        "error": error,
+    }
+    row.update(compute_metrics(log.events))
+    row["wall_s"] = round(time.perf_counter() - wall_start, 4)
+    row["cpu_s"] = round(time.process_time() - cpu_start, 4)
+    return row
+
+
+def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strategy: Any) -> tuple[str, str | None]:
+    specs = environment.tool_specs() + strategy.tools()
+    ctx.tools = [spec.schema() for spec in specs]
+    tools_hash = stable_hash(ctx.tools)
+    ctx.log.append("run_start", run_id=cell.run_id, task=cell.task.as_dict(), strategy=cell.strategy.display,
+                   strategy_name=cell.strategy.name, strategy_config=redact(cell.strategy.config), seed=cell.seed,
+                   profiles=redact(cell.profiles), tools=ctx.tools, tools_hash=tools_hash)
+    ctx.add_message({"role": "system", "content": environment.system_prompt}, origin="task")
+    strategy.on_run_start(ctx)
+    for text in environment.initial_user_messages():
+        ctx.add_message({"role": "user", "content": text}, origin="user")
+        ctx.turn_start = True
+    max_requests = cell.task.max_requests or cell.max_requests
+    failed_calls = 0
+    while True:
+        for text in environment.user_messages_due(ctx.requests):
+            ctx.add_message({"role": "user", "content": text}, origin="user")
+            ctx.turn_start = True
+        if ctx.requests >= max_requests:
+            return "max_requests", None
+        strategy.before_request(ctx)
+        messages = ctx.view.to_messages()
+        request = {"profile": MAIN_PROFILE, "model": main.profile.model, "view_hash": ctx.view.hash(tools_hash),
+                   "view_len": len(messages), "context_tokens": ctx.prompt_tokens_estimate()}
+        try:
+            result = main.complete(messages, ctx.tools)
+        except Exception as exc:
+            failed_calls += 1
+            ctx.log.append("llm_call", **request, ok=False, error_type=type(exc).__name__, error=str(exc)[:2000])
+            if is_context_window_error(exc):
+                if failed_calls <= max_requests and strategy.on_context_window_error(ctx, exc):
+                    continue
+                return "context_overflow", f"{type(exc).__name__}: {str(exc)[:500]}"
+            return "error", f"{type(exc).__name__}: {str(exc)[:500]}"
+        ctx.requests += 1
+        ctx.last_usage = result.usage
+        ctx.log.append("llm_call", **request, ok=True, usage=result.usage.as_dict(), cost_usd=result.cost_usd,
+                       cost_usd_uncached=result.cost_usd_uncached, latency_s=round(result.latency_s, 6))
+        ctx.turn_start = False
+        ctx.add_message(result.message, origin="agent")
+        strategy.after_response(ctx, result)
+        calls = result.message.get("tool_calls") or []
+        if not calls:
+            if environment.has_pending_user_messages():
+                continue
+            return "gave_up", None
+        for raw in calls:
+            call = ToolCall.from_message(raw)
+            outcome = strategy.handle_tool_call(ctx, call) or environment.execute(call)
+            outcome = strategy.transform_tool_result(ctx, call, outcome)
+            ctx.add_message({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": outcome.content},
+                            origin="tool", is_error=outcome.is_error)
+        if environment.submitted:
+            return "submitted", None
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    # Fresh interpreters: litellm starts threads, and forking a threaded parent is unsafe.
+    return multiprocessing.get_context("spawn")
+
+
+def run_cells(cells: list[Cell], *, workers: int, on_row: Callable[[dict[str, Any]], None],
+              progress: bool = True) -> None:
+    """Run cells (in parallel when workers > 1), handing each finished row to `on_row` at once."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(cells), desc="runs", unit="run", disable=not progress, leave=False)
+    try:
+        if workers <= 1 or len(cells) <= 1:
+            for cell in cells:
+                on_row(run_cell(cell))
+                bar.update()
+            return
+        with ProcessPoolExecutor(max_workers=min(workers, len(cells)), mp_context=_pool_context()) as pool:
+            pending: set[Future] = {pool.submit(run_cell, cell) for cell in cells}
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    on_row(future.result())
+                    bar.update()
+    finally:
+        bar.close()
+
+
+@dataclass
+class Matrix:
+    """The cells of one invocation: every task x strategy x seed."""
+
+    tasks: list[TaskRow]
+    strategies: list[StrategySpec]
+    seeds: list[int]
+    profiles: dict[str, dict[str, Any]]
+    max_requests: int = DEFAULT_MAX_REQUESTS
+    cells: list[Cell] = field(default_factory=list)
+
+    def build(self, events_dir: str) -> list[Cell]:
+        labels = [s.display for s in self.strategies]
+        clashes = sorted({label for label in labels if labels.count(label) > 1})
+        if clashes:
+            raise ConfigError(f"strategies: label(s) {clashes} used twice; give each configuration its own label")
+        self.cells = [Cell(task=task, strategy=strategy, seed=seed, profiles=self.profiles, events_dir=events_dir,
+                           max_requests=self.max_requests)
+                      for task in self.tasks for strategy in self.strategies for seed in self.seeds]
+        return self.cells

@@ -1,0 +1,121 @@
+"""The view: the messages sent to the model, derived from the event log by folding events.
+
+A `message` event with placement "append" (the default) joins the end of the view. Any
+event may carry `view_ops`, applied in order:
+
+* ``{"op": "replace", "id": N, "message": {...}}``: send another rendering of message N
+  (a placeholder, a clamped copy); the original stays in the log.
+* ``{"op": "drop", "ids": [...]}``: stop sending these messages.
+* ``{"op": "set", "ids": [...]}``: the view becomes exactly these messages, in this order
+  (resets); messages logged with placement "none" can be placed this way.
+
+Because live runs and replay use this one fold, a saved log rebuilds every view that was
+sent without calling a model or a tool.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from harness.tokens import count_message, stable_hash
+
+Message = dict[str, Any]
+
+
+class ViewState:
+    """The current view, with per-message token counts and prefix hashes kept incrementally."""
+
+    def __init__(self) -> None:
+        self.messages: dict[int, Message] = {}
+        self.origins: dict[int, str] = {}
+        self.ids: list[int] = []
+        self._overrides: dict[int, Message] = {}
+        self._tokens: dict[int, int] = {}
+        self._hashes: dict[int, str] = {}
+        self._prefix: list[str] = []  # prefix hash after each position, valid up to its length
+        self.total_tokens = 0
+
+    # ----- reading
+    def message(self, message_id: int) -> Message:
+        return self._overrides.get(message_id) or self.messages[message_id]
+
+    def is_replaced(self, message_id: int) -> bool:
+        return message_id in self._overrides
+
+    def tokens(self, message_id: int) -> int:
+        count = self._tokens.get(message_id)
+        if count is None:
+            count = self._tokens[message_id] = count_message(self.message(message_id))
+        return count
+
+    def to_messages(self) -> list[Message]:
+        return [self.message(i) for i in self.ids]
+
+    def hash(self, tools_hash: str = "") -> str:
+        """Hash of the view as sent; O(1) amortized while the view only grows."""
+        for position in range(len(self._prefix), len(self.ids)):
+            previous = self._prefix[position - 1] if position else ""
+            self._prefix.append(stable_hash(previous + self._message_hash(self.ids[position])))
+        return stable_hash(tools_hash + (self._prefix[-1] if self._prefix else ""))
+
+    def _message_hash(self, message_id: int) -> str:
+        digest = self._hashes.get(message_id)
+        if digest is None:
+            digest = self._hashes[message_id] = stable_hash(self.message(message_id))
+        return digest
+
+    def _invalidate_from(self, position: int) -> None:
+        del self._prefix[position:]
+
+    # ----- folding events
+    def apply(self, event: Mapping[str, Any]) -> None:
+        if event["type"] == "message":
+            message_id = event["id"]
+            self.messages[message_id] = event["message"]
+            self.origins[message_id] = event.get("origin", "")
+            if event.get("placement", "append") == "append":
+                self.ids.append(message_id)
+                self.total_tokens += self.tokens(message_id)
+        for op in event.get("view_ops", ()):
+            self._apply_op(op)
+
+    def _apply_op(self, op: Mapping[str, Any]) -> None:
+        kind = op["op"]
+        if kind == "replace":
+            message_id = op["id"]
+            in_view = message_id in self.ids
+            if in_view:
+                self.total_tokens -= self.tokens(message_id)
+            self._overrides[message_id] = op["message"]
+            self._tokens.pop(message_id, None)
+            self._hashes.pop(message_id, None)
+            if in_view:
+                self.total_tokens += self.tokens(message_id)
+                self._invalidate_from(self.ids.index(message_id))
+        elif kind == "drop":
+            doomed = set(op["ids"])
+            first = next((p for p, i in enumerate(self.ids) if i in doomed), len(self.ids))
+            self.ids = [i for i in self.ids if i not in doomed]
+            self.total_tokens = sum(self.tokens(i) for i in self.ids)
+            self._invalidate_from(first)
+        elif kind == "set":
+            new_ids = list(op["ids"])
+            unknown = [i for i in new_ids if i not in self.messages]
+            if unknown:
+                raise ValueError(f"view op 'set' names unknown message ids {unknown}")
+            common = 0
+            for old, new in zip(self.ids, new_ids):
+                if old != new:
+                    break
+                common += 1
+            self.ids = new_ids
+            self.total_tokens = sum(self.tokens(i) for i in self.ids)
+            self._invalidate_from(common)
+        else:
+            raise ValueError(f"unknown view op {kind!r}")
+
+
+def fold(events: Iterable[Mapping[str, Any]]) -> ViewState:
+    view = ViewState()
+    for event in events:
+        view.apply(event)
+    return view

@@ -1,0 +1,67 @@
+"""Strategies: one module each, a registry by name, and loading by import path."""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.errors import ConfigError
+from strategies.base import Stack, Strategy
+
+# name -> "module:Class"; modules load lazily so one broken strategy cannot break the rest.
+REGISTRY: dict[str, str] = {
+    "none": "strategies.none:NoManagement",
+}
+
+COMPOSE_KEY = "with"
+
+
+@dataclass(frozen=True)
+class StrategySpec:
+    """A strategy as plain data: its label in results, its name or import path, its config."""
+
+    name: str
+    config: dict[str, Any] = field(default_factory=dict)
+    label: str = ""
+
+    @property
+    def display(self) -> str:
+        return self.label or self.name
+
+
+def strategy_class(name: str) -> type[Strategy]:
+    target = REGISTRY.get(name, name)
+    if ":" not in target:
+        raise ConfigError(
+            f"unknown strategy {name!r}; registered: {', '.join(sorted(REGISTRY))}; "
+            "or give an import path such as mypkg.module:MyStrategy"
+        )
+    module_name, _, attribute = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(f"strategy {name!r}: cannot import module {module_name!r}: {exc}") from exc
+    cls = getattr(module, attribute, None)
+    if not (isinstance(cls, type) and issubclass(cls, Strategy)):
+        raise ConfigError(f"strategy {name!r}: {target} is not a subclass of strategies.base.Strategy")
+    return cls
+
+
+def build_strategy(spec: StrategySpec) -> Strategy:
+    """Build (and so validate) a strategy; a `with` list composes further strategies after it."""
+    config = dict(spec.config or {})
+    extras = config.pop(COMPOSE_KEY, [])
+    if not isinstance(extras, list):
+        raise ConfigError(f"strategy {spec.display}: '{COMPOSE_KEY}' must be a list of {{name, config}} entries")
+    primary = strategy_class(spec.name).from_config(config, f"strategy {spec.display}")
+    if not extras:
+        return primary
+    parts = [primary]
+    for index, extra in enumerate(extras):
+        where = f"strategy {spec.display}.{COMPOSE_KEY}[{index}]"
+        if isinstance(extra, str):
+            extra = {"name": extra}
+        if not isinstance(extra, dict) or set(extra) - {"name", "config"} or "name" not in extra:
+            raise ConfigError(f"{where}: expected {{name, config}}, got {extra!r}")
+        parts.append(strategy_class(extra["name"]).from_config(extra.get("config"), where))
+    return Stack(parts)

@@ -1,0 +1,100 @@
+"""The Strategy interface: hooks the runner calls, and nothing else.
+
+A strategy never edits the event log. It decides the view by emitting events that carry
+`view_ops` (harness.view), and records every decision as an event. Configuration is a
+dataclass `Config` built from plain data; unknown keys and impossible values fail before
+any model call.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping
+
+from harness.config import build_dataclass
+from tasks.base import ToolCall, ToolResult, ToolSpec
+
+if TYPE_CHECKING:
+    from harness.context import RunContext
+    from harness.llm import LLMResult
+
+
+@dataclass
+class NoOptions:
+    """A strategy without options."""
+
+
+class Strategy:
+    name: ClassVar[str] = ""
+    Config: ClassVar[type] = NoOptions
+
+    def __init__(self, config: Any = None):
+        self.config = config if config is not None else self.Config()
+
+    @classmethod
+    def from_config(cls, data: Mapping[str, Any] | None, where: str | None = None) -> "Strategy":
+        return cls(build_dataclass(cls.Config, data or {}, where or f"strategy {cls.name or cls.__name__}"))
+
+    def tools(self) -> list[ToolSpec]:
+        """Tools this strategy adds to the task's own (e.g. `condense`, `read_tool_result`)."""
+        return []
+
+    def on_run_start(self, ctx: "RunContext") -> None:
+        """After the fixed context (system prompt) is logged, before the first user message."""
+
+    def before_request(self, ctx: "RunContext") -> None:
+        """Before every main-model request; `ctx.turn_start` says whether a turn begins."""
+
+    def after_response(self, ctx: "RunContext", result: "LLMResult") -> None:
+        """After a successful main-model response has been logged."""
+
+    def handle_tool_call(self, ctx: "RunContext", call: ToolCall) -> ToolResult | None:
+        """Answer a call to one of this strategy's own tools; None leaves it to others."""
+        return None
+
+    def transform_tool_result(self, ctx: "RunContext", call: ToolCall, result: ToolResult) -> ToolResult:
+        """Change a tool result before it is logged and shown (e.g. offload an oversized one)."""
+        return result
+
+    def on_context_window_error(self, ctx: "RunContext", error: BaseException) -> bool:
+        """Recover from a recognized context-window error; True means retry the request."""
+        return False
+
+
+class Stack(Strategy):
+    """Strategies composed in order: every hook runs on each; the first to answer a tool call wins."""
+
+    name = "stack"
+
+    def __init__(self, parts: list[Strategy]):
+        super().__init__(NoOptions())
+        self.parts = parts
+
+    def tools(self) -> list[ToolSpec]:
+        return [tool for part in self.parts for tool in part.tools()]
+
+    def on_run_start(self, ctx: "RunContext") -> None:
+        for part in self.parts:
+            part.on_run_start(ctx)
+
+    def before_request(self, ctx: "RunContext") -> None:
+        for part in self.parts:
+            part.before_request(ctx)
+
+    def after_response(self, ctx: "RunContext", result: "LLMResult") -> None:
+        for part in self.parts:
+            part.after_response(ctx, result)
+
+    def handle_tool_call(self, ctx: "RunContext", call: ToolCall) -> ToolResult | None:
+        for part in self.parts:
+            result = part.handle_tool_call(ctx, call)
+            if result is not None:
+                return result
+        return None
+
+    def transform_tool_result(self, ctx: "RunContext", call: ToolCall, result: ToolResult) -> ToolResult:
+        for part in self.parts:
+            result = part.transform_tool_result(ctx, call, result)
+        return result
+
+    def on_context_window_error(self, ctx: "RunContext", error: BaseException) -> bool:
+        return any(part.on_context_window_error(ctx, error) for part in self.parts)

@@ -1,0 +1,17 @@
+"""Task families (one module each) and suites (data files loaded with `datasets`)."""
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+FAMILIES: dict[str, str] = {
+    "chained_lookup": "tasks.chained_lookup",
+}
+
+
+def family_module(name: str) -> ModuleType:
+    if name not in FAMILIES:
+        from harness.errors import TaskFileError
+
+        raise TaskFileError(f"unknown task family {name!r}; known families: {', '.join(sorted(FAMILIES))}")
+    return importlib.import_module(FAMILIES[name])

@@ -1,0 +1,129 @@
+"""The shared Task / Environment / Tool interface.
+
+A task family is one module exposing `FAMILY`, a `Params` dataclass (its scale knobs, with
+range checks) and `build(params, seed) -> Environment`. The environment simulates every
+tool in memory and checks success from its own final state or the submitted answer.
+"""
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+    def schema(self) -> dict[str, Any]:
+        """The OpenAI function-tool schema, as litellm expects it."""
+        return {"type": "function", "function": {"name": self.name, "description": self.description,
+                                                  "parameters": self.parameters}}
+
+
+@dataclass
+class ToolCall:
+    id: str
+    name: str
+    arguments: str
+    args: dict[str, Any] | None = None
+    parse_error: str | None = None
+
+    @classmethod
+    def from_message(cls, call: dict[str, Any]) -> "ToolCall":
+        function = call.get("function") or {}
+        raw = function.get("arguments") or ""
+        parsed: dict[str, Any] | None = None
+        error = None
+        try:
+            value = json.loads(raw) if raw.strip() else {}
+            if isinstance(value, dict):
+                parsed = value
+            else:
+                error = f"arguments must be a JSON object, got {type(value).__name__}"
+        except json.JSONDecodeError as exc:
+            error = f"arguments are not valid JSON ({exc.msg} at position {exc.pos})"
+        return cls(id=call.get("id") or "", name=function.get("name") or "", arguments=raw, args=parsed,
+                   parse_error=error)
+
+
+@dataclass
+class ToolResult:
+    content: str
+    is_error: bool = False
+
+
+@dataclass
+class Score:
+    success: bool
+    score: float
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+def tool_error(message: str) -> ToolResult:
+    return ToolResult(content=f"Error: {message}", is_error=True)
+
+
+def require_args(call: ToolCall, spec: ToolSpec) -> ToolResult | None:
+    """Check a call's arguments against its spec's required keys and basic types."""
+    if call.parse_error:
+        return tool_error(f"{call.name}: {call.parse_error}. Call it again with a JSON object of arguments.")
+    assert call.args is not None
+    properties = spec.parameters.get("properties", {})
+    for name in spec.parameters.get("required", []):
+        if name not in call.args:
+            return tool_error(f"{call.name}: missing required argument {name!r}")
+    unknown = sorted(set(call.args) - set(properties))
+    if unknown:
+        return tool_error(f"{call.name}: unknown argument(s) {', '.join(unknown)}")
+    kinds = {"string": str, "integer": int, "number": (int, float), "boolean": bool}
+    for name, value in call.args.items():
+        expected = kinds.get(properties[name].get("type", ""))
+        if expected is not None and (not isinstance(value, expected) or
+                                     (expected is int and isinstance(value, bool))):
+            return tool_error(f"{call.name}: argument {name!r} must be of type {properties[name]['type']}")
+    return None
+
+
+class Environment(ABC):
+    """One task instance's simulated world."""
+
+    family: str = ""
+    system_prompt: str = ""
+
+    def __init__(self) -> None:
+        self.submitted = False
+        self.answer: Any = None
+
+    @abstractmethod
+    def initial_user_messages(self) -> list[str]: ...
+
+    @abstractmethod
+    def tool_specs(self) -> list[ToolSpec]: ...
+
+    @abstractmethod
+    def run_tool(self, call: ToolCall) -> ToolResult:
+        """Run a call whose name is one of tool_specs() and whose arguments passed validation."""
+
+    @abstractmethod
+    def score(self) -> Score: ...
+
+    def user_messages_due(self, requests_done: int) -> list[str]:
+        """Genuine user messages that arrive before request number `requests_done` (0-based)."""
+        return []
+
+    def has_pending_user_messages(self) -> bool:
+        return False
+
+    def execute(self, call: ToolCall) -> ToolResult:
+        specs = {spec.name: spec for spec in self.tool_specs()}
+        spec = specs.get(call.name)
+        if spec is None:
+            return tool_error(f"unknown tool {call.name!r}; available tools: {', '.join(sorted(specs))}")
+        problem = require_args(call, spec)
+        if problem is not None:
+            return problem
+        return self.run_tool(call)

@@ -1,0 +1,129 @@
+"""Suites: rows of (task_id, family, seed, params), loaded with `datasets` and validated.
+
+Row schema (JSONL or Parquet; one task instance per row):
+
+| field          | type            | meaning                                                        |
+|----------------|-----------------|----------------------------------------------------------------|
+| `task_id`      | string, unique  | stable name of the instance                                    |
+| `family`       | string          | a family in `tasks.FAMILIES`                                   |
+| `seed`         | integer >= 0    | generation seed of the instance                                |
+| `params`       | object          | the family's scale knobs; a missing or null knob takes its default |
+| `max_requests` | integer, optional | per-instance request limit (else the run's `--max-requests`) |
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import harness  # noqa: F401  (offline environment)
+from harness.config import build_dataclass
+from harness.errors import ConfigError, TaskFileError
+from tasks import family_module
+from tasks.base import Environment
+
+SUITES_DIR = Path(__file__).parent / "suites"
+ROW_FIELDS = {"task_id", "family", "seed", "params", "max_requests"}
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    task_id: str
+    family: str
+    seed: int
+    params: dict[str, Any] = field(default_factory=dict)
+    max_requests: int | None = None
+
+    def build(self) -> Environment:
+        module = family_module(self.family)
+        params = build_dataclass(module.Params, self.params, f"task {self.task_id} params")
+        return module.build(params, self.seed)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def suite_names() -> list[str]:
+    return sorted(p.stem for p in SUITES_DIR.glob("*.jsonl"))
+
+
+def _validate_row(raw: dict[str, Any], where: str) -> TaskRow:
+    unknown = sorted(set(raw) - ROW_FIELDS)
+    if unknown:
+        raise TaskFileError(f"{where}: unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(ROW_FIELDS))}")
+    for name in ("task_id", "family", "seed"):
+        if raw.get(name) is None:
+            raise TaskFileError(f"{where}: missing field {name!r}")
+    if not isinstance(raw["task_id"], str) or not raw["task_id"].strip():
+        raise TaskFileError(f"{where}: field 'task_id' must be a non-empty string")
+    if not isinstance(raw["seed"], int) or isinstance(raw["seed"], bool) or raw["seed"] < 0:
+        raise TaskFileError(f"{where}: field 'seed' must be an integer >= 0, got {raw['seed']!r}")
+    params = raw.get("params") or {}
+    if isinstance(params, str):
+        try:
+            params = json.loads(params)
+        except json.JSONDecodeError as exc:
+            raise TaskFileError(f"{where}: field 'params' is not a JSON object ({exc.msg})") from exc
+    if not isinstance(params, dict):
+        raise TaskFileError(f"{where}: field 'params' must be an object")
+    params = {k: v for k, v in params.items() if v is not None}
+    max_requests = raw.get("max_requests")
+    if max_requests is not None and (not isinstance(max_requests, int) or max_requests < 1):
+        raise TaskFileError(f"{where}: field 'max_requests' must be a positive integer")
+    row = TaskRow(task_id=raw["task_id"], family=raw["family"], seed=raw["seed"], params=params,
+                  max_requests=max_requests)
+    try:
+        module = family_module(row.family)
+        build_dataclass(module.Params, params, "params")
+    except (ConfigError, TaskFileError) as exc:
+        raise TaskFileError(f"{where}: field {exc}") from exc
+    return row
+
+
+def _read_rows(source: str) -> tuple[list[dict[str, Any]], str]:
+    """Rows of a JSONL/Parquet file or a hub dataset id, through `datasets`."""
+    import datasets
+
+    datasets.disable_progress_bars()
+    datasets.logging.set_verbosity_error()
+    path = Path(source)
+    if path.suffix in (".jsonl", ".json"):
+        # Parse line by line first so a broken line is reported by its number.
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for number, line in enumerate(lines, 1):
+            if line.strip():
+                try:
+                    json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise TaskFileError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
+        dataset = datasets.load_dataset("json", data_files=str(path), split="train")
+        return [dict(r) for r in dataset], str(path)
+    if path.suffix == ".parquet":
+        dataset = datasets.load_dataset("parquet", data_files=str(path), split="train")
+        return [dict(r) for r in dataset], str(path)
+    dataset = datasets.load_dataset(source, split="train")
+    return [dict(r) for r in dataset], source
+
+
+def load_tasks(source: str) -> list[TaskRow]:
+    """Load a suite by name (`smoke`, `default`, `long`), a JSONL/Parquet path, or a hub id."""
+    if source in suite_names():
+        source = str(SUITES_DIR / f"{source}.jsonl")
+    elif not Path(source).exists() and "/" not in source:
+        raise TaskFileError(f"unknown suite {source!r}; known suites: {', '.join(suite_names())}, or give a file path")
+    elif not Path(source).exists() and Path(source).suffix in (".jsonl", ".json", ".parquet"):
+        raise TaskFileError(f"{source}: no such task file")
+    rows, label = _read_rows(source)
+    if not rows:
+        raise TaskFileError(f"{label}: no task rows")
+    tasks: list[TaskRow] = []
+    seen: set[str] = set()
+    for number, raw in enumerate(rows, 1):
+        where = f"{label}:{number}" if label.endswith((".jsonl", ".json")) else f"{label} row {number}"
+        row = _validate_row(raw, where)
+        if row.task_id in seen:
+            raise TaskFileError(f"{where}: duplicate task_id {row.task_id!r}")
+        seen.add(row.task_id)
+        tasks.append(row)
+    return tasks
