@@ -6,7 +6,6 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import harness  # noqa: F401  (offline environment before anything imports litellm)
 from harness.errors import ConfigError, CtxbenchError
@@ -85,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("results_dir")
     commands.add_parser("strategies", help="list registered strategies")
     args = parser.parse_args(argv)
+    # Like `python -m`, let --strategy mymodule:MyStrategy find modules in the working directory.
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         if args.command == "run":
             return _cmd_run(args)
@@ -103,77 +105,23 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _strategy_specs(names: str, config_arg: str | None) -> list[Any]:
-    from harness.config import parse_inline_or_file
-    from strategies import REGISTRY, StrategySpec
-
-    chosen = sorted(REGISTRY) if names == "all" else [n.strip() for n in names.split(",") if n.strip()]
-    configs = parse_inline_or_file(config_arg, "--strategy-config") if config_arg else {}
-    if not isinstance(configs, dict):
-        raise ConfigError("--strategy-config: expected a mapping of strategy name to config")
-    unknown = sorted(set(configs) - set(chosen))
-    if unknown:
-        raise ConfigError(f"--strategy-config: config given for {unknown}, which are not in --strategies {chosen}")
-    return [StrategySpec(name=name, config=configs.get(name) or {}) for name in chosen]
-
-
-def _profiles(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
-    from harness.config import parse_inline_or_file
-
-    main: dict[str, Any] = {"model": args.model}
-    if args.api_base:
-        main["api_base"] = args.api_base
-    if args.price_model:
-        main["price_model"] = args.price_model
-    if args.model.startswith("mock/"):
-        mock: dict[str, Any] = {"cache": args.cache_style}
-        if args.window:
-            mock["window"] = args.window
-        if args.mock_knobs:
-            mock["knobs"] = parse_inline_or_file(args.mock_knobs, "--mock-knobs")
-        main["mock"] = mock
-    elif args.window:
-        main["max_input_tokens"] = args.window
-    profiles = {"main": main}
-    if args.profiles:
-        extra = parse_inline_or_file(args.profiles, "--profiles")
-        if not isinstance(extra, dict):
-            raise ConfigError("--profiles: expected a mapping of profile name to profile")
-        if "main" in extra:
-            raise ConfigError("--profiles: 'main' is set by --model and its options")
-        profiles.update(extra)
-    return profiles
-
-
 def _cmd_run(args: argparse.Namespace) -> int:
-    from harness.report import write_report
-    from harness.results import ResultsDir
-    from harness.runner import DEFAULT_MAX_REQUESTS, Matrix, run_cells, validate_cells
-    from tasks.suites import load_tasks
+    from harness import api
+    from harness.config import parse_inline_or_file
+    from harness.report import console_table, runs_frame, summarize
 
-    tasks = load_tasks(args.tasks or args.suite)
-    matrix = Matrix(tasks=tasks, strategies=_strategy_specs(args.strategies, args.strategy_config), seeds=args.seeds,
-                    profiles=_profiles(args), max_requests=args.max_requests or DEFAULT_MAX_REQUESTS)
-    out = Path(args.out) if args.out else Path("results") / time.strftime("%Y%m%d-%H%M%S")
-    cells = matrix.build(str(out / "events"))
-    validate_cells(cells)
-    results = ResultsDir(out)
-    from harness.runner import redact
-
-    results.write_config({
-        "suite": args.tasks or args.suite,
-        "tasks": [t.as_dict() for t in tasks],
-        "strategies": [{"label": s.display, "name": s.name, "config": redact(s.config)} for s in matrix.strategies],
-        "seeds": args.seeds,
-        "profiles": redact(matrix.profiles),
-        "max_requests": matrix.max_requests,
-        "workers": args.workers,
-    })
+    configs = parse_inline_or_file(args.strategy_config, "--strategy-config") if args.strategy_config else None
+    knobs = parse_inline_or_file(args.mock_knobs, "--mock-knobs") if args.mock_knobs else None
+    extra = parse_inline_or_file(args.profiles, "--profiles") if args.profiles else None
+    profiles = api.mock_profiles(args.model, window=args.window, cache=args.cache_style, knobs=knobs,
+                                 api_base=args.api_base, price_model=args.price_model, extra=extra)
     started = time.perf_counter()
-    run_cells(cells, workers=args.workers, on_row=results.append_run, progress=not args.no_progress)
-    report = write_report(out)
-    print(report["table"])
-    print(f"\n{len(cells)} runs in {time.perf_counter() - started:.1f}s -> {out}/ "
+    out = api.run(args.tasks or args.suite, strategies=api.strategy_specs(args.strategies, configs), seeds=args.seeds,
+                  profiles=profiles, max_requests=args.max_requests, out=args.out, workers=args.workers,
+                  progress=not args.no_progress)
+    runs = runs_frame(out)
+    print(console_table(summarize(runs)))
+    print(f"\n{len(runs)} runs in {time.perf_counter() - started:.1f}s -> {out}/ "
           f"(runs.jsonl, summary.csv, events/, plots/)")
     return 0
 

@@ -100,9 +100,8 @@ def build_dataclass(cls: type[T], data: Any, where: str) -> T:
     known = {f.name: f for f in fields(cls)}
     unknown = sorted(set(data) - set(known))
     if unknown:
-        raise ConfigError(
-            f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; known keys: {', '.join(sorted(known))}"
-        )
+        allowed = f"known keys: {', '.join(sorted(known))}" if known else "it takes no options"
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; {allowed}")
     kwargs = {}
     for name, field_ in known.items():
         if name in data:

@@ -12,6 +12,7 @@ from typing import Any, Mapping
 import harness  # noqa: F401  (offline environment first)
 import litellm
 
+litellm.suppress_debug_info = True
 from harness.config import require
 
 DEFAULT_MODEL = "mock/agent"

@@ -64,7 +64,19 @@ class Cell:
 def build_profiles(data: dict[str, dict[str, Any]]) -> dict[str, LLMProfile]:
     if MAIN_PROFILE not in data:
         raise ConfigError(f"profiles: a {MAIN_PROFILE!r} profile is required")
-    return {name: build_dataclass(LLMProfile, value, f"profiles.{name}") for name, value in data.items()}
+    profiles = {name: build_dataclass(LLMProfile, value, f"profiles.{name}") for name, value in data.items()}
+    for name, profile in profiles.items():
+        if profile.is_mock:
+            from harness.mock.agents.common import build_knobs
+            from harness.mock.provider import MockConfig
+
+            where = f"profiles.{name}.mock"
+            mock_config = build_dataclass(MockConfig, profile.mock, where)
+            try:
+                build_knobs(mock_config.knobs)
+            except ConfigError as exc:
+                raise ConfigError(f"{where}.knobs: {exc}") from exc
+    return profiles
 
 
 def validate_cells(cells: list[Cell]) -> None:

@@ -100,6 +100,21 @@ def act(visible: Visible, task: Task) -> dict[str, Any]:
     return visible.call("search", {"text": code}, note + f"Searching again for record {code}.")
 
 
+def notes(visible: Visible, task: Task) -> str:
+    """What it writes to its notes before a reset: the task itself and every record it has walked."""
+    known = _records(visible)
+    lines = [f"Task: Start at record {task.start} and follow the successor chain through {task.hops} records; "
+             "submit the sum of their weights with submit_answer."]
+    code = task.start
+    walked = 0
+    while walked < task.hops and code in known:
+        weight, successor = known[code]
+        lines.append(f"Noted record {code} | weight {weight} | successor {successor}.")
+        code, walked = successor, walked + 1
+    lines.append(f"Next: find record {code}." if walked < task.hops else "Next: submit the sum.")
+    return "\n".join(lines)
+
+
 def _narration(visible: Visible, chain_codes: set[str]) -> str:
     """Restate chain records just found in the latest result, as a model thinking aloud might."""
     latest = visible.last_result()

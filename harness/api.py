@@ -1,0 +1,86 @@
+"""The Python API: what the CLI does, callable from notebooks and tests."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+from harness.errors import ConfigError
+from harness.report import write_report
+from harness.results import ResultsDir
+from harness.runner import DEFAULT_MAX_REQUESTS, Matrix, redact, run_cells, validate_cells
+from strategies import REGISTRY, StrategySpec
+from tasks.suites import load_tasks
+
+
+def strategy_specs(names: Iterable[str] | str = "all", configs: dict[str, Any] | None = None) -> list[StrategySpec]:
+    """Specs for registered names or import paths, with an optional config per name."""
+    if isinstance(names, str):
+        names = sorted(REGISTRY) if names == "all" else [n.strip() for n in names.split(",") if n.strip()]
+    chosen = list(names)
+    configs = configs or {}
+    if not isinstance(configs, dict):
+        raise ConfigError("strategy configs: expected a mapping of strategy name to config")
+    unknown = sorted(set(configs) - set(chosen))
+    if unknown:
+        raise ConfigError(f"strategy configs: given for {unknown}, which are not among the strategies {chosen}")
+    return [StrategySpec(name=name, config=configs.get(name) or {}) for name in chosen]
+
+
+def mock_profiles(model: str = "mock/agent", *, window: int | None = None, cache: str = "anthropic",
+                  knobs: dict[str, Any] | None = None, api_base: str | None = None, price_model: str | None = None,
+                  extra: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """LLM profiles as plain data: the main profile from these options, plus `extra` ones."""
+    main: dict[str, Any] = {"model": model}
+    if api_base:
+        main["api_base"] = api_base
+    if price_model:
+        main["price_model"] = price_model
+    if model.startswith("mock/"):
+        mock: dict[str, Any] = {"cache": cache}
+        if window:
+            mock["window"] = window
+        if knobs:
+            mock["knobs"] = knobs
+        main["mock"] = mock
+    elif window:
+        main["max_input_tokens"] = window
+    profiles = {"main": main}
+    if extra:
+        if not isinstance(extra, dict):
+            raise ConfigError("profiles: expected a mapping of profile name to profile")
+        if "main" in extra:
+            raise ConfigError("profiles: 'main' is set by the model options")
+        profiles.update(extra)
+    return profiles
+
+
+def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable[str] | str = "all",
+        strategy_configs: dict[str, Any] | None = None, seeds: Iterable[int] = (0,),
+        profiles: dict[str, dict[str, Any]] | None = None, max_requests: int | None = None,
+        out: str | Path | None = None, workers: int = 1, progress: bool = False) -> Path:
+    """Run every task x strategy x seed cell, write the results layout and report; return its path."""
+    tasks = load_tasks(suite)
+    strategies = list(strategies) if not isinstance(strategies, str) else strategies
+    if isinstance(strategies, str) or (strategies and isinstance(strategies[0], str)):
+        specs = strategy_specs(strategies, strategy_configs)  # type: ignore[arg-type]
+    else:
+        specs = list(strategies)  # type: ignore[arg-type]
+    matrix = Matrix(tasks=tasks, strategies=specs, seeds=list(seeds), profiles=profiles or mock_profiles(),
+                    max_requests=max_requests or DEFAULT_MAX_REQUESTS)
+    out_path = Path(out) if out else Path("results") / time.strftime("%Y%m%d-%H%M%S")
+    cells = matrix.build(str(out_path / "events"))
+    validate_cells(cells)
+    results = ResultsDir(out_path)
+    results.write_config({
+        "suite": suite,
+        "tasks": [t.as_dict() for t in tasks],
+        "strategies": [{"label": s.display, "name": s.name, "config": redact(s.config)} for s in specs],
+        "seeds": list(seeds),
+        "profiles": redact(matrix.profiles),
+        "max_requests": matrix.max_requests,
+        "workers": workers,
+    })
+    run_cells(cells, workers=workers, on_row=results.append_run, progress=progress)
+    write_report(out_path)
+    return out_path

@@ -1,0 +1,33 @@
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# tests/plugins holds strategies loaded by import path, as a user's own would be.
+sys.path.insert(0, str(Path(__file__).parent / "plugins"))
+
+import pytest  # noqa: E402
+
+from harness import api  # noqa: E402
+from harness.report import runs_frame  # noqa: E402
+
+
+@pytest.fixture
+def run_suite(tmp_path):
+    """Run a suite in-process and return its runs as a DataFrame indexed by run order."""
+    counter = {"n": 0}
+
+    def _run(suite="smoke", strategies="none", window=None, cache="anthropic", knobs=None, seeds=(0,),
+             max_requests=None, strategy_configs=None, profiles_extra=None, workers=1):
+        counter["n"] += 1
+        out = tmp_path / f"run{counter['n']}"
+        profiles = api.mock_profiles(window=window, cache=cache, knobs=knobs, extra=profiles_extra)
+        api.run(suite, strategies=strategies, strategy_configs=strategy_configs, seeds=seeds, profiles=profiles,
+                max_requests=max_requests, out=out, workers=workers)
+        frame = runs_frame(out)
+        frame.attrs["out"] = out
+        return frame
+
+    return _run
