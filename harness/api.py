@@ -6,9 +6,11 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from harness.errors import ConfigError
+from harness.invocation import check_budgets, execute, load_matrix, with_invocation_options
 from harness.report import write_report
-from harness.results import ResultsDir
-from harness.runner import DEFAULT_MAX_REQUESTS, Matrix, redact, run_cells, validate_cells
+from harness.results import EVENTS_DIR, ResultsDir
+from harness.runner import DEFAULT_MAX_REQUESTS, Matrix, redact, validate_cells
+from harness.secrets import secret_values
 from strategies import REGISTRY, StrategySpec
 from tasks.suites import load_tasks
 
@@ -58,19 +60,28 @@ def mock_profiles(model: str = "mock/agent", *, window: int | None = None, cache
 def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable[str] | str = "all",
         strategy_configs: dict[str, Any] | None = None, seeds: Iterable[int] = (0,),
         profiles: dict[str, dict[str, Any]] | None = None, max_requests: int | None = None,
-        out: str | Path | None = None, workers: int = 1, progress: bool = False) -> Path:
-    """Run every task x strategy x seed cell, write the results layout and report; return its path."""
+        out: str | Path | None = None, workers: int = 1, progress: bool = False, cache: str | Path | None = None,
+        max_cost_usd: float | None = None, max_total_cost_usd: float | None = None,
+        max_concurrency: int | None = None) -> Path:
+    """Run every task x strategy x seed cell, write the results layout and report; return its path.
+
+    cache: response-cache directory; max_cost_usd: per run; max_total_cost_usd: per call (cells
+    left unstarted are listed in unstarted.json); max_concurrency: requests per model at once.
+    """
     tasks = load_tasks(suite)
     strategies = list(strategies) if not isinstance(strategies, str) else strategies
     if isinstance(strategies, str) or (strategies and isinstance(strategies[0], str)):
         specs = strategy_specs(strategies, strategy_configs)  # type: ignore[arg-type]
     else:
         specs = list(strategies)  # type: ignore[arg-type]
-    matrix = Matrix(tasks=tasks, strategies=specs, seeds=list(seeds), profiles=profiles or mock_profiles(),
-                    max_requests=max_requests or DEFAULT_MAX_REQUESTS)
+    profiles = with_invocation_options(profiles or mock_profiles(), cache=cache and str(cache),
+                                       max_concurrency=max_concurrency)
+    matrix = Matrix(tasks=tasks, strategies=specs, seeds=list(seeds), profiles=profiles,
+                    max_requests=max_requests or DEFAULT_MAX_REQUESTS, max_cost_usd=max_cost_usd)
     out_path = Path(out) if out else Path("results") / time.strftime("%Y%m%d-%H%M%S")
     cells = matrix.build(str(out_path / "events"))
     validate_cells(cells)
+    check_budgets(profiles, max_cost_usd, max_total_cost_usd)
     results = ResultsDir(out_path)
     results.write_config({
         "suite": suite,
@@ -79,8 +90,26 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
         "seeds": list(seeds),
         "profiles": redact(matrix.profiles),
         "max_requests": matrix.max_requests,
+        "max_cost_usd": max_cost_usd,
         "workers": workers,
-    })
-    run_cells(cells, workers=workers, on_row=results.append_run, progress=progress)
+    }, hide=secret_values(matrix.profiles))
+    execute(results, cells, workers=workers, progress=progress, max_total_cost_usd=max_total_cost_usd)
     write_report(out_path)
     return out_path
+
+
+def resume(results_dir: str | Path, *, workers: int = 1, progress: bool = False, cache: str | Path | None = None,
+           max_cost_usd: float | None = None, max_total_cost_usd: float | None = None,
+           max_concurrency: int | None = None) -> Path:
+    """Finish an interrupted run: the matrix of its config.json, minus the cells already in runs.jsonl."""
+    matrix, _ = load_matrix(results_dir)
+    matrix.profiles = with_invocation_options(matrix.profiles, cache=cache and str(cache),
+                                              max_concurrency=max_concurrency)
+    if max_cost_usd is not None:
+        matrix.max_cost_usd = max_cost_usd
+    cells = matrix.build(str(Path(results_dir) / EVENTS_DIR))
+    validate_cells(cells)
+    check_budgets(matrix.profiles, matrix.max_cost_usd, max_total_cost_usd)
+    execute(ResultsDir(results_dir), cells, workers=workers, progress=progress, max_total_cost_usd=max_total_cost_usd)
+    write_report(results_dir)
+    return Path(results_dir)

@@ -67,6 +67,9 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1,
                      help="parallel worker processes (default: the number of cores)")
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    from harness.invocation import add_run_options
+
+    add_run_options(run)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,6 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     report = commands.add_parser("report", help="write summary.csv and plots for a results directory")
     report.add_argument("results_dir")
     commands.add_parser("strategies", help="list registered strategies")
+    from harness import server
+
+    server.add_parser(commands)
     args = parser.parse_args(argv)
     # Like `python -m`, let --strategy mymodule:MyStrategy find modules in the working directory.
     if os.getcwd() not in sys.path:
@@ -92,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_run(args)
         if args.command == "replay":
             return _cmd_replay(args)
+        if args.command == "serve-mock":
+            return server.run_command(args)
         if args.command == "report":
             return _cmd_report(args)
         if args.command == "strategies":
@@ -105,25 +113,54 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _run_defaults() -> dict[str, object]:
+    parser = argparse.ArgumentParser()
+    _add_run_parser(parser.add_subparsers(dest="command"))
+    return vars(parser.parse_args(["run"]))
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from harness import api
-    from harness.config import parse_inline_or_file
+    from harness.invocation import UNSTARTED_FILE
     from harness.report import console_table, runs_frame, summarize
+
+    invocation = dict(workers=args.workers, progress=not args.no_progress, cache=args.cache,
+                      max_cost_usd=args.max_cost_usd, max_total_cost_usd=args.max_total_cost_usd,
+                      max_concurrency=args.max_concurrency)
+    started = time.perf_counter()
+    if args.resume:
+        given = sorted(f"--{k.replace('_', '-')}" for k, v in _run_defaults().items()
+                       if k not in {*invocation, "resume", "no_progress"} and getattr(args, k) != v)
+        if given:
+            raise ConfigError(f"--resume takes the runs to make from {args.resume}/config.json; "
+                              f"drop {', '.join(given)}")
+        out = api.resume(args.resume, **invocation)
+    else:
+        out = _start_run(args, invocation)
+    runs = runs_frame(out)
+    print(console_table(summarize(runs)))
+    print(f"\n{len(runs)} runs in {time.perf_counter() - started:.1f}s -> {out}/ "
+          f"(runs.jsonl, summary.csv, events/, plots/)")
+    if (out / UNSTARTED_FILE).exists():
+        print(f"Spending limit reached: runs not started are listed in {out / UNSTARTED_FILE}; "
+              f"finish them with --resume {out}", file=sys.stderr)
+    return 0
+
+
+def _start_run(args: argparse.Namespace, invocation: dict[str, object]) -> Path:
+    from harness import api
+    from harness.config import parse_inline_or_file
+    from harness.invocation import apply_profile_options
 
     configs = parse_inline_or_file(args.strategy_config, "--strategy-config") if args.strategy_config else None
     knobs = parse_inline_or_file(args.mock_knobs, "--mock-knobs") if args.mock_knobs else None
     extra = parse_inline_or_file(args.profiles, "--profiles") if args.profiles else None
     profiles = api.mock_profiles(args.model, window=args.window, cache=args.cache_style, knobs=knobs,
                                  api_base=args.api_base, price_model=args.price_model, extra=extra)
-    started = time.perf_counter()
-    out = api.run(args.tasks or args.suite, strategies=api.strategy_specs(args.strategies, configs), seeds=args.seeds,
-                  profiles=profiles, max_requests=args.max_requests, out=args.out, workers=args.workers,
-                  progress=not args.no_progress)
-    runs = runs_frame(out)
-    print(console_table(summarize(runs)))
-    print(f"\n{len(runs)} runs in {time.perf_counter() - started:.1f}s -> {out}/ "
-          f"(runs.jsonl, summary.csv, events/, plots/)")
-    return 0
+    apply_profile_options(profiles, retry=parse_inline_or_file(args.retry, "--retry") if args.retry else None,
+                          faults=parse_inline_or_file(args.mock_faults, "--mock-faults") if args.mock_faults else None)
+    return api.run(args.tasks or args.suite, strategies=api.strategy_specs(args.strategies, configs),
+                   seeds=args.seeds, profiles=profiles, max_requests=args.max_requests, out=args.out, **invocation)
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:

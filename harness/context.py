@@ -5,6 +5,7 @@ from typing import Any
 
 from harness.events import EventLog
 from harness.llm import LLMClient, LLMProfile, LLMResult, Usage
+from harness.retry import RetryListener
 from harness.tokens import count_tools
 from harness.view import Message, ViewState
 
@@ -22,6 +23,7 @@ class RunContext:
         self.turn_start = False
         self.requests = 0  # successful main-model requests so far
         self.last_usage: Usage | None = None  # of the last successful main-model request
+        self.cost_usd = 0.0  # spent so far by every profile (priced requests only)
         self._clients: dict[str, LLMClient] = {}
 
     # ----- recording
@@ -53,7 +55,7 @@ class RunContext:
             raise KeyError(profile_name)
         if profile_name not in self._clients:
             self._clients[profile_name] = LLMClient(self.profiles[profile_name], session=f"{self.run_id}/{profile_name}",
-                                                    seed=self.seed)
+                                                    seed=self.seed, on_retry=self.retry_listener(profile_name))
         return self._clients[profile_name]
 
     def call_llm(self, profile_name: str, messages: list[Message], purpose: str) -> LLMResult:
@@ -65,10 +67,19 @@ class RunContext:
             self.log.append("llm_call", profile=profile_name, model=client.profile.model, purpose=purpose, ok=False,
                             error_type=type(exc).__name__, error=str(exc)[:2000])
             raise
+        self.cost_usd += result.cost_usd or 0.0
         self.log.append("llm_call", profile=profile_name, model=client.profile.model, purpose=purpose, ok=True,
                         usage=result.usage.as_dict(), cost_usd=result.cost_usd,
-                        cost_usd_uncached=result.cost_usd_uncached, latency_s=round(result.latency_s, 6))
+                        cost_usd_uncached=result.cost_usd_uncached, latency_s=round(result.latency_s, 6),
+                        from_cache=result.from_cache)
         return result
+
+    def retry_listener(self, profile_name: str) -> RetryListener:
+        """Records each retry of a transient failure as an `llm_retry` event."""
+        def record(retry: int, delay_s: float, error: BaseException) -> None:
+            self.log.append("llm_retry", profile=profile_name, retry=retry, delay_s=round(delay_s, 4),
+                            error_type=type(error).__name__, error=str(error)[:500])
+        return record
 
     def close(self) -> None:
         for client in self._clients.values():

@@ -4,8 +4,10 @@ Usage fields a provider did not report stay None (unknown), never 0.
 """
 from __future__ import annotations
 
+import random
 import re
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
@@ -13,7 +15,10 @@ import harness  # noqa: F401  (offline environment first)
 import litellm
 
 litellm.suppress_debug_info = True
-from harness.config import require
+from harness.config import build_dataclass, require
+from harness.limits import model_slot
+from harness.retry import RetryListener, RetryPolicy, call_with_retries
+from harness.tokens import stable_hash
 
 DEFAULT_MODEL = "mock/agent"
 # The mock bills as this real model (a current Claude Sonnet entry of litellm's cost map).
@@ -122,10 +127,21 @@ class LLMProfile:
     max_input_tokens: int | None = None
     params: dict[str, Any] = field(default_factory=dict)
     mock: dict[str, Any] = field(default_factory=dict)
+    retry: dict[str, Any] = field(default_factory=dict)  # see harness.retry.RetryPolicy
+    max_concurrency: int | None = None  # simultaneous requests to this model from one process
+    response_cache: str | None = None  # directory of the opt-in response cache
 
     def __post_init__(self) -> None:
         require(bool(self.model), "model must be a non-empty litellm model name")
         require(self.max_input_tokens is None or self.max_input_tokens > 0, "max_input_tokens must be positive")
+        require(self.max_concurrency is None or self.max_concurrency > 0,
+                f"max_concurrency must be a positive integer, got {self.max_concurrency}")
+        self.retry_policy = build_dataclass(RetryPolicy, self.retry, "retry")
+
+    @property
+    def endpoint(self) -> str:
+        """What a concurrency limit counts: one model at one API base."""
+        return f"{self.model}@{self.api_base or ''}"
 
     @property
     def is_mock(self) -> bool:
@@ -158,6 +174,7 @@ class LLMResult:
     cost_usd: float | None
     cost_usd_uncached: float | None
     latency_s: float
+    from_cache: bool = False  # replayed from the response cache: no request was made
 
 
 def _message_dict(message: Any) -> dict[str, Any]:
@@ -178,32 +195,91 @@ def _message_dict(message: Any) -> dict[str, Any]:
     return out
 
 
-class LLMClient:
-    """Calls one profile's model through litellm and returns normalized usage and cost."""
+SESSION_HEADER = "X-Ctxbench-Session"  # lets an HTTP mock keep per-run state (its prompt cache)
+REQUEST_HEADER = "X-Ctxbench-Request"  # the request's index in its session; 0 starts the session afresh
 
-    def __init__(self, profile: LLMProfile, *, session: str = "", seed: int | None = None):
+
+class LLMClient:
+    """Calls one profile's model through litellm and returns normalized usage and cost.
+
+    Transient failures are retried (harness.retry) and each retry is told to `on_retry`;
+    requests wait for a slot of the profile's concurrency limit; with a response cache, a
+    request answered before is replayed instead of sent.
+    """
+
+    def __init__(self, profile: LLMProfile, *, session: str = "", seed: int | None = None,
+                 on_retry: RetryListener | None = None):
         self.profile = profile
         self.session = session
         self.seed = seed
+        self.on_retry = on_retry
+        self.sent = 0  # requests sent, failed attempts included
         self._pricing = profile.pricing()
+        self._rng = random.Random(stable_hash(["retry", session, seed]))
+        self._repeats: Counter[str] = Counter()
+        self._cache = None
+        if profile.response_cache:
+            from harness.response_cache import open_cache
+
+            self._cache = open_cache(profile.response_cache)
         if profile.is_mock:
             from harness.mock.provider import register_mock_provider
 
             register_mock_provider()
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> LLMResult:
+    def _kwargs(self, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         kwargs: dict[str, Any] = dict(self.profile.params)
         if tools:
             kwargs["tools"] = tools
         if self.profile.api_base:
             kwargs["api_base"] = self.profile.api_base
-        if self.seed is not None:
+        if self.seed is not None and (self.profile.is_mock or self.profile.api_base
+                                      or "seed" in (litellm.get_supported_openai_params(model=self.profile.model) or [])):
             kwargs.setdefault("seed", self.seed)
         if self.profile.is_mock:
             kwargs["mock_config"] = {**self.profile.mock, "session": self.session}
-        started = time.perf_counter()
-        response = litellm.completion(model=self.profile.model, messages=messages, **kwargs)
-        latency = time.perf_counter() - started
+        else:
+            kwargs.setdefault("max_retries", 0)  # retries are ours, bounded and recorded
+        return kwargs
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> LLMResult:
+        kwargs = self._kwargs(tools)
+        if self._cache is None:
+            return self._send(messages, kwargs)
+        from harness.runner import redact
+
+        key = stable_hash([self.profile.model, self.profile.api_base or "", messages, tools or [],
+                           redact({k: v for k, v in kwargs.items() if k not in ("tools", "api_base", "max_retries")})])
+        repeat = self._repeats[key]
+        self._repeats[key] += 1
+        stored = self._cache.get(key, repeat)
+        if stored is not None:
+            return LLMResult(message=stored["message"], usage=Usage(**stored["usage"]), cost_usd=stored["cost_usd"],
+                             cost_usd_uncached=stored["cost_usd_uncached"], latency_s=0.0, from_cache=True)
+        try:
+            result = self._send(messages, kwargs)
+        except Exception:
+            self._repeats[key] -= 1
+            raise
+        self._cache.put(key, repeat, self.profile.model, {
+            "message": result.message, "usage": result.usage.as_dict(), "cost_usd": result.cost_usd,
+            "cost_usd_uncached": result.cost_usd_uncached})
+        return result
+
+    def _send(self, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> LLMResult:
+        return call_with_retries(lambda: self._request(messages, kwargs), self.profile.retry_policy, rng=self._rng,
+                                 on_retry=self.on_retry)
+
+    def _request(self, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> LLMResult:
+        if self.profile.api_base and not self.profile.is_mock:
+            headers = dict(kwargs.get("extra_headers") or {})
+            headers.update({SESSION_HEADER: self.session, REQUEST_HEADER: str(self.sent)})
+            kwargs = {**kwargs, "extra_headers": headers}
+        self.sent += 1
+        with model_slot(self.profile.endpoint, self.profile.max_concurrency):
+            started = time.perf_counter()
+            response = litellm.completion(model=self.profile.model, messages=messages, **kwargs)
+            latency = time.perf_counter() - started
         usage = normalize_usage(getattr(response, "usage", None))
         cost = uncached = None
         if self._pricing is not None and usage.input_tokens is not None:

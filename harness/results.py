@@ -14,7 +14,9 @@ import platform
 import sys
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
+
+from harness.secrets import scrub
 
 RUNS_FILE = "runs.jsonl"
 CONFIG_FILE = "config.json"
@@ -44,8 +46,10 @@ class ResultsDir:
     def runs_file(self) -> Path:
         return self.path / RUNS_FILE
 
-    def write_config(self, config: dict[str, Any]) -> None:
-        data = {**config, "versions": versions(), "argv": sys.argv[1:]}
+    def write_config(self, config: dict[str, Any], *, hide: Iterable[str] = ()) -> None:
+        """Write config.json; `hide` are secret values scrubbed from the recorded command line."""
+        hidden = list(hide)
+        data = {**config, "versions": versions(), "argv": [scrub(arg, hidden) for arg in sys.argv[1:]]}
         tmp = self.path / (CONFIG_FILE + ".tmp")
         tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
         os.replace(tmp, self.path / CONFIG_FILE)
@@ -57,6 +61,29 @@ class ResultsDir:
             handle.write(line)
             handle.flush()
             os.fsync(handle.fileno())
+
+
+    def repair(self) -> int:
+        """Cut a torn last line (left by a kill mid-write) from runs.jsonl; return bytes removed."""
+        if not self.runs_file.exists():
+            return 0
+        data = self.runs_file.read_bytes()
+        keep = len(data)
+        if data and not data.endswith(b"\n"):
+            keep = data.rfind(b"\n") + 1
+        else:
+            last_start = data.rfind(b"\n", 0, max(keep - 1, 0)) + 1
+            try:
+                if data[last_start:keep].strip():
+                    json.loads(data[last_start:keep])
+            except json.JSONDecodeError:
+                keep = last_start
+        if keep < len(data):
+            with open(self.runs_file, "r+b") as handle:
+                handle.truncate(keep)
+                handle.flush()
+                os.fsync(handle.fileno())
+        return len(data) - keep
 
 
 def read_runs(path: str | Path) -> list[dict[str, Any]]:

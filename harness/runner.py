@@ -10,7 +10,8 @@ import multiprocessing
 import re
 import time
 import traceback
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -21,20 +22,20 @@ from harness.errors import ConfigError
 from harness.events import EventLog
 from harness.llm import LLMClient, LLMProfile, is_context_window_error
 from harness.metrics import compute_metrics
+from harness.secrets import is_secret_key
 from harness.tokens import stable_hash
 from strategies import StrategySpec, build_strategy
 from tasks.base import ToolCall
 from tasks.suites import TaskRow
 
 DEFAULT_MAX_REQUESTS = 400
-TERMINATIONS = ("submitted", "gave_up", "max_requests", "context_overflow", "error")
-_SECRET_KEY = re.compile(r"(api[_-]?key|secret|token|authorization|password|headers?)$", re.IGNORECASE)
+TERMINATIONS = ("submitted", "gave_up", "max_requests", "context_overflow", "error", "budget")
 
 
 def redact(data: Any) -> Any:
     """Drop secrets (keys, tokens, headers) from plain data before it is written anywhere."""
     if isinstance(data, dict):
-        return {k: ("<redacted>" if _SECRET_KEY.search(str(k)) and not str(k).endswith("_tokens") else redact(v))
+        return {k: ("<redacted>" if is_secret_key(k) else redact(v))
                 for k, v in data.items()}
     if isinstance(data, list):
         return [redact(v) for v in data]
@@ -55,6 +56,7 @@ class Cell:
     profiles: dict[str, dict[str, Any]]
     events_dir: str
     max_requests: int = DEFAULT_MAX_REQUESTS
+    max_cost_usd: float | None = None  # the run ends `budget` once its spending reaches this
 
     @property
     def run_id(self) -> str:
@@ -105,7 +107,8 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     log = EventLog(events_path)
     profiles = build_profiles(cell.profiles)
     ctx = RunContext(log, profiles, run_id=cell.run_id, seed=cell.seed)
-    main = LLMClient(profiles[MAIN_PROFILE], session=cell.run_id, seed=cell.seed)
+    main = LLMClient(profiles[MAIN_PROFILE], session=cell.run_id, seed=cell.seed,
+                     on_retry=ctx.retry_listener(MAIN_PROFILE))
     termination, error = "error", None
     environment = None
     try:
@@ -163,6 +166,8 @@ def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strate
             ctx.turn_start = True
         if ctx.requests >= max_requests:
             return "max_requests", None
+        if cell.max_cost_usd is not None and ctx.cost_usd >= cell.max_cost_usd:
+            return "budget", f"spent {ctx.cost_usd:.6f} USD of a {cell.max_cost_usd:g} USD budget per run"
         strategy.before_request(ctx)
         messages = ctx.view.to_messages()
         request = {"profile": MAIN_PROFILE, "model": main.profile.model, "view_hash": ctx.view.hash(tools_hash),
@@ -179,8 +184,10 @@ def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strate
             return "error", f"{type(exc).__name__}: {str(exc)[:500]}"
         ctx.requests += 1
         ctx.last_usage = result.usage
+        ctx.cost_usd += result.cost_usd or 0.0
         ctx.log.append("llm_call", **request, ok=True, usage=result.usage.as_dict(), cost_usd=result.cost_usd,
-                       cost_usd_uncached=result.cost_usd_uncached, latency_s=round(result.latency_s, 6))
+                       cost_usd_uncached=result.cost_usd_uncached, latency_s=round(result.latency_s, 6),
+                       from_cache=result.from_cache)
         ctx.turn_start = False
         ctx.add_message(result.message, origin="agent")
         strategy.after_response(ctx, result)
@@ -204,25 +211,50 @@ def _pool_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
+def _parallelism(cells: list[Cell], workers: int) -> tuple[bool, int]:
+    """(use threads, how many cells at once). Runs against real models wait on the network, so
+    they run as threads of this process, sharing its per-model request limits; with a limit,
+    enough runs are in flight to keep every slot busy. Mock runs use the CPU: processes."""
+    main = cells[0].profiles.get(MAIN_PROFILE, {}) if cells else {}
+    if str(main.get("model", "mock/")).startswith("mock/"):
+        return False, min(workers, len(cells))
+    limit = main.get("max_concurrency")
+    return True, min(len(cells), max(workers, 4 * limit if limit else workers))
+
+
 def run_cells(cells: list[Cell], *, workers: int, on_row: Callable[[dict[str, Any]], None],
-              progress: bool = True) -> None:
-    """Run cells (in parallel when workers > 1), handing each finished row to `on_row` at once."""
+              progress: bool = True, may_start: Callable[[], bool] | None = None) -> list[Cell]:
+    """Run cells (in parallel when workers > 1), handing each finished row to `on_row` at once.
+
+    A cell starts only while `may_start()` holds (a spending limit); the cells never started
+    are returned.
+    """
     from tqdm import tqdm
 
+    queue = deque(cells)
+    allowed = may_start or (lambda: True)
+    threads, parallel = _parallelism(cells, workers)
     bar = tqdm(total=len(cells), desc="runs", unit="run", disable=not progress, leave=False)
     try:
-        if workers <= 1 or len(cells) <= 1:
-            for cell in cells:
-                on_row(run_cell(cell))
+        if parallel <= 1:
+            while queue and allowed():
+                on_row(run_cell(queue.popleft()))
                 bar.update()
-            return
-        with ProcessPoolExecutor(max_workers=min(workers, len(cells)), mp_context=_pool_context()) as pool:
-            pending: set[Future] = {pool.submit(run_cell, cell) for cell in cells}
-            while pending:
+            return list(queue)
+        pool = (ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="run") if threads
+                else ProcessPoolExecutor(max_workers=parallel, mp_context=_pool_context()))
+        with pool:
+            pending: set[Future] = set()
+            while queue or pending:
+                while queue and len(pending) < parallel and allowed():
+                    pending.add(pool.submit(run_cell, queue.popleft()))
+                if not pending:
+                    break
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
                     on_row(future.result())
                     bar.update()
+        return list(queue)
     finally:
         bar.close()
 
@@ -236,6 +268,7 @@ class Matrix:
     seeds: list[int]
     profiles: dict[str, dict[str, Any]]
     max_requests: int = DEFAULT_MAX_REQUESTS
+    max_cost_usd: float | None = None
     cells: list[Cell] = field(default_factory=list)
 
     def build(self, events_dir: str) -> list[Cell]:
@@ -244,6 +277,6 @@ class Matrix:
         if clashes:
             raise ConfigError(f"strategies: label(s) {clashes} used twice; give each configuration its own label")
         self.cells = [Cell(task=task, strategy=strategy, seed=seed, profiles=self.profiles, events_dir=events_dir,
-                           max_requests=self.max_requests)
+                           max_requests=self.max_requests, max_cost_usd=self.max_cost_usd)
                       for task in self.tasks for strategy in self.strategies for seed in self.seeds]
         return self.cells

@@ -20,6 +20,7 @@ from harness.config import build_dataclass, require
 from harness.llm import DEFAULT_MOCK_WINDOW, DEFAULT_PRICE_MODEL
 from harness.mock.agents import respond
 from harness.mock.cache import CACHE_STYLES, PrefixCache
+from harness.mock.faults import Faults, draw, garble_tool_calls, raise_error
 from harness.tokens import count_message, count_tools
 
 
@@ -32,16 +33,19 @@ class MockConfig:
     price_model: str = DEFAULT_PRICE_MODEL
     knobs: dict[str, Any] = field(default_factory=dict)
     session: str = ""
+    faults: dict[str, Any] = field(default_factory=dict)  # see harness.mock.faults.Faults
 
     def __post_init__(self) -> None:
         require(self.window > 0, f"window must be a positive number of tokens, got {self.window}")
         require(self.cache in CACHE_STYLES, f"cache must be one of {', '.join(CACHE_STYLES)}, got {self.cache!r}")
+        self.fault_rates = build_dataclass(Faults, self.faults, "faults")
 
 
 @dataclass
 class _Session:
     cache: PrefixCache
     clock_s: float = 0.0
+    requests: int = 0  # requests received, failed ones included: the index that draws faults
 
 
 def simulated_latency_s(uncached_input: int, output: int) -> float:
@@ -91,6 +95,11 @@ class MockProvider(CustomLLM):
     def serve(self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], config: MockConfig,
               seed: int | None) -> tuple[dict[str, Any], dict[str, Any]]:
         """One request: window check, cache accounting, agent reply, usage (OpenAI-shaped)."""
+        state = self.session(config.session, config.cache)
+        fault = draw(config.fault_rates, seed=seed or 0, session=config.session, index=state.requests)
+        state.requests += 1
+        if fault.error:
+            raise_error(fault.error, model)
         tools_key = hash(json.dumps(tools, sort_keys=True)) if tools else 0
         tools_tokens = count_tools(tools)
         keys = [tools_key] + [_block_key(m) for m in messages]
@@ -102,9 +111,10 @@ class MockProvider(CustomLLM):
                 model=model,
                 llm_provider="mock",
             )
-        state = self.session(config.session, config.cache)
         cached, written = state.cache.request(keys, counts, state.clock_s)
         reply = respond(messages, tools, seed=seed or 0, knobs=config.knobs)
+        if fault.malformed:
+            reply = garble_tool_calls(reply)
         output_tokens = count_message(reply)
         state.clock_s += simulated_latency_s(prompt_tokens - cached, output_tokens)
         details: dict[str, Any] = {"cached_tokens": cached}

@@ -1,0 +1,178 @@
+"""`ctxbench serve-mock`: the mock provider as an OpenAI-compatible HTTP endpoint on loopback.
+
+The same MockProvider.serve that answers `mock/...` in process answers here, so a run with
+`--model openai/<name> --api-base http://127.0.0.1:N/v1` exercises litellm's real HTTP client
+and gives the same results. Per-run state (the simulated prompt cache, fault draws) is kept per
+session, named by the `X-Ctxbench-Session` header or else the request's `user` field; request
+index 0 (`X-Ctxbench-Request: 0`) starts a session afresh, so reruns stay deterministic.
+Faults become HTTP statuses: rate limit 429, server error 500, timeout 408.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+import time
+import uuid
+from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import harness  # noqa: F401
+import litellm
+
+from harness.config import build_dataclass, parse_inline_or_file
+from harness.errors import ConfigError
+from harness.llm import REQUEST_HEADER, SESSION_HEADER
+from harness.mock.agents.common import build_knobs
+from harness.mock.cache import CACHE_STYLES
+from harness.mock.provider import MockConfig, MockProvider
+
+LOOPBACK = "127.0.0.1"
+MODEL_IDS = ("mock-agent",)
+_FAULT_STATUS = ((litellm.RateLimitError, 429, "rate_limit_error"), (litellm.Timeout, 408, "timeout"),
+                 (litellm.InternalServerError, 500, "server_error"))
+
+
+class MockServer(ThreadingHTTPServer):
+    """Loopback-only HTTP server around one MockProvider; counts the chat requests it receives."""
+
+    daemon_threads = True
+
+    def __init__(self, port: int, config: MockConfig, *, latency_s: float = 0.0):
+        if latency_s < 0:
+            raise ConfigError(f"latency must be 0 or more seconds, got {latency_s}")
+        self.provider = MockProvider()
+        self.config = config
+        self.latency_s = latency_s
+        self.requests = 0
+        self._count_lock = threading.Lock()
+        super().__init__((LOOPBACK, port), _Handler)
+
+    @property
+    def url(self) -> str:
+        return f"http://{LOOPBACK}:{self.server_address[1]}/v1"
+
+    def count(self) -> None:
+        with self._count_lock:
+            self.requests += 1
+
+    def start(self) -> threading.Thread:
+        """Serve in a background thread (for tests and notebooks); stop with shutdown()."""
+        thread = threading.Thread(target=self.serve_forever, name="ctxbench-serve-mock", daemon=True)
+        thread.start()
+        return thread
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive: the client reuses its connections
+    disable_nagle_algorithm = True  # headers and body go out at once, not after a delayed ACK
+    server: MockServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  (quiet; the counter is the record)
+        return
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") in ("/v1/models", "/models"):
+            self._send(200, {"object": "list", "data": [
+                {"id": model, "object": "model", "created": 0, "owned_by": "ctxbench"} for model in MODEL_IDS]})
+        else:
+            self._error(404, f"no route {self.path}", "not_found")
+
+    def do_POST(self) -> None:
+        if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+            self._error(404, f"no route {self.path}", "not_found")
+            return
+        self.server.count()
+        try:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+            messages, tools = body["messages"], body.get("tools") or []
+            if not isinstance(messages, list):
+                raise ValueError("'messages' must be a list")
+        except (ValueError, KeyError, TypeError) as exc:
+            self._error(400, f"malformed request body: {exc}", "invalid_request_error")
+            return
+        if self.server.latency_s:
+            time.sleep(self.server.latency_s)
+        session = self.headers.get(SESSION_HEADER) or str(body.get("user") or "")
+        if self.headers.get(REQUEST_HEADER) == "0":
+            self.server.provider.end_session(session)
+        model = str(body.get("model") or MODEL_IDS[0])
+        try:
+            reply, usage = self.server.provider.serve(model, messages, tools, replace(self.server.config, session=session),
+                                                      seed=body.get("seed"))
+        except litellm.ContextWindowExceededError as exc:
+            self._error(400, str(exc), "invalid_request_error", code="context_length_exceeded")
+            return
+        except Exception as exc:
+            for error_type, status, kind in _FAULT_STATUS:
+                if isinstance(exc, error_type):
+                    self._error(status, str(exc), kind)
+                    return
+            self._error(500, f"{type(exc).__name__}: {exc}", "server_error")
+            return
+        self._send(200, {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "message": reply,
+                         "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop"}],
+            "usage": usage,
+        })
+
+    def _error(self, status: int, message: str, kind: str, code: str | None = None) -> None:
+        self._send(status, {"error": {"message": message, "type": kind, "param": None, "code": code or kind}})
+
+    def _send(self, status: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def serve(port: int, config: MockConfig, *, latency_s: float = 0.0) -> None:
+    """Serve until interrupted, printing the base URL first."""
+    server = MockServer(port, config, latency_s=latency_s)
+    print(f"ctxbench serve-mock: {server.url} (models: {', '.join(MODEL_IDS)}); Ctrl-C stops", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+        print(f"ctxbench serve-mock: served {server.requests} chat requests", flush=True)
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    serve_mock = commands.add_parser(
+        "serve-mock", help="serve the mock agent as an OpenAI-compatible endpoint on 127.0.0.1",
+        description="Serve /v1/chat/completions (tools and tool calls; usage with "
+                    "prompt_tokens_details.cached_tokens) and /v1/models on loopback. Run against it with "
+                    "--model openai/mock-agent --api-base http://127.0.0.1:PORT/v1.")
+    serve_mock.add_argument("--port", type=int, default=8765, help="TCP port on 127.0.0.1 (default 8765; 0 = any)")
+    serve_mock.add_argument("--window", type=int, help="context window in tokens (default 200000)")
+    serve_mock.add_argument("--cache-style", choices=CACHE_STYLES, default="anthropic",
+                            help="prompt-cache simulation (default anthropic)")
+    serve_mock.add_argument("--mock-knobs", metavar="JSON_OR_FILE", help="imperfection knobs of the simulated agent")
+    serve_mock.add_argument("--faults", metavar="JSON_OR_FILE",
+                            help="seeded fault rates, e.g. '{\"rate_limit\": 0.05, \"malformed_tool_args\": 0.05}'")
+    serve_mock.add_argument("--latency-ms", type=float, default=0.0, help="added latency per request (default 0)")
+
+
+def run_command(args: argparse.Namespace) -> int:
+    config: dict[str, Any] = {"cache": args.cache_style}
+    if args.window is not None:
+        config["window"] = args.window
+    if args.mock_knobs:
+        config["knobs"] = parse_inline_or_file(args.mock_knobs, "--mock-knobs")
+    if args.faults:
+        config["faults"] = parse_inline_or_file(args.faults, "--faults")
+    mock_config = build_dataclass(MockConfig, config, "serve-mock")
+    build_knobs(mock_config.knobs)
+    if not 0 <= args.port <= 65535:
+        raise ConfigError(f"--port must be in 0..65535, got {args.port}")
+    serve(args.port, mock_config, latency_s=args.latency_ms / 1000)
+    return 0
