@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from harness.errors import ConfigError
-from harness.invocation import check_budgets, execute, load_matrix, with_invocation_options
+from harness.invocation import check_budgets, check_credentials, execute, load_matrix, with_invocation_options
 from harness.report import write_report
-from harness.results import EVENTS_DIR, ResultsDir
+from harness.results import EVENTS_DIR, RUNS_FILE, ResultsDir
 from harness.runner import DEFAULT_MAX_REQUESTS, Matrix, redact, validate_cells
 from harness.secrets import secret_values
 from strategies import REGISTRY, StrategySpec
@@ -82,6 +82,9 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     cells = matrix.build(str(out_path / "events"))
     validate_cells(cells)
     check_budgets(profiles, max_cost_usd, max_total_cost_usd)
+    check_credentials(profiles)
+    if (out_path / RUNS_FILE).exists():
+        raise ConfigError(f"{out_path} already holds runs; finish it with --resume {out_path} or choose another --out")
     results = ResultsDir(out_path)
     results.write_config({
         "suite": suite,
@@ -110,6 +113,7 @@ def resume(results_dir: str | Path, *, workers: int = 1, progress: bool = False,
     cells = matrix.build(str(Path(results_dir) / EVENTS_DIR))
     validate_cells(cells)
     check_budgets(matrix.profiles, matrix.max_cost_usd, max_total_cost_usd)
+    check_credentials(matrix.profiles)
     execute(ResultsDir(results_dir), cells, workers=workers, progress=progress, max_total_cost_usd=max_total_cost_usd)
     write_report(results_dir)
     return Path(results_dir)

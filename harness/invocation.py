@@ -53,6 +53,21 @@ def check_budgets(profiles: dict[str, dict[str, Any]], max_cost_usd: float | Non
                                   "cost map, so spending cannot be counted; set its price_model (--price-model)")
 
 
+def check_credentials(profiles: dict[str, dict[str, Any]]) -> None:
+    """A real model without its API key fails here, before any request, not after retries."""
+    import litellm
+
+    for name, profile in build_profiles(profiles).items():
+        if profile.is_mock:
+            continue
+        key = profile.params.get("api_key")
+        missing = litellm.validate_environment(model=profile.model, api_key=key, api_base=profile.api_base)
+        if missing.get("missing_keys"):
+            hint = " (serve-mock accepts any value)" if profile.api_base else ""
+            raise ConfigError(f"profiles.{name}: model {profile.model!r} needs {', '.join(missing['missing_keys'])} "
+                              f"in the environment or params.api_key{hint}")
+
+
 def execute(results: ResultsDir, cells: list[Cell], *, workers: int, progress: bool,
             max_total_cost_usd: float | None = None) -> list[Cell]:
     """Run the cells without a row yet; return the cells not started for lack of budget."""

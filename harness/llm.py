@@ -217,6 +217,8 @@ class LLMClient:
         self._pricing = profile.pricing()
         self._rng = random.Random(stable_hash(["retry", session, seed]))
         self._repeats: Counter[str] = Counter()
+        self._sends_seed = (profile.is_mock or bool(profile.api_base)
+                            or "seed" in (litellm.get_supported_openai_params(model=profile.model) or []))
         self._cache = None
         if profile.response_cache:
             from harness.response_cache import open_cache
@@ -233,8 +235,7 @@ class LLMClient:
             kwargs["tools"] = tools
         if self.profile.api_base:
             kwargs["api_base"] = self.profile.api_base
-        if self.seed is not None and (self.profile.is_mock or self.profile.api_base
-                                      or "seed" in (litellm.get_supported_openai_params(model=self.profile.model) or [])):
+        if self.seed is not None and self._sends_seed:
             kwargs.setdefault("seed", self.seed)
         if self.profile.is_mock:
             kwargs["mock_config"] = {**self.profile.mock, "session": self.session}

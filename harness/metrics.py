@@ -4,7 +4,9 @@ Event vocabulary that metrics read (strategies emit these):
 
 * ``llm_call``: ``profile`` ("main" or another, e.g. "summary"), ``ok``, ``usage``
   {input_tokens, cached_tokens, cache_write_tokens, output_tokens}, ``cost_usd``,
-  ``cost_usd_uncached``.
+  ``cost_usd_uncached``, ``from_cache`` (true: replayed from the response cache, no request made).
+* ``llm_retry``: ``profile``, ``retry`` (1-based), ``delay_s``, ``error_type``, ``error``: a transient
+  failure (rate limit, server error, timeout) about to be retried.
 * ``message`` with ``origin: "agent"`` and ``tool_calls``: for re-reads.
 * ``condensation`` with ``kind``: "agent_reset", "hard_reset" or "summary".
 * ``warning`` with ``level`` (e.g. 0.75).
@@ -73,6 +75,8 @@ def compute_metrics(events: list[Mapping[str, Any]]) -> dict[str, Any]:
     metrics["peak_context_tokens"] = max(contexts) if contexts else None
     metrics["mean_context_tokens"] = (sum(contexts) / len(contexts)) if contexts else None
     metrics["failed_requests"] = sum(1 for e in events if e["type"] == "llm_call" and not e.get("ok"))
+    metrics["retries"] = sum(1 for e in events if e["type"] == "llm_retry")
+    metrics["response_cache_hits"] = sum(1 for c in calls if c.get("from_cache"))
     kinds = Counter(e.get("kind") for e in events if e["type"] == "condensation")
     metrics["agent_resets"] = kinds.get("agent_reset", 0)
     metrics["hard_resets"] = kinds.get("hard_reset", 0)

@@ -31,3 +31,24 @@ def run_suite(tmp_path):
         return frame
 
     return _run
+
+
+@pytest.fixture
+def mock_server(monkeypatch):
+    """Start `serve-mock` on a free loopback port; yields a factory taking MockConfig fields."""
+    from harness.mock.provider import MockConfig
+    from harness.server import MockServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "unused-by-serve-mock")
+    servers = []
+
+    def _start(latency_s=0.0, **config):
+        server = MockServer(0, MockConfig(**config), latency_s=latency_s)
+        server.start()
+        servers.append(server)
+        return server
+
+    yield _start
+    for server in servers:
+        server.shutdown()
+        server.server_close()

@@ -1,0 +1,63 @@
+"""serve-mock: the mock agent over HTTP through litellm's real OpenAI client gives the in-process results."""
+import json
+import urllib.request
+
+import litellm
+
+from harness.cli import main
+from harness.results import read_runs
+
+CLOCK_FIELDS = {"wall_s", "cpu_s", "model"}
+
+
+def comparable(rows):
+    return {row["run_id"]: {k: v for k, v in row.items() if k not in CLOCK_FIELDS} for row in rows}
+
+
+def http_run_args(server, out, *extra):
+    return ["run", "--suite", "smoke", "--strategies", "none", "--workers", "1", "--no-progress", "--out", str(out),
+            "--model", "openai/mock-agent", "--api-base", server.url, "--price-model", "claude-sonnet-4-6",
+            "--window", "200000", *extra]
+
+
+def test_http_run_matches_in_process_mock(mock_server, tmp_path):
+    """Issue 7.1: `run --model openai/<name> --api-base` through litellm's HTTP client = the in-process mock."""
+    server = mock_server()
+    assert main(["run", "--suite", "smoke", "--strategies", "none", "--workers", "1", "--no-progress",
+                 "--out", str(tmp_path / "local")]) == 0
+    assert main(http_run_args(server, tmp_path / "http", "--max-concurrency", "2")) == 0
+    local, remote = read_runs(tmp_path / "local"), read_runs(tmp_path / "http")
+    assert {r["model"] for r in remote} == {"openai/mock-agent"}
+    assert comparable(remote) == comparable(local)
+    assert all(r["termination"] == "submitted" and r["cache_write_tokens"] is not None for r in remote)
+    assert server.requests == sum(r["requests"] for r in remote)
+
+
+def test_models_endpoint_and_cached_tokens_in_usage(mock_server):
+    """/v1/models lists the mock; usage reports prompt_tokens_details.cached_tokens (OpenAI-style cache)."""
+    server = mock_server(cache="openai")
+    with urllib.request.urlopen(server.url + "/models") as reply:
+        assert [m["id"] for m in json.load(reply)["data"]] == ["mock-agent"]
+    messages = [{"role": "system", "content": "word " * 3000},
+                {"role": "user", "content": "Start at record AB-1234 and follow the successor chain through 2 "
+                                            "records; submit the sum of their weights."}]
+    tools = [{"type": "function", "function": {"name": "search", "description": "search",
+                                               "parameters": {"type": "object",
+                                                              "properties": {"text": {"type": "string"}}}}}]
+    kwargs = dict(model="openai/mock-agent", api_base=server.url, messages=messages, tools=tools, user="session-a")
+    first = litellm.completion(**kwargs)
+    second = litellm.completion(**kwargs)
+    assert first.choices[0].message.tool_calls[0].function.name == "search"
+    assert first.usage.prompt_tokens_details.cached_tokens == 0
+    assert second.usage.prompt_tokens_details.cached_tokens >= 1024  # per-session cache keyed by `user`
+
+
+def test_context_window_error_over_http(mock_server):
+    """The server's window overflow reaches the client as litellm's ContextWindowExceededError."""
+    server = mock_server(window=50)
+    try:
+        litellm.completion(model="openai/mock-agent", api_base=server.url, max_retries=0,
+                           messages=[{"role": "user", "content": "word " * 200}])
+    except litellm.ContextWindowExceededError:
+        return
+    raise AssertionError("no ContextWindowExceededError")
