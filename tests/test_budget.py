@@ -1,0 +1,43 @@
+"""Spending limits (issue 7.6): per run (termination `budget`) and per invocation (no further run starts)."""
+import json
+
+from harness.cli import main
+from harness.events import read_events
+from harness.invocation import UNSTARTED_FILE
+from harness.results import read_runs
+
+SMOKE = ["run", "--suite", "smoke", "--strategies", "none", "--workers", "1", "--no-progress"]
+
+
+def test_a_run_reaching_its_budget_ends_budget(tmp_path):
+    assert main([*SMOKE, "--out", str(tmp_path / "r"), "--max-cost-usd", "0.005"]) == 0
+    rows = read_runs(tmp_path / "r")
+    assert rows and all(r["termination"] == "budget" and not r["success"] for r in rows)
+    for row in rows:
+        assert row["cost_usd"] >= 0.005
+        events = read_events(tmp_path / "r" / "events" / f"{row['run_id']}.jsonl")
+        calls = [e for e in events if e["type"] == "llm_call"]
+        assert sum(e["cost_usd"] for e in calls[:-1]) < 0.005  # it stopped at the first request over the limit
+        assert "budget" in events[-1]["error"]
+
+
+def test_the_invocation_budget_stops_starting_runs_and_lists_them(tmp_path, capsys):
+    out = tmp_path / "r"
+    assert main([*SMOKE, "--seeds", "0,1", "--out", str(out), "--max-total-cost-usd", "0.02"]) == 0
+    rows = read_runs(out)
+    unstarted = json.loads((out / UNSTARTED_FILE).read_text())
+    assert len(rows) == 2 and len(unstarted["run_ids"]) == 4
+    assert not {r["run_id"] for r in rows} & set(unstarted["run_ids"])
+    assert "Spending limit reached" in capsys.readouterr().err
+    assert main(["run", "--resume", str(out), "--workers", "1", "--no-progress"]) == 0
+    assert len(read_runs(out)) == 6 and not (out / UNSTARTED_FILE).exists()
+
+
+def test_a_budget_needs_prices(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "unused")
+    code = main([*SMOKE, "--out", str(tmp_path / "r"), "--model", "openai/no-such-model-xyz",
+                 "--api-base", "http://127.0.0.1:9/v1", "--max-cost-usd", "1"])
+    assert code == 2
+    assert "no prices in litellm's cost map" in capsys.readouterr().err
+    assert main([*SMOKE, "--out", str(tmp_path / "r2"), "--max-cost-usd", "-1"]) == 2
+    assert "--max-cost-usd must be a positive number" in capsys.readouterr().err
