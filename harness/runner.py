@@ -6,12 +6,11 @@ internals. Each run writes its own event log; the parent process alone appends r
 """
 from __future__ import annotations
 
-import multiprocessing
 import re
 import time
 import traceback
 from collections import deque
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -22,6 +21,7 @@ from harness.errors import ConfigError
 from harness.events import EventLog
 from harness.llm import LLMClient, LLMProfile, is_context_window_error
 from harness.metrics import compute_metrics
+from harness.pool import cell_executor
 from harness.secrets import is_secret_key
 from harness.tokens import stable_hash
 from strategies import StrategySpec, build_strategy
@@ -206,22 +206,6 @@ def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strate
             return "submitted", None
 
 
-def _pool_context() -> multiprocessing.context.BaseContext:
-    # Fresh interpreters: litellm starts threads, and forking a threaded parent is unsafe.
-    return multiprocessing.get_context("spawn")
-
-
-def _parallelism(cells: list[Cell], workers: int) -> tuple[bool, int]:
-    """(use threads, how many cells at once). Runs against real models wait on the network, so
-    they run as threads of this process, sharing its per-model request limits; with a limit,
-    enough runs are in flight to keep every slot busy. Mock runs use the CPU: processes."""
-    main = cells[0].profiles.get(MAIN_PROFILE, {}) if cells else {}
-    if str(main.get("model", "mock/")).startswith("mock/"):
-        return False, min(workers, len(cells))
-    limit = main.get("max_concurrency")
-    return True, min(len(cells), max(workers, 4 * limit if limit else workers))
-
-
 def run_cells(cells: list[Cell], *, workers: int, on_row: Callable[[dict[str, Any]], None],
               progress: bool = True, may_start: Callable[[], bool] | None = None) -> list[Cell]:
     """Run cells (in parallel when workers > 1), handing each finished row to `on_row` at once.
@@ -233,16 +217,14 @@ def run_cells(cells: list[Cell], *, workers: int, on_row: Callable[[dict[str, An
 
     queue = deque(cells)
     allowed = may_start or (lambda: True)
-    threads, parallel = _parallelism(cells, workers)
+    pool, parallel = cell_executor(cells, workers)
     bar = tqdm(total=len(cells), desc="runs", unit="run", disable=not progress, leave=False)
     try:
-        if parallel <= 1:
+        if pool is None:
             while queue and allowed():
                 on_row(run_cell(queue.popleft()))
                 bar.update()
             return list(queue)
-        pool = (ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="run") if threads
-                else ProcessPoolExecutor(max_workers=parallel, mp_context=_pool_context()))
         with pool:
             pending: set[Future] = set()
             while queue or pending:
