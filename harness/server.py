@@ -46,6 +46,8 @@ class MockServer(ThreadingHTTPServer):
         self.config = config
         self.latency_s = latency_s
         self.requests = 0
+        self.in_flight = 0
+        self.peak_in_flight = 0  # most chat requests served at once: checks clients' concurrency limits
         self._count_lock = threading.Lock()
         super().__init__((LOOPBACK, port), _Handler)
 
@@ -53,9 +55,15 @@ class MockServer(ThreadingHTTPServer):
     def url(self) -> str:
         return f"http://{LOOPBACK}:{self.server_address[1]}/v1"
 
-    def count(self) -> None:
+    def enter(self) -> None:
         with self._count_lock:
             self.requests += 1
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+
+    def leave(self) -> None:
+        with self._count_lock:
+            self.in_flight -= 1
 
     def start(self) -> threading.Thread:
         """Serve in a background thread (for tests and notebooks); stop with shutdown()."""
@@ -83,7 +91,13 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
             self._error(404, f"no route {self.path}", "not_found")
             return
-        self.server.count()
+        self.server.enter()
+        try:
+            self._chat()
+        finally:
+            self.server.leave()
+
+    def _chat(self) -> None:
         try:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
             messages, tools = body["messages"], body.get("tools") or []
