@@ -12,9 +12,7 @@ from harness.errors import ConfigError
 from harness.report import DEFAULT_BASELINE, PAIRED_FILE, requests_frame, runs_frame, write_report
 from harness.results import SUMMARY_FILE, ResultsDir
 from harness.sweep import SWEEP_FILE, TUNING_FILE, Grid, recommend, validate_grid, write_sweep_file
-from harness.runner import DEFAULT_MAX_REQUESTS, Matrix, redact, run_cells, validate_cells
 from strategies import REGISTRY, StrategySpec
-from tasks.suites import load_tasks
 
 
 def strategy_specs(names: Iterable[str] | str = "all", configs: dict[str, Any] | None = None) -> list[StrategySpec]:
@@ -68,6 +66,10 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
 
     `load_results(run(...))` gives the runs and requests as DataFrames.
     """
+    # Imported here so that reading results (notebooks) does not load litellm and datasets.
+    from harness.runner import DEFAULT_MAX_REQUESTS, Matrix, redact, run_cells, validate_cells
+    from tasks.suites import load_tasks
+
     tasks = load_tasks(suite)
     strategies = list(strategies) if not isinstance(strategies, str) else strategies
     if isinstance(strategies, str) or (strategies and isinstance(strategies[0], str)):

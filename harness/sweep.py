@@ -64,8 +64,20 @@ def split_values(text: str) -> list[str]:
     return [part.strip() for part in parts]
 
 
+def _parse_value(key: str, text: str) -> Any:
+    """JSON first (so 1e3 is a number), then YAML (bare words, quoted strings)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    try:
+        return yaml.safe_load(text) if text else None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"--grid {key}: cannot read value {text!r}: {exc}") from exc
+
+
 def parse_grid_args(items: Iterable[str]) -> dict[str, list[Any]]:
-    """`key=v1,v2` items -> {key: [v1, v2]}; each value is read as YAML (numbers, booleans, lists)."""
+    """`key=v1,v2` items -> {key: [v1, v2]}; values are JSON or YAML (numbers, booleans, lists, words)."""
     axes: dict[str, list[Any]] = {}
     for item in items:
         key, sep, values = item.partition("=")
@@ -74,13 +86,7 @@ def parse_grid_args(items: Iterable[str]) -> dict[str, list[Any]]:
             raise ConfigError(f"--grid {item!r}: expected key=value1,value2,...")
         if key in axes:
             raise ConfigError(f"--grid: key {key!r} given twice")
-        parsed = []
-        for value in split_values(values):
-            try:
-                parsed.append(yaml.safe_load(value) if value else None)
-            except yaml.YAMLError as exc:
-                raise ConfigError(f"--grid {key}: cannot read value {value!r}: {exc}") from exc
-        axes[key] = parsed
+        axes[key] = [_parse_value(key, value) for value in split_values(values)]
     return axes
 
 
