@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -122,11 +122,11 @@ class Results:
     """A results directory's tables as DataFrames (what notebooks work with)."""
 
     path: Path
-    runs: pd.DataFrame
-    requests: pd.DataFrame
-    summary: pd.DataFrame
-    paired: pd.DataFrame
-    tuning: pd.DataFrame | None
+    runs: pd.DataFrame = field(repr=False)
+    requests: pd.DataFrame = field(repr=False)
+    summary: pd.DataFrame = field(repr=False)
+    paired: pd.DataFrame = field(repr=False)
+    tuning: pd.DataFrame | None = field(repr=False)
 
     @property
     def is_sweep(self) -> bool:

@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     _add_sweep_parser(commands)
     report = commands.add_parser(
         "report", help="write summary.csv, paired.csv, report.md and plots/ for a results directory",
-        description="Summaries with seeded 95%% bootstrap intervals, paired differences against a baseline over "
+        description="Summaries with seeded 95% bootstrap intervals, paired differences against a baseline over "
                     "the same task and seed, report.md and plots, from the directory's files alone.")
     report.add_argument("results_dir")
     report.add_argument("--baseline", default=None, help="strategy to compare against (default none)")

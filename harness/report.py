@@ -113,9 +113,9 @@ def paired_differences(runs: pd.DataFrame, baseline: str = DEFAULT_BASELINE,
 
     def make(family: str, subset: pd.DataFrame) -> list[dict[str, Any]]:
         rows = []
+        values = subset.assign(success=subset["success"].astype(float))
         for strategy in strategies:
             for _, field, _ in COMPARED:
-                values = subset.assign(success=subset["success"].astype(float))
                 estimate = paired_difference(values, strategy, baseline, field, seed=seed)
                 if estimate.n:
                     rows.append({"family": family, "strategy": strategy, "baseline": baseline, "metric": field,
