@@ -86,6 +86,7 @@ def test_load_results_of_run_returns_dataframes(run_suite):
     assert list(results.runs["run_id"]) == list(runs["run_id"])
     assert not results.is_sweep and results.recommended is None
     assert list(results.summary["strategy"].unique()) == ["none"]
+    assert (results.path / "report.md").exists()  # `run` ends by writing the report
 
 
 def test_results_files_are_readable_with_plain_pandas(smoke_sweep):
