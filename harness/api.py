@@ -2,15 +2,17 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+import pandas as pd
+
 from harness.errors import ConfigError
-from harness.report import write_report
-from harness.results import ResultsDir
-from harness.runner import DEFAULT_MAX_REQUESTS, Matrix, redact, run_cells, validate_cells
+from harness.report import DEFAULT_BASELINE, PAIRED_FILE, requests_frame, runs_frame, write_report
+from harness.results import SUMMARY_FILE, ResultsDir
+from harness.sweep import SWEEP_FILE, TUNING_FILE, Grid, recommend, validate_grid, write_sweep_file
 from strategies import REGISTRY, StrategySpec
-from tasks.suites import load_tasks
 
 
 def strategy_specs(names: Iterable[str] | str = "all", configs: dict[str, Any] | None = None) -> list[StrategySpec]:
@@ -58,8 +60,16 @@ def mock_profiles(model: str = "mock/agent", *, window: int | None = None, cache
 def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable[str] | str = "all",
         strategy_configs: dict[str, Any] | None = None, seeds: Iterable[int] = (0,),
         profiles: dict[str, dict[str, Any]] | None = None, max_requests: int | None = None,
-        out: str | Path | None = None, workers: int = 1, progress: bool = False) -> Path:
-    """Run every task x strategy x seed cell, write the results layout and report; return its path."""
+        out: str | Path | None = None, workers: int = 1, progress: bool = False,
+        baseline: str = DEFAULT_BASELINE) -> Path:
+    """Run every task x strategy x seed cell, write the results layout and report; return its path.
+
+    `load_results(run(...))` gives the runs and requests as DataFrames.
+    """
+    # Imported here so that reading results (notebooks) does not load litellm and datasets.
+    from harness.runner import DEFAULT_MAX_REQUESTS, Matrix, redact, run_cells, validate_cells
+    from tasks.suites import load_tasks
+
     tasks = load_tasks(suite)
     strategies = list(strategies) if not isinstance(strategies, str) else strategies
     if isinstance(strategies, str) or (strategies and isinstance(strategies[0], str)):
@@ -68,7 +78,7 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
         specs = list(strategies)  # type: ignore[arg-type]
     matrix = Matrix(tasks=tasks, strategies=specs, seeds=list(seeds), profiles=profiles or mock_profiles(),
                     max_requests=max_requests or DEFAULT_MAX_REQUESTS)
-    out_path = Path(out) if out else Path("results") / time.strftime("%Y%m%d-%H%M%S")
+    out_path = Path(out) if out else default_out()
     cells = matrix.build(str(out_path / "events"))
     validate_cells(cells)
     results = ResultsDir(out_path)
@@ -82,5 +92,62 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
         "workers": workers,
     })
     run_cells(cells, workers=workers, on_row=results.append_run, progress=progress)
-    write_report(out_path)
+    write_report(out_path, baseline=baseline)
     return out_path
+
+
+def default_out() -> Path:
+    return Path("results") / time.strftime("%Y%m%d-%H%M%S")
+
+
+def sweep(grid: Grid, suite: str = "default", *, also: Iterable[str] = (), seeds: Iterable[int] = (0,),
+          profiles: dict[str, dict[str, Any]] | None = None, max_requests: int | None = None,
+          out: str | Path | None = None, workers: int = 1, progress: bool = False,
+          baseline: str = DEFAULT_BASELINE) -> Path:
+    """Run every grid point (plus the strategies in `also`, e.g. the baseline) and write tuning.csv.
+
+    Every point's strategy is built before any model call, so a bad key fails at once.
+    Returns the results directory; `load_results(...)` gives its tables, tuning included.
+    """
+    points = validate_grid(grid)
+    extra = strategy_specs(list(also))
+    out_path = Path(out) if out else default_out()
+    write_sweep_file(out_path, grid, points)
+    return run(suite, strategies=[spec for _, spec in points] + extra, seeds=seeds, profiles=profiles,
+               max_requests=max_requests, out=out_path, workers=workers, progress=progress, baseline=baseline)
+
+
+@dataclass
+class Results:
+    """A results directory's tables as DataFrames (what notebooks work with)."""
+
+    path: Path
+    runs: pd.DataFrame = field(repr=False)
+    requests: pd.DataFrame = field(repr=False)
+    summary: pd.DataFrame = field(repr=False)
+    paired: pd.DataFrame = field(repr=False)
+    tuning: pd.DataFrame | None = field(repr=False)
+
+    @property
+    def is_sweep(self) -> bool:
+        return self.tuning is not None
+
+    @property
+    def recommended(self) -> str | None:
+        """The recommended grid point of a sweep (highest success, then lowest cost)."""
+        return recommend(self.tuning) if self.tuning is not None else None
+
+
+def _csv(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path) if path.exists() and path.stat().st_size else pd.DataFrame()
+
+
+def load_results(path: str | Path) -> Results:
+    """Runs (runs.jsonl), requests (from the event logs) and the report's tables of a results directory."""
+    path = Path(path)
+    if not path.is_dir():
+        raise ConfigError(f"load_results: {path} is not a results directory")
+    runs = runs_frame(path)
+    return Results(path=path, runs=runs, requests=requests_frame(path, runs), summary=_csv(path / SUMMARY_FILE),
+                   paired=_csv(path / PAIRED_FILE),
+                   tuning=_csv(path / TUNING_FILE) if (path / SWEEP_FILE).exists() else None)
