@@ -2,7 +2,8 @@
 
 Records count as known when a visible tool result, a visible note it wrote in its own
 replies, or a visible notes file shows them. For a missing record it searches the code,
-reads the files the search named, and, when what it read has been cleared or cut, reads
+reads the files the search named, pages through a file shown truncated with
+`read_tool_result`, and, when what it read has been cleared, masked or clamped, reads
 again (within its reread budget). When it cannot recover a record it submits the sum of
 what it has, which is wrong, as a real model would.
 """
@@ -12,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.mock.agents.common import Exchange, Visible
+from harness.mock.agents.common import PAGE_TOOL, Exchange, Visible, is_clamped
 
 TASK = re.compile(r"Start at record ([A-Z]{2}-\d{4}) and follow the successor chain through (\d+) records")
 RECORD = re.compile(r"record ([A-Z]{2}-\d{4}) \| weight (\d+) \| successor ([A-Z]{2}-\d{4})")
@@ -35,17 +36,19 @@ def find_task(visible: Visible) -> Task | None:
 
 def _records(visible: Visible) -> dict[str, tuple[int, str]]:
     known: dict[str, tuple[int, str]] = {}
-    for text in visible.texts(("assistant", "tool", "user")):
+    texts = visible.texts(("assistant", "tool", "user")) + [o.text() for o in visible.offloaded.values()]
+    for text in texts:
         for code, weight, successor in RECORD.findall(text):
             known[code] = (int(weight), successor)
     return known
 
 
-def _complete_read(exchange: Exchange) -> bool:
-    """A read result it can rely on: present, whole, and not an error or a placeholder."""
-    result = exchange.result or ""
+def _complete_read(visible: Visible, exchange: Exchange) -> bool:
+    """A read result it can rely on: present, whole (pages joined), not an error, placeholder or clamped copy."""
+    result = visible.full_text(exchange)
     path = str(exchange.args.get("path", "")).strip()
-    return result.startswith(f"== {path} (") and result.rstrip().endswith(f"== end of {path} ==")
+    return (result.startswith(f"== {path} (") and result.rstrip().endswith(f"== end of {path} ==")
+            and not is_clamped(result))
 
 
 def _search_paths(visible: Visible, code: str) -> list[str] | None:
@@ -61,13 +64,20 @@ def _search_paths(visible: Visible, code: str) -> list[str] | None:
 
 
 def _failed_attempts(visible: Visible, code: str, paths: list[str]) -> int:
-    """Visible fetches for this record whose results it can no longer use."""
+    """Visible fetches for this record whose results it can no longer use (lost pages included)."""
     failed = 0
+    page_ids = set()
     for exchange in visible.exchanges:
         if exchange.name == "search" and exchange.args.get("text") == code and "match(es) for" not in (exchange.result or ""):
             failed += 1
-        elif exchange.name == "read_file" and exchange.args.get("path") in paths and not _complete_read(exchange):
-            failed += 1
+        elif exchange.name == "read_file" and exchange.args.get("path") in paths:
+            if visible.truncated_id(exchange):
+                page_ids.add(visible.truncated_id(exchange))
+            elif not _complete_read(visible, exchange):
+                failed += 1
+        elif exchange.name == PAGE_TOOL and exchange.args.get("result_id") in page_ids:
+            if not (exchange.result or "").startswith(f"[{exchange.args['result_id']}: characters "):
+                failed += 1
     return failed
 
 
@@ -92,10 +102,15 @@ def act(visible: Visible, task: Task) -> dict[str, Any]:
         return visible.call("search", {"text": code}, note + f"Looking for record {code}.")
     if not paths:
         return visible.call("submit_answer", {"answer": str(total)}, note + f"Record {code} does not exist.")
-    readable = {e.args.get("path") for e in visible.exchanges if e.name == "read_file" and _complete_read(e)}
+    reads = [e for e in visible.exchanges if e.name == "read_file"]
+    readable = {e.args.get("path") for e in reads if _complete_read(visible, e)}
     for path in paths:
-        if path not in readable:
-            return visible.call("read_file", {"path": path}, note + f"Reading {path} for record {code}.")
+        if path in readable:
+            continue
+        truncated = next((e for e in reversed(reads) if e.args.get("path") == path and visible.page_call(e)), None)
+        if truncated is not None:
+            return visible.page_call(truncated, note + f"Paging through {path} for record {code}.")
+        return visible.call("read_file", {"path": path}, note + f"Reading {path} for record {code}.")
     # Every named file is visible yet none shows the record: the search result is stale.
     return visible.call("search", {"text": code}, note + f"Searching again for record {code}.")
 
