@@ -12,8 +12,8 @@ only when the context passes `target_tokens`. With `turn_boundary: false`, a pas
 
 Choices the seed leaves open, documented here:
 
-* clamp: a settled message is oversized when it holds more than a quarter of the pass's
-  target; it keeps its head and tail, an eighth of the target in all.
+* clamp: a settled message is oversized when it alone holds more than half of the pass's
+  target; it keeps its head and tail, a quarter of the target in all.
 * clear: oldest eligible results first, only as many as needed to fit; if that reclaims
   less than `min_clear_tokens` the clear is skipped (recorded as `compaction_skipped`).
 * window: drops the oldest settled call/result groups or messages; never the system
@@ -152,7 +152,7 @@ class CompactionLadder(Strategy):
         if ctx.prompt_tokens_estimate() <= target:
             return
         view = ctx.view
-        limit, keep = target // 4, target // 8
+        limit, keep = target // 2, target // 4
         excess = ctx.prompt_tokens_estimate() - target
         ops, ids, reclaimed = [], [], 0
         for message_id in history.settled_ids(view):
