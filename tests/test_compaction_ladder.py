@@ -5,9 +5,9 @@ import json
 
 import pytest
 import yaml
+from multiturn_lookup import multiturn_suite  # noqa: F401  (a fixture)
 from transcripts import exchange, make_ctx, pairing_intact, replays, user, words
 
-import tasks
 from harness import api
 from harness.errors import ConfigError
 from harness.replay import replay_file
@@ -320,16 +320,6 @@ def test_context_window_error_retries_only_when_the_view_shrank():
 
 
 # ----- the seed's cache claim, measured with the mock's cache
-
-
-@pytest.fixture
-def multiturn_suite(tmp_path, monkeypatch):
-    """A chained_lookup task spoken over several user turns (test-only family in tests/plugins)."""
-    monkeypatch.setitem(tasks.FAMILIES, "multiturn_lookup", "multiturn_lookup")
-    path = tmp_path / "multiturn.jsonl"
-    path.write_text(json.dumps({"task_id": "mt-0", "family": "multiturn_lookup", "seed": 5, "params": {
-        "hops": 10, "files": 8, "distractors": 30, "filler_lines": 4, "turn_every": 4, "turns": 8}}) + "\n")
-    return str(path)
 
 
 TRIM = {"turn_boundary_target": 3_000, "clear_tool_max_tokens": 100, "clear_tool_keep_pairs": 1, "min_clear_tokens": 0}

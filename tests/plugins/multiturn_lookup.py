@@ -2,13 +2,17 @@
 
 The first user message states the task; a short genuine user prompt ("keep going") then
 arrives every `turn_every` requests, so the run has several turns and a turn-boundary
-strategy has settled history to trim. Registered by tests with
-`monkeypatch.setitem(tasks.FAMILIES, "multiturn_lookup", "multiturn_lookup")`.
+strategy has settled history to trim. Tests register it for
+their duration through the `multiturn_suite` fixture (import it into the test module).
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
+import pytest
+
+import tasks
 from harness.config import require
 from tasks.chained_lookup import ChainedLookup
 from tasks.chained_lookup import Params as ChainParams
@@ -47,3 +51,15 @@ class MultiTurnLookup(ChainedLookup):
 
 def build(params: Params, seed: int) -> MultiTurnLookup:
     return MultiTurnLookup(params, seed)
+
+
+DEFAULT_SUITE_PARAMS = {"hops": 10, "files": 8, "distractors": 30, "filler_lines": 4, "turn_every": 4, "turns": 8}
+
+
+@pytest.fixture
+def multiturn_suite(tmp_path, monkeypatch) -> str:
+    """A one-task suite file of this family, registered for the test (runs must stay in-process)."""
+    monkeypatch.setitem(tasks.FAMILIES, FAMILY, "multiturn_lookup")
+    path = tmp_path / "multiturn.jsonl"
+    path.write_text(json.dumps({"task_id": "mt-0", "family": FAMILY, "seed": 5, "params": DEFAULT_SUITE_PARAMS}) + "\n")
+    return str(path)
