@@ -9,6 +9,7 @@ what it has, which is wrong, as a real model would.
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -63,22 +64,21 @@ def _search_paths(visible: Visible, code: str) -> list[str] | None:
     return None
 
 
-def _failed_attempts(visible: Visible, code: str, paths: list[str]) -> int:
-    """Visible fetches for this record whose results it can no longer use (lost pages included)."""
-    failed = 0
-    page_ids = set()
+def _refetches(visible: Visible, code: str, paths: list[str]) -> int:
+    """Fetches for this record it has already made again (a search, a read or a page repeated because
+    what it got the first time was lost, cut or unusable): what its reread budget limits."""
+    seen: set[tuple[str, str]] = set()
+    page_ids = {visible.truncated_id(e) for e in visible.exchanges
+                if e.name == "read_file" and e.args.get("path") in paths} - {None}
+    repeats = 0
     for exchange in visible.exchanges:
-        if exchange.name == "search" and exchange.args.get("text") == code and "match(es) for" not in (exchange.result or ""):
-            failed += 1
-        elif exchange.name == "read_file" and exchange.args.get("path") in paths:
-            if visible.truncated_id(exchange):
-                page_ids.add(visible.truncated_id(exchange))
-            elif not _complete_read(visible, exchange):
-                failed += 1
-        elif exchange.name == PAGE_TOOL and exchange.args.get("result_id") in page_ids:
-            if not (exchange.result or "").startswith(f"[{exchange.args['result_id']}: characters "):
-                failed += 1
-    return failed
+        if ((exchange.name == "search" and exchange.args.get("text") == code)
+                or (exchange.name == "read_file" and exchange.args.get("path") in paths)
+                or (exchange.name == PAGE_TOOL and exchange.args.get("result_id") in page_ids)):
+            key = (exchange.name, json.dumps(exchange.args, sort_keys=True))
+            repeats += key in seen
+            seen.add(key)
+    return repeats
 
 
 def act(visible: Visible, task: Task) -> dict[str, Any]:
@@ -95,7 +95,7 @@ def act(visible: Visible, task: Task) -> dict[str, Any]:
                             f"I have all {task.hops} records; their weights sum to {total}.")
     note = _narration(visible, {c for c, _ in chain})
     paths = _search_paths(visible, code)
-    if _failed_attempts(visible, code, paths or []) > visible.knobs.reread_budget:
+    if _refetches(visible, code, paths or []) > visible.knobs.reread_budget:
         return visible.call("submit_answer", {"answer": str(total)},
                             note + f"I could not recover record {code}; submitting what I have.")
     if paths is None:
