@@ -337,7 +337,10 @@ def test_turn_boundary_trimming_gives_a_higher_cache_hit_rate_than_trimming_befo
     boundary, every = rows["turn_boundary"], rows["every_request"]
     assert boundary["compactions"] >= 1 and every["compactions"] > boundary["compactions"]
     assert boundary["cache_hit_rate"] > every["cache_hit_rate"]
-    assert boundary["compaction_cache_read_lost_tokens"] < every["compaction_cache_read_lost_tokens"]
+    assert 0 < boundary["compaction_cache_read_lost_tokens"] < every["compaction_cache_read_lost_tokens"]
+    for row in (boundary, every):  # metrics: edits and tokens reclaimed by step
+        assert sum(row["compactions_by_step"].values()) == row["compactions"]
+        assert sum(row["compaction_reclaimed_by_step"].values()) == row["compaction_reclaimed_tokens"] > 0
     for path in (out / "events").glob("*.jsonl"):
         report = replay_file(path)
         assert report.ok, report.mismatches
