@@ -11,6 +11,11 @@ from strategies.base import Stack, Strategy
 # name -> "module:Class"; modules load lazily so one broken strategy cannot break the rest.
 REGISTRY: dict[str, str] = {
     "none": "strategies.none:NoManagement",
+    "compaction_ladder": "strategies.compaction_ladder:CompactionLadder",
+    "tool_output_limits": "strategies.tool_output_limits:ToolOutputLimits",
+    "warn_on_cache_busts": "strategies.warn_on_cache_busts:WarnOnCacheBusts",
+    "observation_masking": "strategies.observation_masking:ObservationMasking",
+    "clear_tool_uses": "strategies.clear_tool_uses:ClearToolUses",
 }
 
 COMPOSE_KEY = "with"
