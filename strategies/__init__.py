@@ -11,6 +11,9 @@ from strategies.base import Stack, Strategy
 # name -> "module:Class"; modules load lazily so one broken strategy cannot break the rest.
 REGISTRY: dict[str, str] = {
     "none": "strategies.none:NoManagement",
+    "agent_reset": "strategies.agent_reset:AgentReset",
+    "hard_summarize": "strategies.hard_summarize:HardSummarize",
+    "llm_summarizing": "strategies.llm_summarizing:LLMSummarizing",
 }
 
 COMPOSE_KEY = "with"
