@@ -76,7 +76,7 @@ class LLMSummarizing(Strategy):
         """Where the kept tail begins: half of max_size, or (tokens) what fits in half the limit."""
         ids = ctx.view.ids
         if reason != "tokens":
-            return max(head, len(ids) - (self.config.max_size // 2 - head - 1))
+            return max(head, len(ids) - max(0, self.config.max_size // 2 - head - 1))
         target = (self.config.max_tokens or ctx.budget() or 0) // 2
         used = sum(ctx.view.tokens(i) for i in ids[:head])
         start = len(ids)
