@@ -190,8 +190,13 @@ def test_mock_summarizer_keeps_only_what_its_previews_show():
 
 
 def test_mock_summarizer_without_a_task_keeps_what_the_agent_said():
-    """DESIGN mock rule 4: it summarizes from what it is given, nothing else."""
-    said = {"role": "assistant", "content": "Noted record AB-1234 | weight 10 | successor CD-5678."}
-    raw = {"role": "tool", "name": "read_file", "content": "record EF-1111 | weight 20 | successor GH-2222"}
+    """DESIGN mock rule 4: without a visible task it keeps what the agent said and the shown lines naming what
+    the agent was looking for; nothing it was not shown."""
+    said = {"role": "assistant", "content": "Noted record AB-1234 | weight 10 | successor CD-5678. Looking for "
+                                            "record CD-5678."}
+    raw = {"role": "tool", "name": "read_file", "content": "record EF-1111 | weight 20 | successor GH-2222\n"
+                                                           "record CD-5678 | weight 30 | successor JK-3333"}
     text = mock_summarize(summary_request([preview(1, said), preview(2, raw)]), seed=0)["content"]
-    assert "AB-1234" in text and "EF-1111" not in text
+    assert "AB-1234 | weight 10" in text and "CD-5678 | weight 30" in text and "EF-1111" not in text
+    cut = mock_summarize(summary_request([preview(1, said), preview(2, raw, cap=60)]), seed=0)["content"]
+    assert "CD-5678 | weight 30" not in cut
