@@ -41,10 +41,11 @@ def read_notes_after_reset(visible: Visible) -> dict[str, Any] | None:
 
 
 def _trimmed_notes(visible: Visible, text: str) -> str:
-    """The first line (the task) always, each later line with chance notes_completeness."""
+    """The first line (the task) always, each later line with chance notes_completeness (seeded by the
+    whole notes and the line, so a line dropped once is not dropped every time the notes change)."""
     lines = text.splitlines()
     kept = lines[:1] + [line for line in lines[1:]
-                        if visible.chance(visible.knobs.notes_completeness, "notes", line)]
+                        if visible.chance(visible.knobs.notes_completeness, "notes", text, line)]
     return "\n".join(kept) + "\n"
 
 
