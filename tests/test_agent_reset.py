@@ -233,7 +233,6 @@ def test_measurement_is_the_last_successful_requests_input_tokens_cached_include
     ctx.call_llm("summary", [{"role": "user", "content": "x" * 4000}], purpose="test")  # another profile
     strategy.before_request(ctx)
     assert _warnings(ctx) == []
-    warning = None
     _reply(ctx, strategy, 800)
     strategy.before_request(ctx)
     warning = next(ctx.log.of_type("warning"))
