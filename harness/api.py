@@ -12,13 +12,13 @@ from harness.errors import ConfigError
 from harness.report import DEFAULT_BASELINE, PAIRED_FILE, requests_frame, runs_frame, write_report
 from harness.results import SUMMARY_FILE, ResultsDir
 from harness.sweep import SWEEP_FILE, TUNING_FILE, Grid, recommend, validate_grid, write_sweep_file
-from strategies import REGISTRY, StrategySpec
+from strategies import StrategySpec, comparison_strategies
 
 
 def strategy_specs(names: Iterable[str] | str = "all", configs: dict[str, Any] | None = None) -> list[StrategySpec]:
     """Specs for registered names or import paths, with an optional config per name."""
     if isinstance(names, str):
-        names = sorted(REGISTRY) if names == "all" else [n.strip() for n in names.split(",") if n.strip()]
+        names = comparison_strategies() if names == "all" else [n.strip() for n in names.split(",") if n.strip()]
     chosen = list(names)
     configs = configs or {}
     if not isinstance(configs, dict):
@@ -29,10 +29,23 @@ def strategy_specs(names: Iterable[str] | str = "all", configs: dict[str, Any] |
     return [StrategySpec(name=name, config=configs.get(name) or {}) for name in chosen]
 
 
+SUMMARY_PROFILE = "summary"
+
+
+def default_summary_profile(main: dict[str, Any]) -> dict[str, Any]:
+    """The `summary` profile summarizing strategies use unless one is given: the mock summarizer
+    for a mock agent (same cache style and prices), else the main model itself without its budget."""
+    if main["model"].startswith("mock/"):
+        return {"model": "mock/summarizer", "mock": {"cache": main["mock"]["cache"]},
+                **({"price_model": main["price_model"]} if "price_model" in main else {})}
+    return {k: v for k, v in main.items() if k != "max_input_tokens"}
+
+
 def mock_profiles(model: str = "mock/agent", *, window: int | None = None, cache: str = "anthropic",
                   knobs: dict[str, Any] | None = None, api_base: str | None = None, price_model: str | None = None,
                   extra: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
-    """LLM profiles as plain data: the main profile from these options, plus `extra` ones."""
+    """LLM profiles as plain data: the main profile from these options, a default `summary`
+    profile, plus `extra` ones (which replace profiles of the same name)."""
     main: dict[str, Any] = {"model": model}
     if api_base:
         main["api_base"] = api_base
@@ -47,7 +60,7 @@ def mock_profiles(model: str = "mock/agent", *, window: int | None = None, cache
         main["mock"] = mock
     elif window:
         main["max_input_tokens"] = window
-    profiles = {"main": main}
+    profiles = {"main": main, SUMMARY_PROFILE: default_summary_profile(main)}
     if extra:
         if not isinstance(extra, dict):
             raise ConfigError("profiles: expected a mapping of profile name to profile")

@@ -6,7 +6,14 @@ Event vocabulary that metrics read (strategies emit these):
   {input_tokens, cached_tokens, cache_write_tokens, output_tokens}, ``cost_usd``,
   ``cost_usd_uncached``.
 * ``message`` with ``origin: "agent"`` and ``tool_calls``: for re-reads.
-* ``condensation`` with ``kind``: "agent_reset", "hard_reset" or "summary".
+* ``condensation`` with ``kind``: "agent_reset", "hard_reset" or "summary"; ``condensation_request``
+  (intent: ``reason`` "agent", "context_window_error", "manual", "tokens" or "size");
+  ``condensation_refused`` (a summarizer declined: too little to forget, or its summary failed).
+* ``summary_attempt`` (one try of a summary call; ``preview_cap`` shrinks on retries);
+  ``hard_reset_failed`` (every attempt failed or no summary profile: the run stops, history kept);
+  ``hard_reset_blocked`` (an overflow again before any main-model success after a hard reset).
+* ``message`` of a tool result named "condense" with ``is_error``: a refused condense call (not alone,
+  message too long, bad arguments); an accepted one carries ``payload.type`` "CondenseObservation".
 * ``warning`` with ``level`` (e.g. 0.75).
 * ``compaction`` with ``step`` (e.g. "clamp", "clear", "window", "mask", "clear_tool_uses"),
   ``reclaimed_tokens``, ``tokens_before``, ``tokens_after``, ``trigger`` (e.g. "turn_boundary",
@@ -105,6 +112,13 @@ def compute_metrics(events: list[Mapping[str, Any]]) -> dict[str, Any]:
     metrics["agent_resets"] = kinds.get("agent_reset", 0)
     metrics["hard_resets"] = kinds.get("hard_reset", 0)
     metrics["summaries"] = kinds.get("summary", 0)
+    metrics["condensation_requests"] = sum(1 for e in events if e["type"] == "condensation_request")
+    metrics["condensations_refused"] = sum(1 for e in events if e["type"] == "condensation_refused")
+    metrics["summary_attempts"] = sum(1 for e in events if e["type"] == "summary_attempt")
+    metrics["hard_reset_failures"] = sum(1 for e in events if e["type"] == "hard_reset_failed")
+    metrics["hard_resets_blocked"] = sum(1 for e in events if e["type"] == "hard_reset_blocked")
+    metrics["condense_refusals"] = sum(1 for e in events if e["type"] == "message" and e.get("is_error")
+                                       and e["message"].get("name") == "condense")
     levels = Counter(str(e.get("level")) for e in events if e["type"] == "warning")
     metrics["warnings"] = sum(levels.values())
     metrics["warnings_by_level"] = dict(sorted(levels.items()))

@@ -44,6 +44,7 @@ class WarnOnCacheBustsConfig:
 class WarnOnCacheBusts(Strategy):
     name = "warn_on_cache_busts"
     Config = WarnOnCacheBustsConfig
+    standalone = False
 
     def __init__(self, config: WarnOnCacheBustsConfig | None = None):
         super().__init__(config)

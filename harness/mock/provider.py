@@ -3,7 +3,8 @@
 It does what a real provider does to a request: enforces a context window (raising
 litellm's ContextWindowExceededError), simulates prefix caching on a simulated clock, and
 reports usage the way litellm reports a real provider's. The reply itself comes from the
-mock agent, which sees only the messages and tool schemas of the request.
+mock agent, which sees only the messages and tool schemas of the request (or, for models
+`mock/summarizer...`, from the mock summarizer, which sees only the request's messages).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from harness.config import build_dataclass, require
 from harness.llm import DEFAULT_MOCK_WINDOW, DEFAULT_PRICE_MODEL
 from harness.mock.agents import respond
 from harness.mock.cache import CACHE_STYLES, PrefixCache
+from harness.mock.summarizer import is_summarizer, summarize
 from harness.tokens import count_message, count_tools
 
 
@@ -104,7 +106,10 @@ class MockProvider(CustomLLM):
             )
         state = self.session(config.session, config.cache)
         cached, written = state.cache.request(keys, counts, state.clock_s)
-        reply = respond(messages, tools, seed=seed or 0, knobs=config.knobs)
+        if is_summarizer(model):
+            reply = summarize(messages, seed=seed or 0)
+        else:
+            reply = respond(messages, tools, seed=seed or 0, knobs=config.knobs)
         output_tokens = count_message(reply)
         state.clock_s += simulated_latency_s(prompt_tokens - cached, output_tokens)
         details: dict[str, Any] = {"cached_tokens": cached}

@@ -26,8 +26,14 @@ class Knobs:
 
     narrate: float = 0.5  # chance it restates a fact it found in its reply text
     reread_budget: int = 2  # times it fetches a lost or unreadable fact again before giving up
+    reset_stage: float | None = 0.8  # warning stage at which it saves notes and condenses (None: never)
+    notes_completeness: float = 1.0  # chance each progress line makes it into its notes before a reset
 
     def __post_init__(self) -> None:
+        require(self.reset_stage is None or 0.0 < self.reset_stage < 1.0,
+                f"reset_stage must be in (0, 1) or null, got {self.reset_stage}")
+        require(0.0 <= self.notes_completeness <= 1.0,
+                f"notes_completeness must be in [0, 1], got {self.notes_completeness}")
         require(0.0 <= self.narrate <= 1.0, f"narrate must be in [0, 1], got {self.narrate}")
         require(self.reread_budget >= 0, f"reread_budget must be 0 or more, got {self.reread_budget}")
 
