@@ -2,23 +2,24 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+import pandas as pd
+
 from harness.errors import ConfigError
-from harness.invocation import check_budgets, check_credentials, execute, load_matrix, with_invocation_options
-from harness.report import write_report
-from harness.results import EVENTS_DIR, RUNS_FILE, ResultsDir
-from harness.runner import DEFAULT_MAX_REQUESTS, Matrix, redact, validate_cells
+from harness.report import DEFAULT_BASELINE, PAIRED_FILE, requests_frame, runs_frame, write_report
+from harness.results import EVENTS_DIR, RUNS_FILE, SUMMARY_FILE, ResultsDir
 from harness.secrets import secret_values
-from strategies import REGISTRY, StrategySpec
-from tasks.suites import load_tasks
+from harness.sweep import SWEEP_FILE, TUNING_FILE, Grid, recommend, validate_grid, write_sweep_file
+from strategies import StrategySpec, comparison_strategies
 
 
 def strategy_specs(names: Iterable[str] | str = "all", configs: dict[str, Any] | None = None) -> list[StrategySpec]:
     """Specs for registered names or import paths, with an optional config per name."""
     if isinstance(names, str):
-        names = sorted(REGISTRY) if names == "all" else [n.strip() for n in names.split(",") if n.strip()]
+        names = comparison_strategies() if names == "all" else [n.strip() for n in names.split(",") if n.strip()]
     chosen = list(names)
     configs = configs or {}
     if not isinstance(configs, dict):
@@ -29,10 +30,23 @@ def strategy_specs(names: Iterable[str] | str = "all", configs: dict[str, Any] |
     return [StrategySpec(name=name, config=configs.get(name) or {}) for name in chosen]
 
 
+SUMMARY_PROFILE = "summary"
+
+
+def default_summary_profile(main: dict[str, Any]) -> dict[str, Any]:
+    """The `summary` profile summarizing strategies use unless one is given: the mock summarizer
+    for a mock agent (same cache style and prices), else the main model itself without its budget."""
+    if main["model"].startswith("mock/"):
+        return {"model": "mock/summarizer", "mock": {"cache": main["mock"]["cache"]},
+                **({"price_model": main["price_model"]} if "price_model" in main else {})}
+    return {k: v for k, v in main.items() if k != "max_input_tokens"}
+
+
 def mock_profiles(model: str = "mock/agent", *, window: int | None = None, cache: str = "anthropic",
                   knobs: dict[str, Any] | None = None, api_base: str | None = None, price_model: str | None = None,
                   extra: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
-    """LLM profiles as plain data: the main profile from these options, plus `extra` ones."""
+    """LLM profiles as plain data: the main profile from these options, a default `summary`
+    profile, plus `extra` ones (which replace profiles of the same name)."""
     main: dict[str, Any] = {"model": model}
     if api_base:
         main["api_base"] = api_base
@@ -47,7 +61,7 @@ def mock_profiles(model: str = "mock/agent", *, window: int | None = None, cache
         main["mock"] = mock
     elif window:
         main["max_input_tokens"] = window
-    profiles = {"main": main}
+    profiles = {"main": main, SUMMARY_PROFILE: default_summary_profile(main)}
     if extra:
         if not isinstance(extra, dict):
             raise ConfigError("profiles: expected a mapping of profile name to profile")
@@ -60,14 +74,20 @@ def mock_profiles(model: str = "mock/agent", *, window: int | None = None, cache
 def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable[str] | str = "all",
         strategy_configs: dict[str, Any] | None = None, seeds: Iterable[int] = (0,),
         profiles: dict[str, dict[str, Any]] | None = None, max_requests: int | None = None,
-        out: str | Path | None = None, workers: int = 1, progress: bool = False, cache: str | Path | None = None,
-        max_cost_usd: float | None = None, max_total_cost_usd: float | None = None,
-        max_concurrency: int | None = None) -> Path:
+        out: str | Path | None = None, workers: int = 1, progress: bool = False,
+        baseline: str = DEFAULT_BASELINE, cache: str | Path | None = None, max_cost_usd: float | None = None,
+        max_total_cost_usd: float | None = None, max_concurrency: int | None = None) -> Path:
     """Run every task x strategy x seed cell, write the results layout and report; return its path.
 
-    cache: response-cache directory; max_cost_usd: per run; max_total_cost_usd: per call (cells
-    left unstarted are listed in unstarted.json); max_concurrency: requests per model at once.
+    `load_results(run(...))` gives the runs and requests as DataFrames. cache: response-cache
+    directory; max_cost_usd: per run; max_total_cost_usd: per call (cells left unstarted are
+    listed in unstarted.json); max_concurrency: requests per model at once.
     """
+    # Imported here so that reading results (notebooks) does not load litellm and datasets.
+    from harness.invocation import check_budgets, check_credentials, execute, with_invocation_options
+    from harness.runner import DEFAULT_MAX_REQUESTS, Matrix, redact, validate_cells
+    from tasks.suites import load_tasks
+
     tasks = load_tasks(suite)
     strategies = list(strategies) if not isinstance(strategies, str) else strategies
     if isinstance(strategies, str) or (strategies and isinstance(strategies[0], str)):
@@ -78,8 +98,8 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
                                        max_concurrency=max_concurrency)
     matrix = Matrix(tasks=tasks, strategies=specs, seeds=list(seeds), profiles=profiles,
                     max_requests=max_requests or DEFAULT_MAX_REQUESTS, max_cost_usd=max_cost_usd)
-    out_path = Path(out) if out else Path("results") / time.strftime("%Y%m%d-%H%M%S")
-    cells = matrix.build(str(out_path / "events"))
+    out_path = Path(out) if out else default_out()
+    cells = matrix.build(str(out_path / EVENTS_DIR))
     validate_cells(cells)
     check_budgets(profiles, max_cost_usd, max_total_cost_usd)
     check_credentials(profiles)
@@ -97,15 +117,18 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
         "workers": workers,
     }, hide=secret_values(matrix.profiles))
     execute(results, cells, workers=workers, progress=progress, max_total_cost_usd=max_total_cost_usd)
-    write_report(out_path)
+    write_report(out_path, baseline=baseline)
     return out_path
 
 
 def resume(results_dir: str | Path, *, workers: int = 1, progress: bool = False, cache: str | Path | None = None,
            max_cost_usd: float | None = None, max_total_cost_usd: float | None = None,
-           max_concurrency: int | None = None) -> Path:
+           max_concurrency: int | None = None, baseline: str = DEFAULT_BASELINE) -> Path:
     """Finish an interrupted run: the matrix of its config.json, minus the cells already in runs.jsonl."""
-    matrix, _ = load_matrix(results_dir)
+    from harness.invocation import check_budgets, check_credentials, execute, load_matrix, with_invocation_options
+    from harness.runner import validate_cells
+
+    matrix = load_matrix(results_dir)
     matrix.profiles = with_invocation_options(matrix.profiles, cache=cache and str(cache),
                                               max_concurrency=max_concurrency)
     if max_cost_usd is not None:
@@ -115,5 +138,62 @@ def resume(results_dir: str | Path, *, workers: int = 1, progress: bool = False,
     check_budgets(matrix.profiles, matrix.max_cost_usd, max_total_cost_usd)
     check_credentials(matrix.profiles)
     execute(ResultsDir(results_dir), cells, workers=workers, progress=progress, max_total_cost_usd=max_total_cost_usd)
-    write_report(results_dir)
+    write_report(results_dir, baseline=baseline)
     return Path(results_dir)
+
+
+def default_out() -> Path:
+    return Path("results") / time.strftime("%Y%m%d-%H%M%S")
+
+
+def sweep(grid: Grid, suite: str = "default", *, also: Iterable[str] = (), seeds: Iterable[int] = (0,),
+          profiles: dict[str, dict[str, Any]] | None = None, max_requests: int | None = None,
+          out: str | Path | None = None, workers: int = 1, progress: bool = False,
+          baseline: str = DEFAULT_BASELINE) -> Path:
+    """Run every grid point (plus the strategies in `also`, e.g. the baseline) and write tuning.csv.
+
+    Every point's strategy is built before any model call, so a bad key fails at once.
+    Returns the results directory; `load_results(...)` gives its tables, tuning included.
+    """
+    points = validate_grid(grid)
+    extra = strategy_specs(list(also))
+    out_path = Path(out) if out else default_out()
+    write_sweep_file(out_path, grid, points)
+    return run(suite, strategies=[spec for _, spec in points] + extra, seeds=seeds, profiles=profiles,
+               max_requests=max_requests, out=out_path, workers=workers, progress=progress, baseline=baseline)
+
+
+@dataclass
+class Results:
+    """A results directory's tables as DataFrames (what notebooks work with)."""
+
+    path: Path
+    runs: pd.DataFrame = field(repr=False)
+    requests: pd.DataFrame = field(repr=False)
+    summary: pd.DataFrame = field(repr=False)
+    paired: pd.DataFrame = field(repr=False)
+    tuning: pd.DataFrame | None = field(repr=False)
+
+    @property
+    def is_sweep(self) -> bool:
+        return self.tuning is not None
+
+    @property
+    def recommended(self) -> str | None:
+        """The recommended grid point of a sweep (highest success, then lowest cost)."""
+        return recommend(self.tuning) if self.tuning is not None else None
+
+
+def _csv(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path) if path.exists() and path.stat().st_size else pd.DataFrame()
+
+
+def load_results(path: str | Path) -> Results:
+    """Runs (runs.jsonl), requests (from the event logs) and the report's tables of a results directory."""
+    path = Path(path)
+    if not path.is_dir():
+        raise ConfigError(f"load_results: {path} is not a results directory")
+    runs = runs_frame(path)
+    return Results(path=path, runs=runs, requests=requests_frame(path, runs), summary=_csv(path / SUMMARY_FILE),
+                   paired=_csv(path / PAIRED_FILE),
+                   tuning=_csv(path / TUNING_FILE) if (path / SWEEP_FILE).exists() else None)

@@ -33,43 +33,69 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _add_model_options(parser: argparse.ArgumentParser) -> None:
+    """Suite, model, seeds and parallelism: shared by `run` and `sweep`."""
+    parser.add_argument("--suite", default=DEFAULT_SUITE,
+                        help="suite name (smoke, default, long), a JSONL/Parquet task file or a hub dataset id "
+                             f"(default: {DEFAULT_SUITE})")
+    parser.add_argument("--tasks", metavar="FILE", help="a task file (JSONL or Parquet); overrides --suite")
+    parser.add_argument("--model", default="mock/agent",
+                        help="litellm model name of the agent (default mock/agent, the offline simulated agent)")
+    parser.add_argument("--api-base", help="API base URL for the model (e.g. an OpenAI-compatible server)")
+    parser.add_argument("--window", type=_positive_int,
+                        help="context window in input tokens: the mock provider's window (default 200000), "
+                             "and the input budget of a real model's profile")
+    parser.add_argument("--cache-style", choices=("anthropic", "openai", "none"), default="anthropic",
+                        help="prompt-cache simulation of the mock provider (default anthropic)")
+    parser.add_argument("--price-model", help="cost-map entry the run is billed as (mock default claude-sonnet-4-6)")
+    parser.add_argument("--mock-knobs", metavar="JSON_OR_FILE",
+                        help="imperfection knobs of the simulated agent, e.g. '{\"narrate\": 0.2}'")
+    parser.add_argument("--profiles", metavar="JSON_OR_FILE",
+                        help="extra LLM profiles by name (e.g. a 'summary' profile for summarizing strategies)")
+    parser.add_argument("--seeds", type=_int_list, default=[0], help="comma-separated run seeds (default 0)")
+    parser.add_argument("--max-requests", type=_positive_int, default=None,
+                        help="main-model requests per run before it ends as max_requests (default 400)")
+    parser.add_argument("--out", help="results directory (default results/<timestamp>)")
+    parser.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1,
+                        help="parallel worker processes (default: the number of cores)")
+    parser.add_argument("--baseline", default=None,
+                        help="strategy the report's paired differences compare against (default none)")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
 def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     run = commands.add_parser(
         "run", help="run strategies on a task suite and report",
         description="Run every task x strategy x seed cell, write results/<name>/, print a comparison table.")
-    run.add_argument("--suite", default=DEFAULT_SUITE,
-                     help="suite name (smoke, default, long), a JSONL/Parquet task file or a hub dataset id "
-                          f"(default: {DEFAULT_SUITE})")
-    run.add_argument("--tasks", metavar="FILE", help="a task file (JSONL or Parquet); overrides --suite")
     run.add_argument("--strategies", default="all",
                      help="comma-separated registered names or import paths (pkg.module:Class); "
                           "'all' = every registered strategy (default)")
     run.add_argument("--strategy-config", metavar="JSON_OR_FILE",
                      help="JSON or a JSON/YAML file mapping each strategy in --strategies to its config; "
                           "a config's 'with' list composes further strategies")
-    run.add_argument("--model", default="mock/agent",
-                     help="litellm model name of the agent (default mock/agent, the offline simulated agent)")
-    run.add_argument("--api-base", help="API base URL for the model (e.g. an OpenAI-compatible server)")
-    run.add_argument("--window", type=_positive_int,
-                     help="context window in input tokens: the mock provider's window (default 200000), "
-                          "and the input budget of a real model's profile")
-    run.add_argument("--cache-style", choices=("anthropic", "openai", "none"), default="anthropic",
-                     help="prompt-cache simulation of the mock provider (default anthropic)")
-    run.add_argument("--price-model", help="cost-map entry the run is billed as (mock default claude-sonnet-4-6)")
-    run.add_argument("--mock-knobs", metavar="JSON_OR_FILE",
-                     help="imperfection knobs of the simulated agent, e.g. '{\"narrate\": 0.2}'")
-    run.add_argument("--profiles", metavar="JSON_OR_FILE",
-                     help="extra LLM profiles by name (e.g. a 'summary' profile for summarizing strategies)")
-    run.add_argument("--seeds", type=_int_list, default=[0], help="comma-separated run seeds (default 0)")
-    run.add_argument("--max-requests", type=_positive_int, default=None,
-                     help="main-model requests per run before it ends as max_requests (default 400)")
-    run.add_argument("--out", help="results directory (default results/<timestamp>)")
-    run.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1,
-                     help="parallel worker processes (default: the number of cores)")
-    run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    _add_model_options(run)
     from harness.invocation import add_run_options
 
     add_run_options(run)
+
+
+def _add_sweep_parser(commands: argparse._SubParsersAction) -> None:
+    sweep = commands.add_parser(
+        "sweep", help="run a grid over a strategy's parameters and recommend a point",
+        description="Run one strategy at every point of a parameter grid (each point labelled by its values), "
+                    "write tuning.csv and plots/tuning_pareto.png, and name the recommended point: the highest "
+                    "success rate, then the lowest mean cost.",
+        epilog="Example: ctxbench sweep --strategy observation_masking --grid keep_last=3,5,10 --also none")
+    sweep.add_argument("grid_file", nargs="?", metavar="GRID_FILE",
+                       help="YAML/JSON file: {strategy, config (base), label, grid: {dotted.key: [values]}}")
+    sweep.add_argument("--strategy", help="registered name or import path of the strategy to sweep")
+    sweep.add_argument("--grid", nargs="+", action="extend", default=[], metavar="KEY=V1,V2",
+                       help="a dotted key into the strategy config and its values, e.g. keep_last=3,5,10 or "
+                            "stages=[0.7,0.9],[0.8,0.95]; values are read as JSON or YAML; adds to the file's grid")
+    sweep.add_argument("--config", metavar="JSON_OR_FILE", help="base config of the strategy at every point")
+    sweep.add_argument("--label", help="label prefix of the grid points (default: the strategy name)")
+    sweep.add_argument("--also", default="", help="comma-separated strategies to run alongside, e.g. none")
+    _add_model_options(sweep)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,12 +109,26 @@ def main(argv: list[str] | None = None) -> int:
                                  description="Rebuild each view sent to the model from the event log alone "
                                              "(no LLM or tool call) and compare it with the recorded hash.")
     replay.add_argument("events", nargs="+", help="events/<run_id>.jsonl files or results directories")
-    report = commands.add_parser("report", help="write summary.csv and plots for a results directory")
+    _add_sweep_parser(commands)
+    report = commands.add_parser(
+        "report", help="write summary.csv, paired.csv, report.md and plots/ for a results directory",
+        description="Summaries with seeded 95% bootstrap intervals, paired differences against a baseline over "
+                    "the same task and seed, report.md and plots, from the directory's files alone.")
     report.add_argument("results_dir")
+    report.add_argument("--baseline", default=None, help="strategy to compare against (default none)")
+    report.add_argument("--bootstrap-seed", type=int, default=0, help="seed of the bootstrap resampling (default 0)")
     commands.add_parser("strategies", help="list registered strategies")
     from harness import server
 
     server.add_parser(commands)
+    tasks = commands.add_parser("tasks", help="list task families and suites, or show one task instance",
+                                description="`tasks list`: families with their knobs, suites with their instances. "
+                                            "`tasks show ID`: one instance's prompt, opening messages and tools.")
+    tasks_commands = tasks.add_subparsers(dest="tasks_command", required=True)
+    tasks_commands.add_parser("list", help="families and suites")
+    show = tasks_commands.add_parser("show", help="one task instance's prompt and tools")
+    show.add_argument("task_id", help="a task_id from a suite (see `tasks list`)")
+    show.add_argument("--suite", help="suite name, JSONL/Parquet file or hub id to look in (default: every built-in suite)")
     args = parser.parse_args(argv)
     # Like `python -m`, let --strategy mymodule:MyStrategy find modules in the working directory.
     if os.getcwd() not in sys.path:
@@ -98,10 +138,14 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_run(args)
         if args.command == "replay":
             return _cmd_replay(args)
-        if args.command == "serve-mock":
-            return server.run_command(args)
         if args.command == "report":
             return _cmd_report(args)
+        if args.command == "serve-mock":
+            return server.run_command(args)
+        if args.command == "sweep":
+            return _cmd_sweep(args)
+        if args.command == "tasks":
+            return _cmd_tasks(args)
         if args.command == "strategies":
             from strategies import REGISTRY
 
@@ -113,6 +157,32 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _profiles(args: argparse.Namespace) -> dict:
+    from harness import api
+    from harness.config import parse_inline_or_file
+
+    knobs = parse_inline_or_file(args.mock_knobs, "--mock-knobs") if args.mock_knobs else None
+    extra = parse_inline_or_file(args.profiles, "--profiles") if args.profiles else None
+    return api.mock_profiles(args.model, window=args.window, cache=args.cache_style, knobs=knobs,
+                             api_base=args.api_base, price_model=args.price_model, extra=extra)
+
+
+def _run_options(args: argparse.Namespace) -> dict:
+    from harness.report import DEFAULT_BASELINE
+
+    return {"seeds": args.seeds, "profiles": _profiles(args), "max_requests": args.max_requests, "out": args.out,
+            "workers": args.workers, "progress": not args.no_progress, "baseline": args.baseline or DEFAULT_BASELINE}
+
+
+def _print_outcome(out: Path, started: float) -> None:
+    from harness.report import console_table, runs_frame, summarize
+
+    runs = runs_frame(out)
+    print(console_table(summarize(runs)))
+    print(f"\n{len(runs)} runs in {time.perf_counter() - started:.1f}s -> {out}/ "
+          f"(runs.jsonl, summary.csv, paired.csv, report.md, events/, plots/)")
+
+
 def _run_defaults() -> dict[str, object]:
     parser = argparse.ArgumentParser()
     _add_run_parser(parser.add_subparsers(dest="command"))
@@ -121,46 +191,60 @@ def _run_defaults() -> dict[str, object]:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from harness import api
-    from harness.invocation import UNSTARTED_FILE
-    from harness.report import console_table, runs_frame, summarize
+    from harness.config import parse_inline_or_file
+    from harness.invocation import UNSTARTED_FILE, apply_profile_options
 
-    invocation = dict(workers=args.workers, progress=not args.no_progress, cache=args.cache,
-                      max_cost_usd=args.max_cost_usd, max_total_cost_usd=args.max_total_cost_usd,
-                      max_concurrency=args.max_concurrency)
+    invocation = {"cache": args.cache, "max_cost_usd": args.max_cost_usd, "max_total_cost_usd": args.max_total_cost_usd,
+                  "max_concurrency": args.max_concurrency}
     started = time.perf_counter()
     if args.resume:
         given = sorted(f"--{k.replace('_', '-')}" for k, v in _run_defaults().items()
-                       if k not in {*invocation, "resume", "no_progress"} and getattr(args, k) != v)
+                       if k not in {*invocation, "resume", "workers", "no_progress", "baseline"} and getattr(args, k) != v)
         if given:
-            raise ConfigError(f"--resume takes the runs to make from {args.resume}/config.json; "
-                              f"drop {', '.join(given)}")
-        out = api.resume(args.resume, **invocation)
+            raise ConfigError(f"--resume takes the runs to make from {args.resume}/config.json; drop {', '.join(given)}")
+        out = api.resume(args.resume, workers=args.workers, progress=not args.no_progress,
+                         **({"baseline": args.baseline} if args.baseline else {}), **invocation)
     else:
-        out = _start_run(args, invocation)
-    runs = runs_frame(out)
-    print(console_table(summarize(runs)))
-    print(f"\n{len(runs)} runs in {time.perf_counter() - started:.1f}s -> {out}/ "
-          f"(runs.jsonl, summary.csv, events/, plots/)")
+        configs = parse_inline_or_file(args.strategy_config, "--strategy-config") if args.strategy_config else None
+        options = _run_options(args)
+        apply_profile_options(options["profiles"],
+                              retry=parse_inline_or_file(args.retry, "--retry") if args.retry else None,
+                              faults=parse_inline_or_file(args.mock_faults, "--mock-faults") if args.mock_faults else None)
+        out = api.run(args.tasks or args.suite, strategies=api.strategy_specs(args.strategies, configs), **options,
+                      **invocation)
+    _print_outcome(out, started)
     if (out / UNSTARTED_FILE).exists():
         print(f"Spending limit reached: runs not started are listed in {out / UNSTARTED_FILE}; "
               f"finish them with --resume {out}", file=sys.stderr)
     return 0
 
 
-def _start_run(args: argparse.Namespace, invocation: dict[str, object]) -> Path:
+def _cmd_sweep(args: argparse.Namespace) -> int:
     from harness import api
     from harness.config import parse_inline_or_file
-    from harness.invocation import apply_profile_options
+    from harness.sweep import TUNING_FILE, load_grid_file, make_grid, parse_grid_args
 
-    configs = parse_inline_or_file(args.strategy_config, "--strategy-config") if args.strategy_config else None
-    knobs = parse_inline_or_file(args.mock_knobs, "--mock-knobs") if args.mock_knobs else None
-    extra = parse_inline_or_file(args.profiles, "--profiles") if args.profiles else None
-    profiles = api.mock_profiles(args.model, window=args.window, cache=args.cache_style, knobs=knobs,
-                                 api_base=args.api_base, price_model=args.price_model, extra=extra)
-    apply_profile_options(profiles, retry=parse_inline_or_file(args.retry, "--retry") if args.retry else None,
-                          faults=parse_inline_or_file(args.mock_faults, "--mock-faults") if args.mock_faults else None)
-    return api.run(args.tasks or args.suite, strategies=api.strategy_specs(args.strategies, configs),
-                   seeds=args.seeds, profiles=profiles, max_requests=args.max_requests, out=args.out, **invocation)
+    data = load_grid_file(args.grid_file) if args.grid_file else {}
+    axes = dict(data.get("grid") or {})
+    for key, values in parse_grid_args(args.grid).items():
+        axes[key] = values
+    base = parse_inline_or_file(args.config, "--config") if args.config else data.get("config")
+    grid = make_grid(args.strategy or data.get("strategy"), axes, base, args.label or data.get("label"),
+                     where=f"sweep {args.grid_file}" if args.grid_file else "sweep")
+    also = [name.strip() for name in args.also.split(",") if name.strip()]
+    started = time.perf_counter()
+    out = api.sweep(grid, args.tasks or args.suite, also=also, **_run_options(args))
+    _print_outcome(out, started)
+    results = api.load_results(out)
+    print(f"\nrecommended: {results.recommended}  (highest success, then lowest cost; {out / TUNING_FILE})")
+    return 0
+
+
+def _cmd_tasks(args: argparse.Namespace) -> int:
+    from tasks.catalog import find_row, list_text, show_text
+
+    print(list_text() if args.tasks_command == "list" else show_text(find_row(args.task_id, args.suite)))
+    return 0
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
@@ -186,12 +270,15 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from harness.report import write_report
+    from harness.report import DEFAULT_BASELINE, check_baseline, runs_frame, write_report
 
     if not Path(args.results_dir).is_dir():
         raise ConfigError(f"report: {args.results_dir} is not a directory")
-    report = write_report(args.results_dir)
+    if args.baseline:
+        check_baseline(runs_frame(args.results_dir), args.baseline)
+    report = write_report(args.results_dir, baseline=args.baseline or DEFAULT_BASELINE, seed=args.bootstrap_seed)
     print(report["table"])
+    print(f"\n-> {Path(args.results_dir) / 'report.md'}")
     return 0
 
 

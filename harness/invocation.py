@@ -104,7 +104,7 @@ def _drop_redacted(data: Any) -> Any:
     return data
 
 
-def load_matrix(results_dir: str | Path) -> tuple[Matrix, dict[str, Any]]:
+def load_matrix(results_dir: str | Path) -> Matrix:
     """The matrix recorded in a results directory's config.json."""
     path = Path(results_dir) / CONFIG_FILE
     try:
@@ -126,7 +126,7 @@ def load_matrix(results_dir: str | Path) -> tuple[Matrix, dict[str, Any]]:
         )
     except (KeyError, TypeError) as exc:
         raise ConfigError(f"--resume: {path} lacks a valid {exc} entry; it was not written by `ctxbench run`") from exc
-    return matrix, config
+    return matrix
 
 
 def add_run_options(run: argparse.ArgumentParser) -> None:

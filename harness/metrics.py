@@ -8,10 +8,27 @@ Event vocabulary that metrics read (strategies emit these):
 * ``llm_retry``: ``profile``, ``retry`` (1-based), ``delay_s``, ``error_type``, ``error``: a transient
   failure (rate limit, server error, timeout) about to be retried.
 * ``message`` with ``origin: "agent"`` and ``tool_calls``: for re-reads.
-* ``condensation`` with ``kind``: "agent_reset", "hard_reset" or "summary".
+* ``condensation`` with ``kind``: "agent_reset", "hard_reset" or "summary"; ``condensation_request``
+  (intent: ``reason`` "agent", "context_window_error", "manual", "tokens" or "size");
+  ``condensation_refused`` (a summarizer declined: too little to forget, or its summary failed).
+* ``summary_attempt`` (one try of a summary call; ``preview_cap`` shrinks on retries);
+  ``hard_reset_failed`` (every attempt failed or no summary profile: the run stops, history kept);
+  ``hard_reset_blocked`` (an overflow again before any main-model success after a hard reset).
+* ``message`` of a tool result named "condense" with ``is_error``: a refused condense call (not alone,
+  message too long, bad arguments); an accepted one carries ``payload.type`` "CondenseObservation".
 * ``warning`` with ``level`` (e.g. 0.75).
-* ``compaction`` with ``step`` (e.g. "clamp", "clear", "window", "mask") and ``reclaimed_tokens``.
-* ``tool_output_offloaded``; ``cache_bust_warning``.
+* ``compaction`` with ``step`` (e.g. "clamp", "clear", "window", "mask", "clear_tool_uses"),
+  ``reclaimed_tokens``, ``tokens_before``, ``tokens_after``, ``trigger`` (e.g. "turn_boundary",
+  "emergency", "per_request", "context_window_error", "before_request", "input_tokens"),
+  ``message_ids`` and the ``view_ops`` themselves.
+* ``compaction_skipped`` with ``step`` and ``would_reclaim_tokens`` (a clear below ``min_clear_tokens``).
+* ``tool_output_offloaded`` with ``result_id``, ``tool``, ``total_chars``, ``shown_chars`` and the
+  full ``content`` (the store, so an audit can read what was held back).
+* ``cache_bust_warning`` with ``cached_tokens``, ``established_prefix_tokens``, ``likely_cause``.
+
+Cache-read tokens lost to compaction: for each main request that follows one or more
+``compaction`` events, the previous main request's input tokens (the prefix the provider
+holds) minus this request's cached tokens, floored at 0.
 """
 from __future__ import annotations
 
@@ -62,6 +79,24 @@ def count_rereads(events: Iterable[Mapping[str, Any]]) -> int:
     return rereads
 
 
+def compaction_cache_loss(events: Iterable[Mapping[str, Any]]) -> int:
+    """Cached tokens not read back on the main request right after each compaction edit."""
+    lost = 0
+    previous_input: int | None = None
+    edited = False
+    for event in events:
+        if event["type"] == "compaction":
+            edited = True
+        elif event["type"] == "llm_call" and event.get("ok") and event.get("profile") == MAIN_PROFILE:
+            usage = event.get("usage") or {}
+            cached = usage.get("cached_tokens")
+            if edited and previous_input is not None and cached is not None:
+                lost += max(previous_input - cached, 0)
+            previous_input = usage.get("input_tokens")
+            edited = False
+    return lost
+
+
 def compute_metrics(events: list[Mapping[str, Any]]) -> dict[str, Any]:
     calls = [e for e in events if e["type"] == "llm_call" and e.get("ok")]
     main = [c for c in calls if c.get("profile") == MAIN_PROFILE]
@@ -81,14 +116,31 @@ def compute_metrics(events: list[Mapping[str, Any]]) -> dict[str, Any]:
     metrics["agent_resets"] = kinds.get("agent_reset", 0)
     metrics["hard_resets"] = kinds.get("hard_reset", 0)
     metrics["summaries"] = kinds.get("summary", 0)
+    metrics["condensation_requests"] = sum(1 for e in events if e["type"] == "condensation_request")
+    metrics["condensations_refused"] = sum(1 for e in events if e["type"] == "condensation_refused")
+    metrics["summary_attempts"] = sum(1 for e in events if e["type"] == "summary_attempt")
+    metrics["hard_reset_failures"] = sum(1 for e in events if e["type"] == "hard_reset_failed")
+    metrics["hard_resets_blocked"] = sum(1 for e in events if e["type"] == "hard_reset_blocked")
+    metrics["condense_refusals"] = sum(1 for e in events if e["type"] == "message" and e.get("is_error")
+                                       and e["message"].get("name") == "condense")
     levels = Counter(str(e.get("level")) for e in events if e["type"] == "warning")
     metrics["warnings"] = sum(levels.values())
     metrics["warnings_by_level"] = dict(sorted(levels.items()))
     steps = Counter(str(e.get("step")) for e in events if e["type"] == "compaction")
     metrics["compactions"] = sum(steps.values())
     metrics["compactions_by_step"] = dict(sorted(steps.items()))
-    metrics["compaction_reclaimed_tokens"] = sum(e.get("reclaimed_tokens") or 0 for e in events if e["type"] == "compaction")
-    metrics["tool_outputs_offloaded"] = sum(1 for e in events if e["type"] == "tool_output_offloaded")
+    compactions = [e for e in events if e["type"] == "compaction"]
+    metrics["compaction_reclaimed_tokens"] = sum(e.get("reclaimed_tokens") or 0 for e in compactions)
+    reclaimed_by_step: Counter[str] = Counter()
+    for event in compactions:
+        reclaimed_by_step[str(event.get("step"))] += event.get("reclaimed_tokens") or 0
+    metrics["compaction_reclaimed_by_step"] = dict(sorted(reclaimed_by_step.items()))
+    metrics["compaction_cache_read_lost_tokens"] = compaction_cache_loss(events)
+    metrics["compactions_skipped"] = sum(1 for e in events if e["type"] == "compaction_skipped")
+    offloads = [e for e in events if e["type"] == "tool_output_offloaded"]
+    metrics["tool_outputs_offloaded"] = len(offloads)
+    metrics["tool_output_offloaded_chars"] = sum((e.get("total_chars") or 0) - (e.get("shown_chars") or 0)
+                                                 for e in offloads)
     metrics["cache_bust_warnings"] = sum(1 for e in events if e["type"] == "cache_bust_warning")
     metrics["rereads"] = count_rereads(events)
     return metrics

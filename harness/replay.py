@@ -1,8 +1,13 @@
-"""Rebuild every view that was sent from an event log alone and check it against its hash."""
+"""Rebuild every view that was sent from an event log alone and check it against its hash.
+
+Condensation records are validated too: every id they name must be an earlier event, and an
+agent reset must commit the request of its own sole `condense` call and that call's result.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from harness.context import MAIN_PROFILE
 from harness.events import read_events
@@ -18,6 +23,35 @@ class ReplayReport:
     @property
     def ok(self) -> bool:
         return not self.mismatches and self.checked > 0
+
+
+REFERENCE_FIELDS = ("request_id", "action_id", "observation_id", "notice_id", "summary_id")
+
+
+def condensation_problems(event: dict[str, Any], events: list[dict[str, Any]]) -> list[str]:
+    """References of a `condensation` record that do not hold (the view is rebuilt only from valid ones)."""
+    problems = []
+    for name in REFERENCE_FIELDS + ("forgotten_ids", "pending_user_ids"):
+        values = event.get(name)
+        for value in values if isinstance(values, list) else ([] if values is None else [values]):
+            if not isinstance(value, int) or not 0 <= value < event["id"]:
+                problems.append(f"{name} {value!r} is not an earlier event")
+    if problems:
+        return problems
+    request = events[event["request_id"]] if "request_id" in event else None
+    if request is None or request["type"] != "condensation_request":
+        return ["request_id does not name a condensation_request"]
+    if event.get("kind") == "agent_reset":
+        action, observation = events[event["action_id"]], events[event["observation_id"]]
+        calls = action.get("message", {}).get("tool_calls") or []
+        if action["type"] != "message" or len(calls) != 1 or calls[0].get("id") != request.get("tool_call_id"):
+            problems.append("action_id is not the request's sole condense call")
+        if observation.get("message", {}).get("tool_call_id") != request.get("tool_call_id") or \
+                (observation.get("payload") or {}).get("type") != "CondenseObservation":
+            problems.append("observation_id is not the condense call's CondenseObservation")
+        if event["request_id"] != (observation.get("payload") or {}).get("request_id"):
+            problems.append("the observation answers another condensation_request")
+    return problems
 
 
 def replay_file(path: str | Path) -> ReplayReport:
@@ -36,6 +70,8 @@ def replay_file(path: str | Path) -> ReplayReport:
             if rebuilt != event["view_hash"]:
                 report.mismatches.append(f"event {event['id']}: rebuilt view hash {rebuilt} != sent {event['view_hash']}"
                                          f" ({len(view.ids)} vs {event.get('view_len')} messages)")
+        if event["type"] == "condensation":
+            report.mismatches.extend(f"event {event['id']}: {problem}" for problem in condensation_problems(event, events))
         try:
             view.apply(event)
         except (KeyError, ValueError) as exc:

@@ -1,44 +1,142 @@
-"""Summaries and plots of a results directory, from its files alone."""
+"""Summaries, paired comparisons, report.md and plots of a results directory, from its files alone."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
+from harness.errors import ConfigError
 from harness.events import read_events
-from harness.results import EVENTS_DIR, PLOTS_DIR, SUMMARY_FILE, read_runs
+from harness.results import CONFIG_FILE, EVENTS_DIR, SUMMARY_FILE, read_runs
+from harness.stats import DEFAULT_SEED, bootstrap_mean, bootstrap_ratio, paired_difference
+
+PAIRED_FILE = "paired.csv"
+REPORT_FILE = "report.md"
+DEFAULT_BASELINE = "none"
+# Metrics compared between strategies: (summary column, runs.jsonl field, how to show a value).
+COMPARED = (
+    ("success_rate", "success", "{:.0%}"),
+    ("mean_input_tokens", "input_tokens", "{:,.0f}"),
+    ("mean_cost_usd", "cost_usd", "{:.4f}"),
+    ("cache_hit_rate", "cache_hit_rate", "{:.1%}"),
+)
+REQUEST_COLUMNS = ["run_id", "task_id", "family", "strategy", "seed", "profile", "request", "input_tokens",
+                   "cached_tokens", "cache_write_tokens", "output_tokens", "cost_usd", "resets_before",
+                   "compactions_before"]
 
 
 def runs_frame(results_dir: str | Path) -> pd.DataFrame:
     return pd.DataFrame(read_runs(results_dir))
 
 
-def _aggregate(group: pd.DataFrame) -> pd.Series:
-    input_sum = group["input_tokens"].sum(min_count=1)
-    cached_sum = group["cached_tokens"].sum(min_count=1)
-    return pd.Series({
-        "runs": len(group),
-        "success_rate": group["success"].mean(),
+def _run_requests(path: Path, run: dict[str, Any]) -> list[dict[str, Any]]:
+    rows, numbers = [], {}
+    resets = compactions = 0
+    for event in read_events(path):
+        if event["type"] == "condensation":
+            resets += 1
+        elif event["type"] == "compaction":
+            compactions += 1
+        elif event["type"] == "llm_call" and event.get("ok"):
+            profile = event.get("profile")
+            numbers[profile] = numbers.get(profile, 0) + 1
+            usage = event.get("usage") or {}
+            rows.append({**{k: run.get(k) for k in ("run_id", "task_id", "family", "strategy", "seed")},
+                         "profile": profile, "request": numbers[profile],
+                         **{k: usage.get(k) for k in ("input_tokens", "cached_tokens", "cache_write_tokens",
+                                                      "output_tokens")},
+                         "cost_usd": event.get("cost_usd"), "resets_before": resets,
+                         "compactions_before": compactions})
+            resets = compactions = 0
+    return rows
+
+
+def requests_frame(results_dir: str | Path, runs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per successful LLM request of every finished run, numbered per profile.
+
+    `resets_before` and `compactions_before` count the condensation and compaction events
+    since the previous request: where the sawtooth drops.
+    """
+    runs = runs_frame(results_dir) if runs is None else runs
+    rows: list[dict[str, Any]] = []
+    for run in runs.to_dict("records"):
+        path = Path(results_dir) / EVENTS_DIR / f"{run['run_id']}.jsonl"
+        if path.exists():
+            rows.extend(_run_requests(path, run))
+    return pd.DataFrame(rows, columns=REQUEST_COLUMNS)
+
+
+def _with_interval(row: dict[str, Any], column: str, estimate: Any) -> None:
+    row[column], row[f"{column}_lo"], row[f"{column}_hi"] = estimate.mean, estimate.lo, estimate.hi
+
+
+def _aggregate(group: pd.DataFrame, seed: int) -> dict[str, Any]:
+    row: dict[str, Any] = {"runs": len(group)}
+    _with_interval(row, "success_rate", bootstrap_mean(group["success"].astype(float), seed=seed))
+    _with_interval(row, "mean_input_tokens", bootstrap_mean(group["input_tokens"], seed=seed))
+    _with_interval(row, "mean_cost_usd", bootstrap_mean(group["cost_usd"], seed=seed))
+    _with_interval(row, "cache_hit_rate", bootstrap_ratio(group["cached_tokens"], group["input_tokens"], seed=seed))
+    row.update({
         "mean_score": group["score"].mean(),
         "mean_requests": group["requests"].mean(),
-        "mean_input_tokens": group["input_tokens"].mean(),
-        "cache_hit_rate": (cached_sum / input_sum) if pd.notna(cached_sum) and input_sum else float("nan"),
-        "mean_cost_usd": group["cost_usd"].mean(),
-        "mean_cost_usd_uncached": group["cost_usd_uncached"].mean(),
+        "mean_cost_usd_uncached": pd.to_numeric(group["cost_usd_uncached"], errors="coerce").mean(),
         "mean_resets": (group["agent_resets"] + group["hard_resets"]).mean(),
         "mean_compactions": group["compactions"].mean(),
         "mean_rereads": group["rereads"].mean(),
         "overflow_rate": (group["termination"] == "context_overflow").mean(),
     })
+    return row
 
 
-def summarize(runs: pd.DataFrame) -> pd.DataFrame:
-    """One row per strategy (family "all") and one per strategy x family."""
-    overall = runs.groupby("strategy", sort=False).apply(_aggregate, include_groups=False).reset_index()
-    overall.insert(0, "family", "all")
-    per_family = runs.groupby(["family", "strategy"], sort=False).apply(_aggregate, include_groups=False).reset_index()
-    return pd.concat([overall, per_family], ignore_index=True)
+def _per_group(runs: pd.DataFrame, make: Callable[[str, pd.DataFrame], list[dict[str, Any]]]) -> pd.DataFrame:
+    """Rows for all runs (family "all"), then for each family, in order of first appearance."""
+    rows = make("all", runs)
+    for family in runs["family"].unique():
+        rows.extend(make(family, runs[runs["family"] == family]))
+    return pd.DataFrame(rows)
+
+
+def summarize(runs: pd.DataFrame, seed: int = DEFAULT_SEED) -> pd.DataFrame:
+    """One row per strategy (family "all") and one per strategy x family, with 95% bootstrap intervals."""
+    def make(family: str, subset: pd.DataFrame) -> list[dict[str, Any]]:
+        return [{"family": family, "strategy": strategy, **_aggregate(group, seed)}
+                for strategy, group in subset.groupby("strategy", sort=False)]
+    return _per_group(runs, make)
+
+
+def paired_differences(runs: pd.DataFrame, baseline: str = DEFAULT_BASELINE,
+                       seed: int = DEFAULT_SEED) -> pd.DataFrame:
+    """Mean (strategy - baseline) per metric over the same task_id and seed, overall and per family."""
+    strategies = [s for s in runs["strategy"].unique() if s != baseline]
+
+    def make(family: str, subset: pd.DataFrame) -> list[dict[str, Any]]:
+        rows = []
+        values = subset.assign(success=subset["success"].astype(float))
+        for strategy in strategies:
+            for _, field, _ in COMPARED:
+                estimate = paired_difference(values, strategy, baseline, field, seed=seed)
+                if estimate.n:
+                    rows.append({"family": family, "strategy": strategy, "baseline": baseline, "metric": field,
+                                 "pairs": estimate.n, "mean_diff": estimate.mean, "lo": estimate.lo,
+                                 "hi": estimate.hi})
+        return rows
+
+    columns = ["family", "strategy", "baseline", "metric", "pairs", "mean_diff", "lo", "hi"]
+    if baseline not in set(runs["strategy"]):
+        return pd.DataFrame(columns=columns)
+    return _per_group(runs, make).reindex(columns=columns)
+
+
+def _show(value: Any, fmt: str) -> str:
+    return "n/a" if pd.isna(value) else fmt.format(value)
+
+
+def _show_interval(row: pd.Series, column: str, fmt: str) -> str:
+    if pd.isna(row[column]):
+        return "n/a"
+    return f"{fmt.format(row[column])} [{_show(row[f'{column}_lo'], fmt)}, {_show(row[f'{column}_hi'], fmt)}]"
 
 
 def console_table(summary: pd.DataFrame) -> str:
@@ -48,8 +146,8 @@ def console_table(summary: pd.DataFrame) -> str:
         "runs": overall["runs"].astype(int),
         "success": overall["success_rate"].map("{:.0%}".format),
         "mean input tok": overall["mean_input_tokens"].map("{:,.0f}".format),
-        "cache hit": overall["cache_hit_rate"].map(lambda v: "n/a" if pd.isna(v) else f"{v:.1%}"),
-        "mean cost $": overall["mean_cost_usd"].map(lambda v: "n/a" if pd.isna(v) else f"{v:.4f}"),
+        "cache hit": overall["cache_hit_rate"].map(lambda v: _show(v, "{:.1%}")),
+        "mean cost $": overall["mean_cost_usd"].map(lambda v: _show(v, "{:.4f}")),
         "resets": overall["mean_resets"].map("{:.2f}".format),
         "compactions": overall["mean_compactions"].map("{:.2f}".format),
         "rereads": overall["mean_rereads"].map("{:.2f}".format),
@@ -57,76 +155,102 @@ def console_table(summary: pd.DataFrame) -> str:
     return table.to_string(index=False)
 
 
-def markdown_table(summary: pd.DataFrame) -> str:
-    overall = summary[summary["family"] == "all"]
-    lines = ["| strategy | runs | success | mean input tokens | cache hit rate | mean cost (USD) | resets | compactions |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for _, r in overall.iterrows():
-        hit = "n/a" if pd.isna(r["cache_hit_rate"]) else f"{r['cache_hit_rate']:.1%}"
-        cost = "n/a" if pd.isna(r["mean_cost_usd"]) else f"{r['mean_cost_usd']:.4f}"
-        lines.append(f"| {r['strategy']} | {int(r['runs'])} | {r['success_rate']:.0%} | {r['mean_input_tokens']:,.0f} "
-                     f"| {hit} | {cost} | {r['mean_resets']:.2f} | {r['mean_compactions']:.2f} |")
+def markdown(header: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table; the first two columns (names) left-aligned, the rest (figures) right-aligned."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" if i < 2 else "---:" for i in range(len(header))) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
 
 
-def context_series(results_dir: str | Path, run_id: str) -> list[int]:
-    """Input tokens of each main-model request of one run (the sawtooth)."""
-    events = read_events(Path(results_dir) / EVENTS_DIR / f"{run_id}.jsonl")
-    return [e["usage"]["input_tokens"] for e in events
-            if e["type"] == "llm_call" and e.get("ok") and e.get("profile") == "main"]
+def markdown_table(summary: pd.DataFrame) -> str:
+    """Summary rows with their 95% intervals: success, input tokens, cost, cache hit rate, resets, compactions."""
+    header = ["family", "strategy", "runs", "success", "mean input tokens", "mean cost (USD)", "cache hit rate",
+              "resets", "compactions"]
+    rows = [[str(r["family"]), str(r["strategy"]), str(int(r["runs"])),
+             *(_show_interval(r, column, fmt) for column, _, fmt in COMPARED[:3]),
+             _show_interval(r, "cache_hit_rate", "{:.1%}"), f"{r['mean_resets']:.2f}", f"{r['mean_compactions']:.2f}"]
+            for _, r in summary.iterrows()]
+    return markdown(header, rows)
 
 
-def write_plots(results_dir: str | Path, runs: pd.DataFrame) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    plots = Path(results_dir) / PLOTS_DIR
-    plots.mkdir(exist_ok=True)
-    written: list[Path] = []
-    # Context size per request for the longest task (by requests under the first strategy).
-    first_strategy = runs["strategy"].iloc[0]
-    pick = runs[runs["strategy"] == first_strategy].sort_values("requests", ascending=False).iloc[0]
-    task_id, seed = pick["task_id"], pick["seed"]
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    for _, row in runs[(runs["task_id"] == task_id) & (runs["seed"] == seed)].iterrows():
-        series = context_series(results_dir, row["run_id"])
-        ax.plot(range(1, len(series) + 1), series, label=f"{row['strategy']} ({'ok' if row['success'] else 'fail'})")
-    ax.set_xlabel("main-model request")
-    ax.set_ylabel("input tokens")
-    ax.set_title(f"Context size per request: {task_id} (seed {seed})")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = plots / "context_per_request.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    written.append(path)
-
-    overall = summarize(runs)
-    overall = overall[overall["family"] == "all"]
-    fig, ax = plt.subplots(figsize=(6, 4.5))
-    ax.scatter(overall["mean_cost_usd"], overall["success_rate"])
-    for _, r in overall.iterrows():
-        ax.annotate(r["strategy"], (r["mean_cost_usd"], r["success_rate"]), fontsize=8,
-                    xytext=(4, 4), textcoords="offset points")
-    ax.set_xlabel("mean cost per run (USD, cache prices)")
-    ax.set_ylabel("success rate")
-    ax.set_title("Success against cost")
-    fig.tight_layout()
-    path = plots / "success_vs_cost.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    written.append(path)
-    return written
+def _points(value: float) -> str:
+    return f"{value * 100:+.1f} pt"
 
 
-def write_report(results_dir: str | Path) -> dict[str, Any]:
-    """Write summary.csv and plots; return the summary and the console table."""
+# How a difference of each compared metric is shown: rates in percentage points.
+DIFF_FORMATS: dict[str, Callable[[float], str]] = {
+    "success": _points,
+    "input_tokens": "{:+,.0f}".format,
+    "cost_usd": "{:+.4f}".format,
+    "cache_hit_rate": _points,
+}
+
+
+def markdown_paired(paired: pd.DataFrame) -> str:
+    header = ["family", "strategy", "metric", "pairs", "mean difference", "95% interval"]
+    rows = []
+    for _, r in paired.iterrows():
+        show = DIFF_FORMATS[r["metric"]]
+        rows.append([str(r["family"]), str(r["strategy"]), str(r["metric"]), str(int(r["pairs"])),
+                     show(r["mean_diff"]), f"[{show(r['lo'])}, {show(r['hi'])}]"])
+    return markdown(header, rows)
+
+
+def _read_config(results_dir: Path) -> dict[str, Any]:
+    path = results_dir / CONFIG_FILE
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def report_markdown(results_dir: Path, summary: pd.DataFrame, paired: pd.DataFrame, baseline: str,
+                    plots: list[Path], extra_sections: list[str]) -> str:
+    config = _read_config(results_dir)
+    main = (config.get("profiles") or {}).get("main") or {}
+    lines = [f"# ctxbench report: {results_dir.name}", "",
+             f"Suite `{config.get('suite', '?')}`, seeds {config.get('seeds', '?')}, model `{main.get('model', '?')}`, "
+             f"{int(summary.loc[summary['family'] == 'all', 'runs'].sum())} runs. "
+             "Intervals are seeded 95% percentile-bootstrap intervals over runs; the cache hit rate is "
+             "cached / input tokens over all requests.", "",
+             "## Strategies", "", markdown_table(summary[summary["family"] == "all"]), "",
+             "## Strategies per task family", "", markdown_table(summary[summary["family"] != "all"]), "",
+             f"## Paired differences against `{baseline}`", ""]
+    if paired.empty:
+        lines.append(f"No paired differences: strategy `{baseline}` is not in these results "
+                     "(choose another with `ctxbench report RESULTS_DIR --baseline NAME`).")
+    else:
+        lines += ["Mean of (strategy - baseline) over runs with the same task_id and seed; "
+                  "success and cache hit rate in percentage points.", "", markdown_paired(paired)]
+    lines += ["", *extra_sections, "## Plots", ""]
+    lines += [f"![{path.stem}](plots/{path.name})" for path in plots]
+    return "\n".join(lines) + "\n"
+
+
+def check_baseline(runs: pd.DataFrame, baseline: str) -> None:
+    """An explicitly chosen baseline must be one of the strategies in the results."""
+    known = list(runs["strategy"].unique())
+    if baseline not in known:
+        raise ConfigError(f"report: baseline {baseline!r} is not a strategy in these results; "
+                          f"strategies: {', '.join(known)}")
+
+
+def write_report(results_dir: str | Path, baseline: str = DEFAULT_BASELINE,
+                 seed: int = DEFAULT_SEED) -> dict[str, Any]:
+    """Write summary.csv, paired.csv, report.md and plots/; return the tables and the console table."""
+    from harness.plots import write_plots
+    from harness.sweep import write_tuning
+
+    results_dir = Path(results_dir)
     runs = runs_frame(results_dir)
     if runs.empty:
-        return {"summary": pd.DataFrame(), "table": "(no finished runs)", "plots": []}
-    summary = summarize(runs)
-    summary.to_csv(Path(results_dir) / SUMMARY_FILE, index=False)
-    plots = write_plots(results_dir, runs)
-    return {"summary": summary, "table": console_table(summary), "plots": plots}
+        return {"summary": pd.DataFrame(), "paired": pd.DataFrame(), "table": "(no finished runs)", "plots": []}
+    summary = summarize(runs, seed)
+    summary.to_csv(results_dir / SUMMARY_FILE, index=False)
+    paired = paired_differences(runs, baseline, seed)
+    paired.to_csv(results_dir / PAIRED_FILE, index=False)
+    requests = requests_frame(results_dir, runs)
+    plots = write_plots(results_dir, runs, requests, summary)
+    tuning_sections = write_tuning(results_dir, summary)
+    plots += tuning_sections.plots
+    (results_dir / REPORT_FILE).write_text(
+        report_markdown(results_dir, summary, paired, baseline, plots, tuning_sections.markdown), encoding="utf-8")
+    return {"summary": summary, "paired": paired, "table": console_table(summary), "plots": plots}
+

@@ -200,8 +200,9 @@ def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strate
             call = ToolCall.from_message(raw)
             outcome = strategy.handle_tool_call(ctx, call) or environment.execute(call)
             outcome = strategy.transform_tool_result(ctx, call, outcome)
+            typed = {"payload": outcome.payload} if outcome.payload is not None else {}
             ctx.add_message({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": outcome.content},
-                            origin="tool", is_error=outcome.is_error)
+                            origin="tool", is_error=outcome.is_error, **typed)
         if environment.submitted:
             return "submitted", None
 

@@ -11,9 +11,22 @@ from strategies.base import Stack, Strategy
 # name -> "module:Class"; modules load lazily so one broken strategy cannot break the rest.
 REGISTRY: dict[str, str] = {
     "none": "strategies.none:NoManagement",
+    "compaction_ladder": "strategies.compaction_ladder:CompactionLadder",
+    "tool_output_limits": "strategies.tool_output_limits:ToolOutputLimits",
+    "warn_on_cache_busts": "strategies.warn_on_cache_busts:WarnOnCacheBusts",
+    "observation_masking": "strategies.observation_masking:ObservationMasking",
+    "clear_tool_uses": "strategies.clear_tool_uses:ClearToolUses",
+    "agent_reset": "strategies.agent_reset:AgentReset",
+    "hard_summarize": "strategies.hard_summarize:HardSummarize",
+    "llm_summarizing": "strategies.llm_summarizing:LLMSummarizing",
 }
 
 COMPOSE_KEY = "with"
+
+
+def comparison_strategies() -> list[str]:
+    """The registered strategies that `--strategies all` compares (observe-only add-ons excluded)."""
+    return sorted(name for name in REGISTRY if strategy_class(name).standalone)
 
 
 @dataclass(frozen=True)

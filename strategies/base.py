@@ -23,9 +23,29 @@ class NoOptions:
     """A strategy without options."""
 
 
+@dataclass(frozen=True)
+class ManualCondensation:
+    """A strategy's answer to a manual condense request (a server's `/condense` route).
+
+    status is HTTP-like: 202 accepted (condensed before the next request), 409 refused,
+    501 not supported by this strategy.
+    """
+
+    accepted: bool
+    status: int
+    code: str
+    message: str
+
+
+UNSUPPORTED = ManualCondensation(False, 501, "condensation_unsupported",
+                                 "this strategy does not condense on request")
+
+
 class Strategy:
     name: ClassVar[str] = ""
     Config: ClassVar[type] = NoOptions
+    # False for observe-only add-ons, which alone behave exactly like `none`: left out of "all".
+    standalone: ClassVar[bool] = True
 
     def __init__(self, config: Any = None):
         self.config = config if config is not None else self.Config()
@@ -58,6 +78,10 @@ class Strategy:
     def on_context_window_error(self, ctx: "RunContext", error: BaseException) -> bool:
         """Recover from a recognized context-window error; True means retry the request."""
         return False
+
+    def request_condensation(self, ctx: "RunContext") -> ManualCondensation:
+        """Answer a manual condense request made from outside the agent (e.g. by a user)."""
+        return UNSUPPORTED
 
 
 class Stack(Strategy):
@@ -98,3 +122,11 @@ class Stack(Strategy):
 
     def on_context_window_error(self, ctx: "RunContext", error: BaseException) -> bool:
         return any(part.on_context_window_error(ctx, error) for part in self.parts)
+
+    def request_condensation(self, ctx: "RunContext") -> ManualCondensation:
+        """The first part that has an answer (accepts or refuses) decides."""
+        for part in self.parts:
+            answer = part.request_condensation(ctx)
+            if answer != UNSUPPORTED:
+                return answer
+        return UNSUPPORTED

@@ -54,6 +54,7 @@ class ToolCall:
 class ToolResult:
     content: str
     is_error: bool = False
+    payload: dict[str, Any] | None = None  # a typed observation (e.g. CondenseObservation), logged with the message
 
 
 @dataclass

@@ -52,3 +52,13 @@ def mock_server(monkeypatch):
     for server in servers:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture(scope="session")
+def smoke_sweep(tmp_path_factory):
+    """A small sweep on the smoke suite (test-only masking strategy, keep 0 and 3, plus `none`), run once."""
+    from harness.sweep import make_grid
+
+    out = tmp_path_factory.mktemp("sweep") / "smoke"
+    grid = make_grid("masking:KeepLastToolResults", {"keep": [0, 3]}, label="mask")
+    return api.sweep(grid, "smoke", also=["none"], seeds=(0, 1), profiles=api.mock_profiles(), out=out)

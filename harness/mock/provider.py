@@ -3,7 +3,8 @@
 It does what a real provider does to a request: enforces a context window (raising
 litellm's ContextWindowExceededError), simulates prefix caching on a simulated clock, and
 reports usage the way litellm reports a real provider's. The reply itself comes from the
-mock agent, which sees only the messages and tool schemas of the request.
+mock agent, which sees only the messages and tool schemas of the request (or, for models
+`mock/summarizer...`, from the mock summarizer, which sees only the request's messages).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from harness.llm import DEFAULT_MOCK_WINDOW, DEFAULT_PRICE_MODEL
 from harness.mock.agents import respond
 from harness.mock.cache import CACHE_STYLES, PrefixCache
 from harness.mock.faults import Faults, draw, garble_tool_calls, raise_error
+from harness.mock.summarizer import is_summarizer, summarize
 from harness.tokens import count_message, count_tools
 
 
@@ -112,7 +114,10 @@ class MockProvider(CustomLLM):
                 llm_provider="mock",
             )
         cached, written = state.cache.request(keys, counts, state.clock_s)
-        reply = respond(messages, tools, seed=seed or 0, knobs=config.knobs)
+        if is_summarizer(model):
+            reply = summarize(messages, seed=seed or 0)
+        else:
+            reply = respond(messages, tools, seed=seed or 0, knobs=config.knobs)
         if fault.malformed:
             reply = garble_tool_calls(reply)
         output_tokens = count_message(reply)

@@ -11,6 +11,7 @@ from typing import Any
 
 from harness.mock.agents import chained_lookup
 from harness.mock.agents.common import Knobs, Visible, build_knobs, text_reply
+from harness.mock.agents.reset import prepare_reset, read_notes_after_reset
 
 AGENTS = (chained_lookup,)
 
@@ -20,8 +21,11 @@ def respond(messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, seed
     """The assistant message the simulated agent sends in reply to one request."""
     settings = knobs if isinstance(knobs, Knobs) else build_knobs(knobs)
     visible = Visible(messages, tools, seed=seed, knobs=settings)
+    recovery = read_notes_after_reset(visible)
+    if recovery is not None:
+        return recovery
     for agent in AGENTS:
         task = agent.find_task(visible)
         if task is not None:
-            return agent.act(visible, task)
+            return prepare_reset(visible, agent, task) or agent.act(visible, task)
     return text_reply("I cannot find a task statement in my context, so I cannot continue.")

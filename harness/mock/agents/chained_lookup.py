@@ -2,17 +2,19 @@
 
 Records count as known when a visible tool result, a visible note it wrote in its own
 replies, or a visible notes file shows them. For a missing record it searches the code,
-reads the files the search named, and, when what it read has been cleared or cut, reads
+reads the files the search named, pages through a file shown truncated with
+`read_tool_result`, and, when what it read has been cleared, masked or clamped, reads
 again (within its reread budget). When it cannot recover a record it submits the sum of
 what it has, which is wrong, as a real model would.
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.mock.agents.common import Exchange, Visible
+from harness.mock.agents.common import PAGE_TOOL, Exchange, Visible, is_clamped
 
 TASK = re.compile(r"Start at record ([A-Z]{2}-\d{4}) and follow the successor chain through (\d+) records")
 RECORD = re.compile(r"record ([A-Z]{2}-\d{4}) \| weight (\d+) \| successor ([A-Z]{2}-\d{4})")
@@ -35,17 +37,19 @@ def find_task(visible: Visible) -> Task | None:
 
 def _records(visible: Visible) -> dict[str, tuple[int, str]]:
     known: dict[str, tuple[int, str]] = {}
-    for text in visible.texts(("assistant", "tool", "user")):
+    texts = visible.texts(("assistant", "tool", "user")) + [o.text() for o in visible.offloaded.values()]
+    for text in texts:
         for code, weight, successor in RECORD.findall(text):
             known[code] = (int(weight), successor)
     return known
 
 
-def _complete_read(exchange: Exchange) -> bool:
-    """A read result it can rely on: present, whole, and not an error or a placeholder."""
-    result = exchange.result or ""
+def _complete_read(visible: Visible, exchange: Exchange) -> bool:
+    """A read result it can rely on: present, whole (pages joined), not an error, placeholder or clamped copy."""
+    result = visible.full_text(exchange)
     path = str(exchange.args.get("path", "")).strip()
-    return result.startswith(f"== {path} (") and result.rstrip().endswith(f"== end of {path} ==")
+    return (result.startswith(f"== {path} (") and result.rstrip().endswith(f"== end of {path} ==")
+            and not is_clamped(result))
 
 
 def _search_paths(visible: Visible, code: str) -> list[str] | None:
@@ -60,15 +64,21 @@ def _search_paths(visible: Visible, code: str) -> list[str] | None:
     return None
 
 
-def _failed_attempts(visible: Visible, code: str, paths: list[str]) -> int:
-    """Visible fetches for this record whose results it can no longer use."""
-    failed = 0
+def _refetches(visible: Visible, code: str, paths: list[str]) -> int:
+    """Fetches for this record it has already made again (a search, a read or a page repeated because
+    what it got the first time was lost, cut or unusable): what its reread budget limits."""
+    seen: set[tuple[str, str]] = set()
+    page_ids = {visible.truncated_id(e) for e in visible.exchanges
+                if e.name == "read_file" and e.args.get("path") in paths} - {None}
+    repeats = 0
     for exchange in visible.exchanges:
-        if exchange.name == "search" and exchange.args.get("text") == code and "match(es) for" not in (exchange.result or ""):
-            failed += 1
-        elif exchange.name == "read_file" and exchange.args.get("path") in paths and not _complete_read(exchange):
-            failed += 1
-    return failed
+        if ((exchange.name == "search" and exchange.args.get("text") == code)
+                or (exchange.name == "read_file" and exchange.args.get("path") in paths)
+                or (exchange.name == PAGE_TOOL and exchange.args.get("result_id") in page_ids)):
+            key = (exchange.name, json.dumps(exchange.args, sort_keys=True))
+            repeats += key in seen
+            seen.add(key)
+    return repeats
 
 
 def act(visible: Visible, task: Task) -> dict[str, Any]:
@@ -85,17 +95,22 @@ def act(visible: Visible, task: Task) -> dict[str, Any]:
                             f"I have all {task.hops} records; their weights sum to {total}.")
     note = _narration(visible, {c for c, _ in chain})
     paths = _search_paths(visible, code)
-    if _failed_attempts(visible, code, paths or []) > visible.knobs.reread_budget:
+    if _refetches(visible, code, paths or []) > visible.knobs.reread_budget:
         return visible.call("submit_answer", {"answer": str(total)},
                             note + f"I could not recover record {code}; submitting what I have.")
     if paths is None:
         return visible.call("search", {"text": code}, note + f"Looking for record {code}.")
     if not paths:
         return visible.call("submit_answer", {"answer": str(total)}, note + f"Record {code} does not exist.")
-    readable = {e.args.get("path") for e in visible.exchanges if e.name == "read_file" and _complete_read(e)}
+    reads = [e for e in visible.exchanges if e.name == "read_file"]
+    readable = {e.args.get("path") for e in reads if _complete_read(visible, e)}
     for path in paths:
-        if path not in readable:
-            return visible.call("read_file", {"path": path}, note + f"Reading {path} for record {code}.")
+        if path in readable:
+            continue
+        truncated = next((e for e in reversed(reads) if e.args.get("path") == path and visible.page_call(e)), None)
+        if truncated is not None:
+            return visible.page_call(truncated, note + f"Paging through {path} for record {code}.")
+        return visible.call("read_file", {"path": path}, note + f"Reading {path} for record {code}.")
     # Every named file is visible yet none shows the record: the search result is stale.
     return visible.call("search", {"text": code}, note + f"Searching again for record {code}.")
 

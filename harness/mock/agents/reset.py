@@ -1,0 +1,69 @@
+"""The simulated agent's generic agent-reset behaviour, shared by every task family.
+
+On a visible context warning at or above its `reset_stage` knob it writes notes (the family
+agent's `notes()`, of which each progress line survives with chance `notes_completeness`)
+with the task's own write_file tool, waits for the write to succeed, then calls `condense`
+alone with a message naming the notes file. After a reset it reads that file again with
+read_file. Everything it acts on is in the request: the warning text, the write's result,
+the reset notice and the condense result.
+"""
+from __future__ import annotations
+
+import re
+from types import ModuleType
+from typing import Any
+
+from harness.mock.agents.common import Visible
+
+WARNING = re.compile(r"Context usage warning \((\d+)% stage\)")
+RESET_NOTICE = "The agent triggered context condensation."
+NOTES_PATH = "notes/context-reset.md"
+NOTES_NAMED = re.compile(r"\b(notes/[\w.\-/]*\w)")
+
+
+def _warning_stage(visible: Visible) -> float | None:
+    stages = [int(m.group(1)) / 100 for text in visible.texts(("user",)) for m in WARNING.finditer(text)]
+    return max(stages) if stages else None
+
+
+def read_notes_after_reset(visible: Visible) -> dict[str, Any] | None:
+    """After a visible reset, read the notes file its condense result names (once)."""
+    if RESET_NOTICE not in visible.texts(("user",)):
+        return None
+    condense = next((e for e in visible.exchanges if e.name == "condense" and e.result), None)
+    named = NOTES_NAMED.search(condense.result) if condense else None
+    if named is None:
+        return None
+    path = named.group(1)
+    if any(e.name == "read_file" and str(e.args.get("path", "")).strip() == path for e in visible.exchanges):
+        return None
+    return visible.call("read_file", {"path": path}, f"My context was reset; reading my notes in {path}.")
+
+
+def _trimmed_notes(visible: Visible, text: str) -> str:
+    """The first line (the task) always, each later line with chance notes_completeness (seeded by the
+    whole notes and the line, so a line dropped once is not dropped every time the notes change)."""
+    lines = text.splitlines()
+    kept = lines[:1] + [line for line in lines[1:]
+                        if visible.chance(visible.knobs.notes_completeness, "notes", text, line)]
+    return "\n".join(kept) + "\n"
+
+
+def prepare_reset(visible: Visible, agent: ModuleType, task: Any) -> dict[str, Any] | None:
+    """Write notes, then condense, when warned at the knob's stage; None lets the family act."""
+    stage = visible.knobs.reset_stage
+    warned = _warning_stage(visible)
+    if stage is None or warned is None or warned < stage or "condense" not in visible.tool_names:
+        return None
+    writes = [e for e in visible.exchanges if e.name == "write_file" and e.args.get("path") == NOTES_PATH]
+    if any(e.result is None or e.result.startswith("Error") for e in writes):
+        return None  # the notes could not be saved: keep working without a reset
+    if visible.exchanges and visible.exchanges[-1] in writes:
+        return visible.call("condense", {"message_to_future_self": f"Read {NOTES_PATH}: it holds the task and my "
+                                                                   "progress so far."},
+                            "My notes are saved; condensing my context.")
+    reply = agent.act(visible, task)
+    if any(c["function"]["name"].startswith("submit") for c in reply.get("tool_calls") or ()):
+        return reply  # about to finish: a reset would only cost requests
+    return visible.call("write_file", {"path": NOTES_PATH, "content": _trimmed_notes(visible, agent.notes(visible, task))},
+                        "My context is filling up; saving my notes before condensing.")

@@ -1,0 +1,54 @@
+"""The mock summarizer (models `mock/summarizer...`): summarizes only what its request shows.
+
+Its request holds previews of events in the form `<EVENT id=N role=ROLE>\\ntext\\n</EVENT>`
+(strategies.summaries.preview). When a family agent recognizes a task statement in them,
+the summary is that agent's `notes()` over the previews: the task and the facts it can see.
+Otherwise, not knowing the task, it keeps what the agent itself said (assistant previews),
+the body of any earlier summary of its own, and the shown lines that name an identifier
+(a word with a digit, such as a record code) the agent named: what it was looking for. Whatever a preview cut off is
+missing from the summary, as with a real model. It sees nothing but the request's messages.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from harness.mock.agents import AGENTS
+from harness.mock.agents.common import Knobs, Visible, text_reply
+
+SUMMARIZER_PREFIX = "summarizer"
+HEADER = "USER_CONTEXT and CURRENT_STATE (from the events shown):\n"
+PREVIEW = re.compile(r"<EVENT id=\d+ role=([^>]*)>\n(.*?)\n</EVENT>", re.DOTALL)
+IDENTIFIER = re.compile(r"\b[A-Za-z][\w-]*\d[\w-]*\b")  # codes, ids, versioned names: words with a digit
+
+
+def is_summarizer(model: str) -> bool:
+    """Whether a mock model name (without the `mock/` prefix) names the summarizer."""
+    return model.split("/")[-1].startswith(SUMMARIZER_PREFIX)
+
+
+def _kept_without_task(text: str) -> list[str]:
+    """What the agent said, earlier summaries, and shown lines naming an identifier the agent named."""
+    previews = PREVIEW.findall(text)
+    said = "\n".join(body for role, body in previews if role == "assistant")
+    wanted = set(IDENTIFIER.findall(said))
+    lines: list[str] = []
+    for role, body in previews:
+        if role == "assistant":
+            lines.extend(line for line in body.splitlines() if line.strip())
+        elif HEADER in body:
+            lines.extend(line for line in body.split(HEADER, 1)[1].splitlines() if line.strip())
+        else:
+            lines.extend(line for line in body.splitlines() if wanted & set(IDENTIFIER.findall(line)))
+    return list(dict.fromkeys(lines))
+
+
+def summarize(messages: list[dict[str, Any]], *, seed: int) -> dict[str, Any]:
+    """The summary reply to one summary request."""
+    visible = Visible(messages, [], seed=seed, knobs=Knobs())
+    for agent in AGENTS:
+        task = agent.find_task(visible)
+        if task is not None:
+            return text_reply(HEADER + agent.notes(visible, task))
+    kept = _kept_without_task("\n".join(visible.texts()))
+    return text_reply(HEADER + ("\n".join(kept) if kept else "(nothing to keep in the events shown)"))

@@ -1,0 +1,98 @@
+"""hard_summarize: seed 000's emergency hard condenser, alone or as agent_reset's fallback.
+
+Only a recognized context-window error of the main provider selects it. It summarizes the
+whole eligible view (offset zero, no head, no tail) from event previews with its own LLM
+profile, with bounded retries (`strategies.summaries.summarize`). Pending user input is kept
+verbatim after the summary. After a hard reset no further automatic one happens until a
+later main-model response succeeds; new input does not lift that block.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from harness.config import require
+from harness.llm import is_context_window_error
+from strategies.base import Strategy
+from strategies.summaries import (EMERGENCY_NOTICE, SUMMARY_HEADER, HardResetConfig, RecoverableRunError,
+                                  fixed_ids, last_main_request_id, pending_user_ids, summarize)
+
+if TYPE_CHECKING:
+    from harness.context import RunContext
+    from harness.llm import LLMResult
+
+HARD_CONDENSER_KINDS = ("llm_summarizing",)
+
+
+@dataclass
+class HardCondenserConfig(HardResetConfig):
+    """Seed 000's `hard_condenser` object."""
+
+    condenser_kind: str = "llm_summarizing"
+    llm_profile_ref: str = "summary"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(self.condenser_kind in HARD_CONDENSER_KINDS,
+                f"condenser_kind must be one of {', '.join(HARD_CONDENSER_KINDS)}, got {self.condenser_kind!r}")
+        require(bool(self.llm_profile_ref), "llm_profile_ref must name an LLM profile")
+
+
+class HardCondenser:
+    """The emergency path and its loop block; owned by a strategy, which forwards two hooks."""
+
+    def __init__(self, config: HardCondenserConfig):
+        self.config = config
+        self.blocked = False
+
+    def after_response(self) -> None:
+        """A main-model response succeeded: automatic hard resets are allowed again."""
+        self.blocked = False
+
+    def recover(self, ctx: "RunContext", error: BaseException) -> bool:
+        """Summarize the eligible view after a context-window error; True = retry the request."""
+        if not is_context_window_error(error):
+            return False
+        if self.blocked:
+            ctx.log.append("hard_reset_blocked", reason="no main-model response has succeeded since the last hard reset")
+            raise RecoverableRunError("context window exceeded again before any main-model response succeeded "
+                                      "after a hard reset; another automatic hard reset is blocked; history kept")
+        boundary = last_main_request_id(ctx)
+        fixed = fixed_ids(ctx)
+        pending = pending_user_ids(ctx, boundary)
+        eligible = [i for i in ctx.view.ids if i not in fixed and i not in pending]
+        if not eligible:
+            raise RecoverableRunError("context window exceeded with no history to condense: the fixed context "
+                                      "(system prompt and tools) and pending input alone do not fit; history kept")
+        request = ctx.emit("condensation_request", reason="context_window_error", boundary=boundary,
+                           error=str(error)[:500])
+        try:
+            summary, attempts = summarize(ctx, self.config.llm_profile_ref, eligible, self.config, "hard_reset")
+        except RecoverableRunError as exc:
+            ctx.log.append("hard_reset_failed", request_id=request["id"], error=str(exc), recoverable=True)
+            raise
+        notice = ctx.add_message({"role": "user", "content": EMERGENCY_NOTICE}, origin="environment",
+                                 placement="none")
+        summary_message = ctx.add_message({"role": "user", "content": SUMMARY_HEADER + summary}, origin="strategy",
+                                          placement="none", payload={"type": "CondensationSummaryEvent"})
+        ctx.emit("condensation", kind="hard_reset", request_id=request["id"], forgotten_ids=eligible,
+                 notice_id=notice["id"], summary_id=summary_message["id"], pending_user_ids=pending,
+                 attempts=attempts, view_ops=[{"op": "set", "ids": fixed + [notice["id"], summary_message["id"]]
+                                               + pending}])
+        self.blocked = True
+        return True
+
+
+class HardSummarize(Strategy):
+    name = "hard_summarize"
+    Config = HardCondenserConfig
+
+    def __init__(self, config: HardCondenserConfig | None = None):
+        super().__init__(config)
+        self.hard = HardCondenser(self.config)
+
+    def after_response(self, ctx: "RunContext", result: "LLMResult") -> None:
+        self.hard.after_response()
+
+    def on_context_window_error(self, ctx: "RunContext", error: BaseException) -> bool:
+        return self.hard.recover(ctx, error)

@@ -1,0 +1,51 @@
+"""observation_masking (JetBrains, "The Complexity Trap", arXiv 2508.21433): keep the last N tool results.
+
+Before each request every tool result older than the `keep_last` most recent (10 in the
+paper) is replaced by a placeholder; the calls, the agent's own reasoning and the user's
+messages stay. No model call. Each request that masks a result records one `compaction`
+event with step "mask".
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from harness.config import require
+from harness.tokens import count_message
+from strategies import history
+from strategies.base import Strategy
+
+if TYPE_CHECKING:
+    from harness.context import RunContext
+
+
+@dataclass
+class ObservationMaskingConfig:
+    keep_last: int = 10  # tool results kept as they are (the paper's N)
+
+    def __post_init__(self) -> None:
+        require(self.keep_last >= 0, f"keep_last must be 0 or more, got {self.keep_last}")
+
+
+class ObservationMasking(Strategy):
+    name = "observation_masking"
+    Config = ObservationMaskingConfig
+
+    def before_request(self, ctx: "RunContext") -> None:
+        view = ctx.view
+        results = [i for i in view.ids if view.messages[i].get("role") == "tool"]
+        older = results[: max(len(results) - self.config.keep_last, 0)]
+        ops, ids, reclaimed = [], [], 0
+        for message_id in older:
+            message = view.message(message_id)
+            if history.is_placeholder(message):
+                continue
+            tokens = view.tokens(message_id)
+            masked = history.placeholder(message, "masked", tokens)
+            ops.append(history.replace_op(message_id, masked))
+            ids.append(message_id)
+            reclaimed += tokens - count_message(masked)
+        if ops:
+            before = ctx.prompt_tokens_estimate()
+            ctx.emit("compaction", step="mask", trigger="before_request", tokens_before=before,
+                     tokens_after=before - reclaimed, reclaimed_tokens=reclaimed, message_ids=ids, view_ops=ops)

@@ -1,0 +1,139 @@
+"""OpenHands' LLMSummarizingCondenser as `llm_summarizing` (REFERENCES.md). Each test names its rule."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.errors import ConfigError
+from harness.replay import replay_file
+from reset_helpers import context, run_environment, success, tool_call
+from strategies import StrategySpec, build_strategy
+from strategies.summaries import SUMMARY_HEADER, SUMMARY_SECTIONS, SUMMARY_PROMPT
+from tasks.chained_lookup import ChainedLookup, Params
+
+
+def _strategy(**config):
+    return build_strategy(StrategySpec("llm_summarizing", config))
+
+
+def _exchanges(ctx, strategy, count):
+    """`count` tool exchanges (assistant call + tool result) after the context's first two messages."""
+    for n in range(count):
+        call = tool_call(f"call_{n}", "read_file", {"path": f"f{n}"})
+        success(ctx, strategy, {"role": "assistant", "content": f"Noted fact {n}.", "tool_calls": [call]}, 100)
+        ctx.add_message({"role": "tool", "tool_call_id": f"call_{n}", "name": "read_file", "content": f"content {n}"},
+                        origin="tool")
+
+
+def _no_split(messages):
+    """Every tool result in the view follows an assistant message in the view that made its call."""
+    calls: set[str] = set()
+    for message in messages:
+        calls.update(c["id"] for c in message.get("tool_calls") or ())
+        if message["role"] == "tool" and message["tool_call_id"] not in calls:
+            return False
+    return True
+
+
+def test_defaults_are_openhands_max_size_240_keep_first_2_minimum_progress_0_1():
+    """OpenHands: max_size=240, keep_first=2, max_tokens=None, minimum_progress=0.1, 5 retries, x0.8."""
+    config = _strategy().config
+    assert (config.max_size, config.keep_first, config.max_tokens, config.minimum_progress) == (240, 2, None, 0.1)
+    assert (config.hard_context_reset_max_retries, config.hard_context_reset_context_scaling) == (5, 0.8)
+    with pytest.raises(ConfigError, match="keep_first"):
+        _strategy(max_size=10, keep_first=5)
+    with pytest.raises(ConfigError, match="unknown key"):
+        _strategy(keep_last=3)
+
+
+def test_summary_prompt_asks_for_the_openhands_sections():
+    """OpenHands: the summary prompt asks for USER_CONTEXT, TASK_TRACKING, ... VERSION_CONTROL_STATUS."""
+    assert all(f"{name}:" in SUMMARY_PROMPT for name in SUMMARY_SECTIONS) and len(SUMMARY_SECTIONS) == 10
+
+
+def test_over_max_size_it_keeps_the_head_summarizes_the_middle_and_keeps_a_tail():
+    """OpenHands: len(view) > max_size triggers; keep_first head, summary at offset keep_first, a tail."""
+    strategy, ctx = _strategy(max_size=12), context(max_input_tokens=100_000)
+    _exchanges(ctx, strategy, 6)  # 2 + 12 messages
+    head = ctx.view.ids[:2]
+    strategy.before_request(ctx)
+    event = next(ctx.log.of_type("condensation"))
+    assert event["kind"] == "summary" and event["summary_offset"] == 2
+    assert ctx.view.ids[:2] == head and ctx.view.ids[2] == event["summary_id"]
+    assert ctx.view.message(event["summary_id"])["role"] == "user"
+    assert ctx.view.message(event["summary_id"])["content"].startswith(SUMMARY_HEADER)
+    assert len(ctx.view.ids) <= 12 // 2 + 1
+    assert _no_split(ctx.view.to_messages())
+    assert set(event["forgotten_ids"]).isdisjoint(ctx.view.ids)
+
+
+@pytest.mark.parametrize("max_size", [9, 10, 11, 12, 13])
+def test_never_splits_a_tool_call_from_its_result(max_size):
+    """OpenHands: condensation never separates a tool call from its result (OpenHands #7512)."""
+    strategy, ctx = _strategy(max_size=max_size, keep_first=3), context(max_input_tokens=100_000)
+    _exchanges(ctx, strategy, 8)
+    strategy.before_request(ctx)
+    assert list(ctx.log.of_type("condensation"))
+    assert _no_split(ctx.view.to_messages())
+
+
+def test_token_limit_triggers_condensation():
+    """OpenHands: tokens over max_tokens trigger condensation (default: the model's input limit)."""
+    strategy, ctx = _strategy(max_tokens=300), context(max_input_tokens=100_000)
+    _exchanges(ctx, strategy, 12)
+    assert ctx.prompt_tokens_estimate() > 300
+    strategy.before_request(ctx)
+    assert next(ctx.log.of_type("condensation_request"))["reason"] == "tokens"
+    assert next(ctx.log.of_type("condensation"))
+
+
+def test_refuses_when_under_ten_percent_would_be_forgotten():
+    """OpenHands: if under 10% would be forgotten it refuses (NoCondensationAvailableException)."""
+    strategy, ctx = _strategy(max_size=200), context(max_input_tokens=100_000)
+    _exchanges(ctx, strategy, 3)
+    ids = list(ctx.view.ids)
+    assert strategy.request_condensation(ctx).accepted
+    strategy.before_request(ctx)
+    refused = next(ctx.log.of_type("condensation_refused"))
+    assert refused["reason"] == "minimum_progress"
+    assert ctx.view.ids == ids and not list(ctx.log.of_type("condensation"))
+
+
+def test_manual_condense_request_is_honoured():
+    """Seed: existing summarizing condensers keep their own manual-command behaviour (accepted)."""
+    strategy, ctx = _strategy(max_size=16), context(max_input_tokens=100_000)
+    _exchanges(ctx, strategy, 6)
+    answer = strategy.request_condensation(ctx)
+    assert (answer.accepted, answer.status) == (True, 202)
+    strategy.before_request(ctx)
+    request = next(ctx.log.of_type("condensation_request"))
+    assert request["reason"] == "manual"
+    assert next(ctx.log.of_type("condensation"))["request_id"] == request["id"]
+
+
+def test_an_earlier_summary_is_folded_into_the_next_one():
+    """OpenHands: the previous summary is among the forgotten events, so the new summary carries it."""
+    strategy, ctx = _strategy(max_size=10), context(max_input_tokens=100_000)
+    _exchanges(ctx, strategy, 5)
+    strategy.before_request(ctx)
+    _exchanges(ctx, strategy, 5)
+    strategy.before_request(ctx)
+    first, second = list(ctx.log.of_type("condensation"))
+    assert first["summary_id"] in second["forgotten_ids"]
+    assert "Noted fact 0." in ctx.view.message(second["summary_id"])["content"]
+
+
+def test_end_to_end_on_chained_lookup_with_summarizer_counted_and_replay(tmp_path):
+    """The summarizer's requests are counted in the totals and on their own; replay passes."""
+    from harness.metrics import compute_metrics
+
+    task = ChainedLookup(Params(hops=8, files=5, distractors=30, filler_lines=30), 101)
+    _, _, events = run_environment(tmp_path, task, "llm_summarizing", {"max_size": 10}, task_id="chained_lookup-1",
+                                   window=30_000)
+    metrics = compute_metrics(events)
+    assert metrics["summaries"] >= 1 and metrics["summarizer_requests"] >= 1
+    assert metrics["input_tokens"] > metrics["summarizer_input_tokens"] > 0
+    assert metrics["cost_usd"] > metrics["summarizer_cost_usd"] > 0
+    assert replay_file(tmp_path / "events.jsonl").ok
+    json.dumps(metrics)

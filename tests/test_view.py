@@ -1,0 +1,65 @@
+"""Event log and views (issue 2.2): the view is a fold over the append-only log."""
+import pytest
+
+from harness.events import EventLog
+from harness.view import ViewState, fold
+
+
+def _log_with_messages(n):
+    log = EventLog()
+    view = ViewState()
+    for i in range(n):
+        role = "user" if i % 2 == 0 else "assistant"
+        view.apply(log.append("message", message={"role": role, "content": f"message {i} " * 20}, origin="user"))
+    return log, view
+
+
+def test_messages_append_to_the_view_and_tokens_are_counted_once_each():
+    log, view = _log_with_messages(4)
+    assert view.ids == [0, 1, 2, 3]
+    assert view.total_tokens == sum(view.tokens(i) for i in view.ids)
+
+
+def test_replace_changes_what_is_sent_but_not_the_log():
+    log, view = _log_with_messages(3)
+    before = view.hash()
+    event = log.append("compaction", view_ops=[{"op": "replace", "id": 1,
+                                                 "message": {"role": "assistant", "content": "[cleared]"}}])
+    view.apply(event)
+    assert view.message(1)["content"] == "[cleared]"
+    assert log.events[1]["message"]["content"].startswith("message 1")
+    assert view.hash() != before
+    assert view.is_replaced(1)
+
+
+def test_drop_and_set_rebuild_identically_from_the_log():
+    log, view = _log_with_messages(6)
+    view.apply(log.append("compaction", view_ops=[{"op": "drop", "ids": [1, 2]}]))
+    view.apply(log.append("message", message={"role": "user", "content": "notice"}, origin="environment",
+                          placement="none"))
+    view.apply(log.append("condensation", kind="test", view_ops=[{"op": "set", "ids": [0, 7, 5]}]))
+    assert view.ids == [0, 7, 5]
+    rebuilt = fold(log.events)
+    assert rebuilt.ids == view.ids
+    assert rebuilt.hash("tools") == view.hash("tools")
+    assert rebuilt.total_tokens == view.total_tokens
+
+
+def test_incremental_hash_equals_a_fresh_fold_after_every_event():
+    log, view = _log_with_messages(5)
+    view.hash()
+    steps = [
+        {"op": "replace", "id": 3, "message": {"role": "assistant", "content": "short"}},
+        {"op": "drop", "ids": [0]},
+        {"op": "set", "ids": [1, 2, 3]},
+    ]
+    for op in steps:
+        view.apply(log.append("edit", view_ops=[op]))
+        view.apply(log.append("message", message={"role": "user", "content": "more"}, origin="user"))
+        assert view.hash("t") == fold(log.events).hash("t")
+
+
+def test_set_refuses_unknown_message_ids():
+    log, view = _log_with_messages(2)
+    with pytest.raises(ValueError, match="unknown message ids"):
+        view.apply(log.append("condensation", view_ops=[{"op": "set", "ids": [0, 99]}]))
