@@ -29,7 +29,7 @@ from harness.mock.cache import CACHE_STYLES
 from harness.mock.provider import MockConfig, MockProvider
 
 LOOPBACK = "127.0.0.1"
-MODEL_IDS = ("mock-agent",)
+MODEL_IDS = ("mock-agent", "mock-summarizer")  # the mock's `mock/agent` and `mock/summarizer`
 _FAULT_STATUS = ((litellm.RateLimitError, 429, "rate_limit_error"), (litellm.Timeout, 408, "timeout"),
                  (litellm.InternalServerError, 500, "server_error"))
 
@@ -113,8 +113,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.provider.end_session(session)
         model = str(body.get("model") or MODEL_IDS[0])
         try:
-            reply, usage = self.server.provider.serve(model, messages, tools, replace(self.server.config, session=session),
-                                                      seed=body.get("seed"))
+            reply, usage = self.server.provider.serve(model.removeprefix("mock-"), messages, tools,
+                                                      replace(self.server.config, session=session), seed=body.get("seed"))
         except litellm.ContextWindowExceededError as exc:
             self._error(400, str(exc), "invalid_request_error", code="context_length_exceeded")
             return

@@ -37,7 +37,7 @@ def test_models_endpoint_and_cached_tokens_in_usage(mock_server):
     """/v1/models lists the mock; usage reports prompt_tokens_details.cached_tokens (OpenAI-style cache)."""
     server = mock_server(cache="openai")
     with urllib.request.urlopen(server.url + "/models") as reply:
-        assert [m["id"] for m in json.load(reply)["data"]] == ["mock-agent"]
+        assert [m["id"] for m in json.load(reply)["data"]] == ["mock-agent", "mock-summarizer"]
     messages = [{"role": "system", "content": "word " * 3000},
                 {"role": "user", "content": "Start at record AB-1234 and follow the successor chain through 2 "
                                             "records; submit the sum of their weights."}]
@@ -61,3 +61,20 @@ def test_context_window_error_over_http(mock_server):
     except litellm.ContextWindowExceededError:
         return
     raise AssertionError("no ContextWindowExceededError")
+
+
+def test_summarizing_strategy_over_http_matches_in_process(mock_server, tmp_path):
+    """The mock summarizer is served too (`openai/mock-summarizer`): a summarizing run gives the same rows."""
+    server = mock_server()
+    config = '{"llm_summarizing": {"max_size": 7, "keep_first": 2}}'
+    base = ["run", "--suite", "smoke", "--strategies", "llm_summarizing", "--strategy-config", config,
+            "--workers", "1", "--no-progress"]
+    assert main([*base, "--out", str(tmp_path / "local"),
+                 "--profiles", '{"summary": {"model": "mock/summarizer"}}']) == 0
+    remote_summary = f'{{"summary": {{"model": "openai/mock-summarizer", "api_base": "{server.url}", ' \
+                     '"price_model": "claude-sonnet-4-6"}}'
+    assert main([*base, "--out", str(tmp_path / "http"), "--model", "openai/mock-agent", "--api-base", server.url,
+                 "--price-model", "claude-sonnet-4-6", "--window", "200000", "--profiles", remote_summary]) == 0
+    local, remote = read_runs(tmp_path / "local"), read_runs(tmp_path / "http")
+    assert sum(r["summarizer_requests"] for r in remote) > 0
+    assert comparable(remote) == comparable(local)
