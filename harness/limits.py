@@ -1,19 +1,12 @@
-"""Per-model limits on simultaneous requests, shared by every run thread (and, in a
-ThreadedProcessPool, every worker process)."""
+"""Per-model limits on simultaneous requests, shared by every run thread of this process."""
 from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Iterator
 
-_semaphores: dict[tuple[str, int], Any] = {}
+_semaphores: dict[tuple[str, int], threading.BoundedSemaphore] = {}
 _lock = threading.Lock()
-
-
-def install(semaphores: dict[tuple[str, int], Any]) -> None:
-    """Use these (cross-process) semaphores for their (model, limit) keys."""
-    with _lock:
-        _semaphores.update(semaphores)
 
 
 @contextmanager
