@@ -78,3 +78,19 @@ def test_summarizing_strategy_over_http_matches_in_process(mock_server, tmp_path
     local, remote = read_runs(tmp_path / "local"), read_runs(tmp_path / "http")
     assert sum(r["summarizer_requests"] for r in remote) > 0
     assert comparable(remote) == comparable(local)
+
+
+def test_faults_over_http_match_in_process_faults(mock_server, tmp_path):
+    """Faults become HTTP 429/500/408 and garbled arguments; litellm maps them back, retries and recovery match."""
+    faults = {"rate_limit": 0.1, "server_error": 0.1, "timeout": 0.05, "malformed_tool_args": 0.2}
+    retry = '{"initial_delay_s": 0.001, "max_delay_s": 0.002, "max_retries": 8}'
+    server = mock_server(faults=faults)
+    base = ["run", "--suite", "smoke", "--strategies", "none", "--seeds", "0,1", "--workers", "1", "--no-progress",
+            "--retry", retry]
+    assert main([*base, "--out", str(tmp_path / "local"), "--mock-faults", json.dumps(faults)]) == 0
+    assert main([*base, "--out", str(tmp_path / "http"), "--model", "openai/mock-agent", "--api-base", server.url,
+                 "--price-model", "claude-sonnet-4-6", "--window", "200000"]) == 0
+    local, remote = read_runs(tmp_path / "local"), read_runs(tmp_path / "http")
+    assert sum(r["retries"] for r in remote) > 0
+    assert comparable(remote) == comparable(local)
+    assert server.requests == sum(r["requests"] + r["retries"] for r in remote)
