@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.events import EventLog
+from harness.limits import INVOCATION_SPENDING
 from harness.llm import LLMClient, LLMProfile, LLMResult, Usage
 from harness.retry import RetryListener
 from harness.tokens import count_tools
@@ -67,12 +68,17 @@ class RunContext:
             self.log.append("llm_call", profile=profile_name, model=client.profile.model, purpose=purpose, ok=False,
                             error_type=type(exc).__name__, error=str(exc)[:2000])
             raise
-        self.cost_usd += result.cost_usd or 0.0
+        self.spend(result.cost_usd)
         self.log.append("llm_call", profile=profile_name, model=client.profile.model, purpose=purpose, ok=True,
                         usage=result.usage.as_dict(), cost_usd=result.cost_usd,
                         cost_usd_uncached=result.cost_usd_uncached, latency_s=round(result.latency_s, 6),
                         from_cache=result.from_cache)
         return result
+
+    def spend(self, cost_usd: float | None) -> None:
+        """Count a request's cost toward this run's budget and the invocation's."""
+        self.cost_usd += cost_usd or 0.0
+        INVOCATION_SPENDING.add(cost_usd or 0.0)
 
     def retry_listener(self, profile_name: str) -> RetryListener:
         """Records each retry of a transient failure as an `llm_retry` event."""

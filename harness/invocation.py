@@ -4,7 +4,9 @@ Resuming reuses the directory's config.json, skips every cell with a row in runs
 the others from the start (their partial event logs are overwritten) and cuts a torn last line
 first, so the directory ends with each cell's row exactly once. Spending limits: per run
 (`max_cost_usd`, the run ends `budget`) and per invocation (`max_total_cost_usd`: once reached,
-no further cell starts; the cells left are listed in unstarted.json and can be resumed later).
+no further cell starts and runs in flight in this process stop at their next request; those are
+not finished, so they get no row: with the cells never started they are listed in unstarted.json,
+and --resume runs them).
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.limits import INVOCATION_LIMIT_REACHED, INVOCATION_SPENDING
 from harness.results import CONFIG_FILE, ResultsDir, read_runs
 from harness.runner import Cell, Matrix, build_profiles, run_cells
 from strategies import StrategySpec
@@ -69,26 +72,37 @@ def check_credentials(profiles: dict[str, dict[str, Any]]) -> None:
 
 
 def execute(results: ResultsDir, cells: list[Cell], *, workers: int, progress: bool,
-            max_total_cost_usd: float | None = None) -> list[Cell]:
-    """Run the cells without a row yet; return the cells not started for lack of budget."""
+            max_total_cost_usd: float | None = None) -> list[str]:
+    """Run the cells without a row yet; return the run ids left unfinished for lack of budget."""
     results.repair()
     finished = {row.get("run_id") for row in read_runs(results.path)}
     todo = [cell for cell in cells if cell.run_id not in finished]
     spent = 0.0
+    stopped: list[str] = []
 
     def on_row(row: dict[str, Any]) -> None:
         nonlocal spent
-        results.append_run(row)
         spent += row.get("cost_usd") or 0.0
+        if row["termination"] == "budget" and row.get("error") == INVOCATION_LIMIT_REACHED:
+            stopped.append(row["run_id"])  # cut short by the limit, not finished: resume reruns it
+        else:
+            results.append_run(row)
 
-    may_start = None if max_total_cost_usd is None else (lambda: spent < max_total_cost_usd)
-    unstarted = run_cells(todo, workers=workers, on_row=on_row, progress=progress, may_start=may_start)
+    def may_start() -> bool:
+        return max_total_cost_usd is None or (spent < max_total_cost_usd and not INVOCATION_SPENDING.exhausted())
+
+    INVOCATION_SPENDING.start(max_total_cost_usd)
+    try:
+        unstarted = stopped + [cell.run_id for cell in run_cells(todo, workers=workers, on_row=on_row,
+                                                                  progress=progress, may_start=may_start)]
+    finally:
+        INVOCATION_SPENDING.start(None)
     marker = results.path / UNSTARTED_FILE
     if unstarted:
         marker.write_text(json.dumps({
             "reason": f"spending reached the invocation's limit of {max_total_cost_usd:g} USD "
-                      f"({spent:.6f} USD spent)",
-            "run_ids": [cell.run_id for cell in unstarted],
+                      f"({spent:.6f} USD spent); runs in flight were stopped and are not in runs.jsonl",
+            "run_ids": unstarted,
         }, indent=2) + "\n", encoding="utf-8")
     elif marker.exists():
         marker.unlink()

@@ -20,6 +20,7 @@ from harness.context import MAIN_PROFILE, RunContext
 from harness.errors import ConfigError
 from harness.events import EventLog
 from harness.llm import LLMClient, LLMProfile, is_context_window_error
+from harness.limits import INVOCATION_LIMIT_REACHED, INVOCATION_SPENDING
 from harness.metrics import compute_metrics
 from harness.pool import cell_executor
 from harness.secrets import is_secret_key
@@ -168,6 +169,8 @@ def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strate
             return "max_requests", None
         if cell.max_cost_usd is not None and ctx.cost_usd >= cell.max_cost_usd:
             return "budget", f"spent {ctx.cost_usd:.6f} USD of a {cell.max_cost_usd:g} USD budget per run"
+        if INVOCATION_SPENDING.exhausted():
+            return "budget", INVOCATION_LIMIT_REACHED
         strategy.before_request(ctx)
         messages = ctx.view.to_messages()
         request = {"profile": MAIN_PROFILE, "model": main.profile.model, "view_hash": ctx.view.hash(tools_hash),
@@ -184,7 +187,7 @@ def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strate
             return "error", f"{type(exc).__name__}: {str(exc)[:500]}"
         ctx.requests += 1
         ctx.last_usage = result.usage
-        ctx.cost_usd += result.cost_usd or 0.0
+        ctx.spend(result.cost_usd)
         ctx.log.append("llm_call", **request, ok=True, usage=result.usage.as_dict(), cost_usd=result.cost_usd,
                        cost_usd_uncached=result.cost_usd_uncached, latency_s=round(result.latency_s, 6),
                        from_cache=result.from_cache)

@@ -4,6 +4,7 @@ import json
 from harness.cli import main
 from harness.events import read_events
 from harness.invocation import UNSTARTED_FILE
+from harness.limits import INVOCATION_LIMIT_REACHED
 from harness.results import read_runs
 
 SMOKE = ["run", "--suite", "smoke", "--strategies", "none", "--workers", "1", "--no-progress"]
@@ -21,13 +22,19 @@ def test_a_run_reaching_its_budget_ends_budget(tmp_path):
         assert "budget" in events[-1]["error"]
 
 
-def test_the_invocation_budget_stops_starting_runs_and_lists_them(tmp_path, capsys):
+def test_the_invocation_budget_stops_runs_and_lists_those_left(tmp_path, capsys):
+    """--max-total-cost-usd: once reached, no run starts and runs in flight stop; resume finishes them."""
     out = tmp_path / "r"
     assert main([*SMOKE, "--seeds", "0,1", "--out", str(out), "--max-total-cost-usd", "0.02"]) == 0
     rows = read_runs(out)
     unstarted = json.loads((out / UNSTARTED_FILE).read_text())
-    assert len(rows) == 2 and len(unstarted["run_ids"]) == 4
-    assert not {r["run_id"] for r in rows} & set(unstarted["run_ids"])
+    assert len(rows) == 1 and len(unstarted["run_ids"]) == 5 and rows[0]["termination"] == "submitted"
+    assert rows[0]["run_id"] not in unstarted["run_ids"]
+    # The run in flight when the limit was reached stopped at its next request and left no row.
+    stopped = read_events(out / "events" / f"{unstarted['run_ids'][0]}.jsonl")
+    assert stopped[-1]["termination"] == "budget" and stopped[-1]["error"] == INVOCATION_LIMIT_REACHED
+    costs = [e["cost_usd"] for e in stopped if e["type"] == "llm_call"]
+    assert rows[0]["cost_usd"] + sum(costs[:-1]) < 0.02 <= rows[0]["cost_usd"] + sum(costs)
     assert "Spending limit reached" in capsys.readouterr().err
     assert main(["run", "--resume", str(out), "--workers", "1", "--no-progress"]) == 0
     assert len(read_runs(out)) == 6 and not (out / UNSTARTED_FILE).exists()
@@ -41,3 +48,18 @@ def test_a_budget_needs_prices(tmp_path, capsys, monkeypatch):
     assert "no prices in litellm's cost map" in capsys.readouterr().err
     assert main([*SMOKE, "--out", str(tmp_path / "r2"), "--max-cost-usd", "-1"]) == 2
     assert "--max-cost-usd must be a positive number" in capsys.readouterr().err
+
+
+def test_the_invocation_budget_stops_runs_in_flight_in_threads(mock_server, tmp_path):
+    """Against a real model many runs are in flight at once: they share the invocation's spending."""
+    server = mock_server(latency_s=0.01)
+    args = ["run", "--suite", "smoke", "--strategies", "none", "--seeds", "0,1,2,3", "--workers", "1", "--no-progress",
+            "--model", "openai/mock-agent", "--api-base", server.url, "--price-model", "claude-sonnet-4-6",
+            "--max-concurrency", "4", "--out", str(tmp_path / "r")]
+    assert main([*args, "--max-total-cost-usd", "0.03"]) == 0
+    rows = read_runs(tmp_path / "r")
+    unstarted = json.loads((tmp_path / "r" / UNSTARTED_FILE).read_text())["run_ids"]
+    assert len(rows) + len(unstarted) == 12 and len(unstarted) >= 6
+    assert sum(r["cost_usd"] for r in rows) < 0.03 + 0.012  # at most the runs in flight overshoot, and they stop
+    assert main(["run", "--resume", str(tmp_path / "r"), "--no-progress"]) == 0
+    assert sorted(r["run_id"] for r in read_runs(tmp_path / "r")) == sorted([r["run_id"] for r in rows] + unstarted)
