@@ -16,9 +16,11 @@ class Knobs:
 
     narrate: float = 0.5  # chance it restates a fact it found in its reply text
     reread_budget: int = 2  # times it fetches a lost or unreadable fact again before giving up
+    notes_recall: float = 1.0  # chance each fact it holds goes into its notes before a reset
 
     def __post_init__(self) -> None:
         require(0.0 <= self.narrate <= 1.0, f"narrate must be in [0, 1], got {self.narrate}")
+        require(0.0 <= self.notes_recall <= 1.0, f"notes_recall must be in [0, 1], got {self.notes_recall}")
         require(self.reread_budget >= 0, f"reread_budget must be 0 or more, got {self.reread_budget}")
 
 
