@@ -96,13 +96,14 @@ def readable_texts(visible: Visible, roles: tuple[str, ...] = ("user", "assistan
 
 
 
-def obtain(visible: Visible, name: str, args: dict[str, Any]) -> dict[str, Any] | None:
+def obtain(visible: Visible, name: str, args: dict[str, Any], since: int = -1) -> dict[str, Any] | None:
     """The next call that could still yield what a `name(args)` result should have shown.
 
     Pages on through a truncated result when paging is offered; otherwise calls the tool
-    (again), as long as its failed attempts stay within the reread budget. None: give up.
+    (again), as long as its failed attempts (made after message position `since`) stay within
+    the reread budget. None: give up.
     """
-    attempts = [e for e in visible.exchanges if e.name == name and e.args == args]
+    attempts = [e for e in visible.exchanges if e.name == name and e.args == args and e.position > since]
     budget = visible.knobs.reread_budget
     if attempts:
         page = page_call(visible, reading(visible, attempts[-1]))
