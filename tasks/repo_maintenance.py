@@ -23,6 +23,8 @@ FAMILY = "repo_maintenance"
 _MODULES = ("settings", "network", "storage", "billing", "scheduler", "cache", "auth", "export", "search", "mailer")
 _STEMS = ("RETRY_LIMIT", "TIMEOUT_SECONDS", "POOL_SIZE", "BATCH_SIZE", "PAGE_SIZE", "MAX_WORKERS", "BACKOFF_MS",
           "QUEUE_DEPTH", "CHUNK_KB", "TTL_MINUTES", "PORT_OFFSET", "SHARD_COUNT", "FLUSH_EVERY", "WINDOW_SIZE")
+_SUFFIXES = ("", "_EU", "_US", "_APAC", "_TEST", "_BULK", "_LIVE", "_EDGE", "_CORE", "_LEGACY")
+_NAMES = tuple(stem + suffix for suffix in _SUFFIXES for stem in _STEMS)
 _NOUNS = ("request", "worker", "upload", "session", "record", "invoice", "report", "token", "shard", "batch")
 _VERBS = ("parse", "load", "flush", "render", "merge", "sync", "index", "route", "encode", "verify")
 
@@ -39,7 +41,7 @@ class Params:
 
     def __post_init__(self) -> None:
         require(1 <= self.modules <= len(_MODULES), f"modules must be in [1, {len(_MODULES)}], got {self.modules}")
-        require(1 <= self.bugs <= len(_STEMS), f"bugs must be in [1, {len(_STEMS)}], got {self.bugs}")
+        require(1 <= self.bugs <= len(_NAMES), f"bugs must be in [1, {len(_NAMES)}], got {self.bugs}")
         require(self.log_lines >= 10, f"log_lines must be at least 10, got {self.log_lines}")
         require(self.file_lines >= 0, f"file_lines must be 0 or more, got {self.file_lines}")
         require(0 <= self.distractors <= 2, f"distractors must be in [0, 2], got {self.distractors}")
@@ -80,7 +82,7 @@ class RepoMaintenance(WorkspaceEnvironment):
     def __init__(self, params: Params, seed: int):
         rng = random.Random(f"{FAMILY}:{seed}")
         modules = rng.sample(_MODULES, params.modules)
-        stems = rng.sample(_STEMS, params.bugs)
+        stems = rng.sample(_NAMES, params.bugs)
         self.bugs: list[Constant] = []
         lines: dict[str, list[str]] = {f"src/{m}.py": [f'"""The {m} module\'s configuration and helpers."""', ""]
                                        for m in modules}
