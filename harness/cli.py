@@ -83,6 +83,14 @@ def main(argv: list[str] | None = None) -> int:
     report = commands.add_parser("report", help="write summary.csv and plots for a results directory")
     report.add_argument("results_dir")
     commands.add_parser("strategies", help="list registered strategies")
+    tasks = commands.add_parser("tasks", help="list task families and suites, or show one task instance",
+                                description="`tasks list`: families with their knobs, suites with their instances. "
+                                            "`tasks show ID`: one instance's prompt, opening messages and tools.")
+    tasks_commands = tasks.add_subparsers(dest="tasks_command", required=True)
+    tasks_commands.add_parser("list", help="families and suites")
+    show = tasks_commands.add_parser("show", help="one task instance's prompt and tools")
+    show.add_argument("task_id", help="a task_id from a suite (see `tasks list`)")
+    show.add_argument("--suite", help="suite name, JSONL/Parquet file or hub id to look in (default: every built-in suite)")
     args = parser.parse_args(argv)
     # Like `python -m`, let --strategy mymodule:MyStrategy find modules in the working directory.
     if os.getcwd() not in sys.path:
@@ -94,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_replay(args)
         if args.command == "report":
             return _cmd_report(args)
+        if args.command == "tasks":
+            return _cmd_tasks(args)
         if args.command == "strategies":
             from strategies import REGISTRY
 
@@ -123,6 +133,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     print(console_table(summarize(runs)))
     print(f"\n{len(runs)} runs in {time.perf_counter() - started:.1f}s -> {out}/ "
           f"(runs.jsonl, summary.csv, events/, plots/)")
+    return 0
+
+
+def _cmd_tasks(args: argparse.Namespace) -> int:
+    from tasks.catalog import find_row, list_text, show_text
+
+    print(list_text() if args.tasks_command == "list" else show_text(find_row(args.task_id, args.suite)))
     return 0
 
 

@@ -45,9 +45,13 @@ def _fixed(visible: Visible, after: int) -> set[tuple[str, str]]:
     return done
 
 
+def _last_edit(visible: Visible, path: str) -> int:
+    return max((e.position for e in _edits(visible) if str(e.args.get("path", "")).strip() == path), default=-1)
+
+
 def _line(visible: Visible, path: str, name: str) -> str | None:
     """The constant's line in the latest whole read of the file after the latest edit to it."""
-    last_edit = max((e.position for e in _edits(visible) if str(e.args.get("path", "")).strip() == path), default=-1)
+    last_edit = _last_edit(visible, path)
     for exchange in reversed(visible.exchanges):
         if exchange.name != "read_file" or str(exchange.args.get("path", "")).strip() != path:
             continue
@@ -82,7 +86,7 @@ def act(visible: Visible, task: Task) -> dict[str, Any]:
     name, path, value = failures[0]
     line = _line(visible, path, name)
     if line is None:
-        step = obtain(visible, "read_file", {"path": path})
+        step = obtain(visible, "read_file", {"path": path}, since=_last_edit(visible, path))
         if step is None:
             return visible.call("submit_answer", {"answer": f"Could not read {path}."}, f"I cannot read {path}.")
         return visible.call(step["name"], step["args"], f"{name} in {path} should be {value}; reading the file.")
