@@ -35,7 +35,8 @@ SUBMIT_ANSWER = ToolSpec("submit_answer", "Finish the task. Call it exactly once
 
 def read_file_result(path: str, content: str) -> ToolResult:
     """A file's content framed so a reader can tell a whole read from a cut one."""
-    return ToolResult(f"== {path} ({content.count(chr(10))} lines) ==\n{content}== end of {path} ==")
+    body = content if not content or content.endswith("\n") else content + "\n"
+    return ToolResult(f"== {path} ({body.count(chr(10))} lines) ==\n{body}== end of {path} ==")
 
 
 class WorkspaceEnvironment(Environment):
@@ -64,7 +65,8 @@ class WorkspaceEnvironment(Environment):
         args = call.args or {}
         try:
             if call.name == "list_files":
-                files = self.fs.listing(args.get("prefix", ""))
+                prefix = args.get("prefix", "").strip()
+                files = self.fs.listing(normalize_path(prefix) if prefix not in ("", ".", "./") else "")
                 return ToolResult("\n".join(files) if files else "No files.")
             if call.name == "read_file":
                 path = normalize_path(args["path"])

@@ -1,8 +1,10 @@
-"""Stand-ins for output-limiting strategies, written to the contracts between helpers.
+"""Stand-ins for the kinds of cut real strategies make, written to the contracts between helpers.
 
 `TruncateWithPaging` keeps a result's head and offers `read_tool_result` exactly as the
-ToolOutputLimits contract words it; `ClampHeadTail` keeps head and tail with no way back.
-The task tests use them to show which families each kind of cut breaks.
+ToolOutputLimits contract words it; `ClampHeadTail` keeps head and tail with no way back;
+`ClearOlderTurns` clears tool results of earlier turns (compaction at a turn boundary);
+`SlidingWindow` keeps only the latest messages. The task tests use them to show which
+family each kind of cut breaks and which it leaves whole.
 """
 from __future__ import annotations
 
@@ -68,3 +70,42 @@ class ClampHeadTail(Strategy):
         cut = len(result.content) - 2 * half
         return ToolResult(f"{result.content[:half]}\n[... {cut} characters clamped ...]\n{result.content[-half:]}",
                           result.is_error)
+
+
+@dataclass
+class WindowConfig:
+    keep_messages: int = 20
+
+
+class ClearOlderTurns(Strategy):
+    """Clears tool results from before the latest user message (what compaction does at a turn boundary)."""
+
+    name = "clear_older_turns"
+
+    def before_request(self, ctx):
+        ids = list(ctx.view.ids)
+        users = [i for i in ids if ctx.view.messages[i].get("role") == "user"]
+        if not users:
+            return
+        ops = [{"op": "replace", "id": i,
+                "message": {**ctx.view.messages[i], "content": "[tool result cleared; call the tool again]"}}
+               for i in ids if i < users[-1] and ctx.view.messages[i].get("role") == "tool"
+               and not ctx.view.is_replaced(i)]
+        if ops:
+            ctx.emit("compaction", step="clear_older_turns", view_ops=ops, reclaimed_tokens=0)
+
+
+class SlidingWindow(Strategy):
+    """Keeps the system prompt and the last `keep_messages` messages (a window that slides over everything)."""
+
+    name = "sliding_window"
+    Config = WindowConfig
+
+    def before_request(self, ctx):
+        ids = list(ctx.view.ids)
+        if len(ids) <= self.config.keep_messages + 1:
+            return
+        kept = ids[-self.config.keep_messages:]
+        while kept and ctx.view.messages[kept[0]].get("role") == "tool":
+            kept = kept[1:]
+        ctx.emit("compaction", step="slide", view_ops=[{"op": "set", "ids": [ids[0], *kept]}], reclaimed_tokens=0)
