@@ -7,8 +7,11 @@ Row schema (JSONL or Parquet; one task instance per row):
 | `task_id`      | string, unique  | stable name of the instance                                    |
 | `family`       | string          | a family in `tasks.FAMILIES`                                   |
 | `seed`         | integer >= 0    | generation seed of the instance                                |
-| `params`       | object          | the family's scale knobs; a missing or null knob takes its default |
+| `params`       | object or JSON string | the family's scale knobs; a missing or null knob takes its default |
 | `max_requests` | integer, optional | per-instance request limit (else the run's `--max-requests`) |
+
+An invalid row is refused before any run with an error naming the file and line (JSONL) or
+row (Parquet, hub dataset) and the field, e.g. `mine.jsonl:3: field params: items must be in [1, 500], got 0`.
 """
 from __future__ import annotations
 

@@ -178,3 +178,12 @@ def test_tasks_show_prints_prompt_and_tools(capsys):
     assert "Further user messages arrive" in out
     assert cli_main(["tasks", "show", "no-such-task"]) == 2
     assert "no task 'no-such-task'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_long_suite_runs_are_long(run_suite):
+    """`long`: at least 200 requests and 1M cumulative input tokens per run under `none` with a large window."""
+    runs = run_suite("long", strategies="none", window=2_000_000, workers=2)
+    assert runs["success"].all(), runs[["task_id", "termination"]]
+    assert (runs["requests"] >= 200).all(), runs[["task_id", "requests"]]
+    assert (runs["input_tokens"] >= 1_000_000).all(), runs[["task_id", "input_tokens"]]
