@@ -101,6 +101,7 @@ def notes(visible: Visible, task: Task) -> str:
     lines = ["Task: The repository's tests fail. Make the test suite pass: call run_tests() to see the failures, "
              "fix each with edit_file(path, old, new) on the exact line, run the tests again after each fix, and "
              "call submit_answer when all tests pass."]
-    lines.extend(f"Fixed {name} in {path}." for name, path in sorted(_fixed(visible, after)))
+    lines.extend(f"Fixed {name} in {path}." for name, path in sorted(_fixed(visible, after))
+                 if visible.chance(visible.knobs.notes_recall, "notes", name))
     return "\n".join(lines)
 

@@ -109,7 +109,8 @@ def notes(visible: Visible, task: Task) -> str:
         customer, sku, _ = order
         region = known.regions.get(customer)
         keys = [task.order, customer, f"{sku}@{region}"]
-        lines.extend(known.lines[k] for k in keys if k in known.lines)
+        lines.extend(known.lines[k] for k in keys
+                     if k in known.lines and visible.chance(visible.knobs.notes_recall, "notes", k))
     if task.order in known.recorded:
         lines.append(f"Recorded {task.order}.")
     return "\n".join(lines)
