@@ -115,6 +115,14 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("--baseline", default=None, help="strategy to compare against (default none)")
     report.add_argument("--bootstrap-seed", type=int, default=0, help="seed of the bootstrap resampling (default 0)")
     commands.add_parser("strategies", help="list registered strategies")
+    tasks = commands.add_parser("tasks", help="list task families and suites, or show one task instance",
+                                description="`tasks list`: families with their knobs, suites with their instances. "
+                                            "`tasks show ID`: one instance's prompt, opening messages and tools.")
+    tasks_commands = tasks.add_subparsers(dest="tasks_command", required=True)
+    tasks_commands.add_parser("list", help="families and suites")
+    show = tasks_commands.add_parser("show", help="one task instance's prompt and tools")
+    show.add_argument("task_id", help="a task_id from a suite (see `tasks list`)")
+    show.add_argument("--suite", help="suite name, JSONL/Parquet file or hub id to look in (default: every built-in suite)")
     args = parser.parse_args(argv)
     # Like `python -m`, let --strategy mymodule:MyStrategy find modules in the working directory.
     if os.getcwd() not in sys.path:
@@ -128,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_report(args)
         if args.command == "sweep":
             return _cmd_sweep(args)
+        if args.command == "tasks":
+            return _cmd_tasks(args)
         if args.command == "strategies":
             from strategies import REGISTRY
 
@@ -195,6 +205,13 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     _print_outcome(out, started)
     results = api.load_results(out)
     print(f"\nrecommended: {results.recommended}  (highest success, then lowest cost; {out / TUNING_FILE})")
+    return 0
+
+
+def _cmd_tasks(args: argparse.Namespace) -> int:
+    from tasks.catalog import find_row, list_text, show_text
+
+    print(list_text() if args.tasks_command == "list" else show_text(find_row(args.task_id, args.suite)))
     return 0
 
 

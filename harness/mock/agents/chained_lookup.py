@@ -116,7 +116,8 @@ def act(visible: Visible, task: Task) -> dict[str, Any]:
 
 
 def notes(visible: Visible, task: Task) -> str:
-    """What it writes to its notes before a reset: the task itself and every record it has walked."""
+    """What it writes to its notes before a reset: the task itself and the records it has walked
+    (each kept with chance notes_completeness)."""
     known = _records(visible)
     lines = [f"Task: Start at record {task.start} and follow the successor chain through {task.hops} records; "
              "submit the sum of their weights with submit_answer."]
@@ -124,7 +125,8 @@ def notes(visible: Visible, task: Task) -> str:
     walked = 0
     while walked < task.hops and code in known:
         weight, successor = known[code]
-        lines.append(f"Noted record {code} | weight {weight} | successor {successor}.")
+        if visible.chance(visible.knobs.notes_completeness, "notes", code):
+            lines.append(f"Noted record {code} | weight {weight} | successor {successor}.")
         code, walked = successor, walked + 1
     lines.append(f"Next: find record {code}." if walked < task.hops else "Next: submit the sum.")
     return "\n".join(lines)

@@ -27,7 +27,7 @@ class Knobs:
     narrate: float = 0.5  # chance it restates a fact it found in its reply text
     reread_budget: int = 2  # times it fetches a lost or unreadable fact again before giving up
     reset_stage: float | None = 0.8  # warning stage at which it saves notes and condenses (None: never)
-    notes_completeness: float = 1.0  # chance each progress line makes it into its notes before a reset
+    notes_completeness: float = 1.0  # chance each fact it holds makes it into its notes before a reset
 
     def __post_init__(self) -> None:
         require(self.reset_stage is None or 0.0 < self.reset_stage < 1.0,
