@@ -18,11 +18,17 @@ TRUNCATED = re.compile(r"\[Output truncated: (\d+) of (\d+) characters shown\. F
 PAGE = re.compile(r"\[([^:\]\s]+): characters (\d+)-(\d+) of (\d+)\]\n")
 MORE = re.compile(r"\n?\[More: call read_tool_result\(result_id=\"[^\"]+\", offset=\d+\) to continue\.\]\s*$")
 PAGER = "read_tool_result"
+CLAMPED = "characters clamped from the middle of this message"  # the compaction ladder's clamp marker
 
 
 def is_placeholder(text: str | None) -> bool:
     """A result a clearing or masking strategy replaced: its content is gone from the view."""
     return bool(text) and text.lstrip().startswith("[") and ("cleared" in text or "masked" in text)
+
+
+def is_clamped(text: str) -> bool:
+    """A message whose middle was cut out (its head and tail kept) to save context."""
+    return CLAMPED in text
 
 
 @dataclass(frozen=True)
@@ -93,7 +99,6 @@ def readable_texts(visible: Visible, roles: tuple[str, ...] = ("user", "assistan
         call_id = message.get("tool_call_id")
         texts.append(readings[call_id] if call_id in readings else _content(message))
     return texts
-
 
 
 def obtain(visible: Visible, name: str, args: dict[str, Any], since: int = -1) -> dict[str, Any] | None:
