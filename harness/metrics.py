@@ -37,6 +37,7 @@ from collections import Counter
 from typing import Any, Iterable, Mapping
 
 from harness.context import MAIN_PROFILE
+from harness.tokens import stable_hash
 
 TOKEN_FIELDS = ("input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens")
 # Calls that only act (submitting, writing) are not re-reads of content.
@@ -58,8 +59,15 @@ def _usage_totals(calls: list[Mapping[str, Any]], prefix: str = "") -> dict[str,
 
 
 def count_rereads(events: Iterable[Mapping[str, Any]]) -> int:
-    """Tool calls repeating an earlier call's name and arguments: the price of forgetting."""
-    seen: set[tuple[str, str]] = set()
+    """Tool calls that fetched content already fetched before: the price of forgetting.
+
+    A call counts when an earlier call had the same name and arguments and got the very same
+    successful result; running the tests again after an edit (new output) does not count.
+    """
+    events = list(events)
+    results = {e["message"].get("tool_call_id"): e for e in events
+               if e["type"] == "message" and e["message"].get("role") == "tool"}
+    seen: set[tuple[str, str, str]] = set()
     rereads = 0
     for event in events:
         if event["type"] != "message" or event.get("origin") != "agent":
@@ -67,12 +75,14 @@ def count_rereads(events: Iterable[Mapping[str, Any]]) -> int:
         for call in event["message"].get("tool_calls") or ():
             function = call.get("function", {})
             name = function.get("name", "")
-            if name in NON_READING_TOOLS:
+            result = results.get(call.get("id"))
+            if name in NON_READING_TOOLS or result is None or result.get("is_error"):
                 continue
             try:
-                key = (name, json.dumps(json.loads(function.get("arguments") or "{}"), sort_keys=True))
+                arguments = json.dumps(json.loads(function.get("arguments") or "{}"), sort_keys=True)
             except json.JSONDecodeError:
-                key = (name, function.get("arguments") or "")
+                arguments = function.get("arguments") or ""
+            key = (name, arguments, stable_hash(result["message"].get("content") or ""))
             if key in seen:
                 rereads += 1
             seen.add(key)

@@ -82,7 +82,8 @@ def _aggregate(group: pd.DataFrame, seed: int) -> dict[str, Any]:
         "mean_score": group["score"].mean(),
         "mean_requests": group["requests"].mean(),
         "mean_cost_usd_uncached": pd.to_numeric(group["cost_usd_uncached"], errors="coerce").mean(),
-        "mean_resets": (group["agent_resets"] + group["hard_resets"]).mean(),
+        # Every condensation of the history: agent resets, hard resets and summaries.
+        "mean_resets": (group["agent_resets"] + group["hard_resets"] + group.get("summaries", 0)).mean(),
         "mean_compactions": group["compactions"].mean(),
         "mean_rereads": group["rereads"].mean(),
         "overflow_rate": (group["termination"] == "context_overflow").mean(),

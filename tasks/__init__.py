@@ -6,6 +6,10 @@ from types import ModuleType
 
 FAMILIES: dict[str, str] = {
     "chained_lookup": "tasks.chained_lookup",
+    "work_queue": "tasks.work_queue",
+    "plant_early_ask_late": "tasks.plant_early_ask_late",
+    "big_output": "tasks.big_output",
+    "repo_maintenance": "tasks.repo_maintenance",
 }
 
 

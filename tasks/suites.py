@@ -7,8 +7,11 @@ Row schema (JSONL or Parquet; one task instance per row):
 | `task_id`      | string, unique  | stable name of the instance                                    |
 | `family`       | string          | a family in `tasks.FAMILIES`                                   |
 | `seed`         | integer >= 0    | generation seed of the instance                                |
-| `params`       | object          | the family's scale knobs; a missing or null knob takes its default |
+| `params`       | object or JSON string | the family's scale knobs; a missing or null knob takes its default |
 | `max_requests` | integer, optional | per-instance request limit (else the run's `--max-requests`) |
+
+An invalid row is refused before any run with an error naming the file and line (JSONL) or
+row (Parquet, hub dataset) and the field, e.g. `mine.jsonl:3: field params: items must be in [1, 500], got 0`.
 """
 from __future__ import annotations
 
@@ -76,14 +79,19 @@ def _validate_row(raw: dict[str, Any], where: str) -> TaskRow:
                   max_requests=max_requests)
     try:
         module = family_module(row.family)
+    except TaskFileError as exc:
+        raise TaskFileError(f"{where}: field 'family': {exc}") from exc
+    try:
         build_dataclass(module.Params, params, "params")
-    except (ConfigError, TaskFileError) as exc:
+    except ConfigError as exc:
         raise TaskFileError(f"{where}: field {exc}") from exc
     return row
 
 
-def _read_rows(source: str) -> tuple[list[dict[str, Any]], str]:
-    """Rows of a JSONL/Parquet file or a hub dataset id, through `datasets`."""
+def _read_rows(source: str) -> list[tuple[str, dict[str, Any]]]:
+    """(where, row) pairs of a JSONL/Parquet file or a hub dataset id, read through `datasets`.
+
+    `where` names the file and line (JSONL) or row (Parquet, hub) for error messages."""
     import datasets
 
     datasets.disable_progress_bars()
@@ -92,19 +100,21 @@ def _read_rows(source: str) -> tuple[list[dict[str, Any]], str]:
     if path.suffix in (".jsonl", ".json"):
         # Parse line by line first so a broken line is reported by its number.
         lines = path.read_text(encoding="utf-8").splitlines()
+        numbers = []
         for number, line in enumerate(lines, 1):
             if line.strip():
+                numbers.append(number)
                 try:
                     json.loads(line)
                 except json.JSONDecodeError as exc:
                     raise TaskFileError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
         dataset = datasets.load_dataset("json", data_files=str(path), split="train")
-        return [dict(r) for r in dataset], str(path)
+        return [(f"{path}:{n}", dict(r)) for n, r in zip(numbers, dataset)]
     if path.suffix == ".parquet":
         dataset = datasets.load_dataset("parquet", data_files=str(path), split="train")
-        return [dict(r) for r in dataset], str(path)
+        return [(f"{path} row {n}", dict(r)) for n, r in enumerate(dataset, 1)]
     dataset = datasets.load_dataset(source, split="train")
-    return [dict(r) for r in dataset], source
+    return [(f"{source} row {n}", dict(r)) for n, r in enumerate(dataset, 1)]
 
 
 def load_tasks(source: str) -> list[TaskRow]:
@@ -115,13 +125,12 @@ def load_tasks(source: str) -> list[TaskRow]:
         raise TaskFileError(f"unknown suite {source!r}; known suites: {', '.join(suite_names())}, or give a file path")
     elif not Path(source).exists() and Path(source).suffix in (".jsonl", ".json", ".parquet"):
         raise TaskFileError(f"{source}: no such task file")
-    rows, label = _read_rows(source)
+    rows = _read_rows(source)
     if not rows:
-        raise TaskFileError(f"{label}: no task rows")
+        raise TaskFileError(f"{source}: no task rows")
     tasks: list[TaskRow] = []
     seen: set[str] = set()
-    for number, raw in enumerate(rows, 1):
-        where = f"{label}:{number}" if label.endswith((".jsonl", ".json")) else f"{label} row {number}"
+    for where, raw in rows:
         row = _validate_row(raw, where)
         if row.task_id in seen:
             raise TaskFileError(f"{where}: duplicate task_id {row.task_id!r}")

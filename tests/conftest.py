@@ -54,11 +54,33 @@ def mock_server(monkeypatch):
         server.server_close()
 
 
+def write_suite_file(directory, suite="default", family=None, task_ids=None):
+    """A task file holding the rows of a built-in suite that match a family and/or task ids."""
+    import json
+
+    from tasks.suites import load_tasks
+
+    rows = [t.as_dict() for t in load_tasks(suite)
+            if (family is None or t.family == family) and (task_ids is None or t.task_id in task_ids)]
+    path = Path(directory) / f"{suite}-{family or 'all'}-{len(rows)}.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return str(path)
+
+
 @pytest.fixture(scope="session")
 def smoke_sweep(tmp_path_factory):
-    """A small sweep on the smoke suite (test-only masking strategy, keep 0 and 3, plus `none`), run once."""
+    """A small sweep on smoke's chained_lookup tasks (test-only masking strategy, keep 0 and 3, plus `none`)."""
     from harness.sweep import make_grid
 
-    out = tmp_path_factory.mktemp("sweep") / "smoke"
+    base = tmp_path_factory.mktemp("sweep")
     grid = make_grid("masking:KeepLastToolResults", {"keep": [0, 3]}, label="mask")
-    return api.sweep(grid, "smoke", also=["none"], seeds=(0, 1), profiles=api.mock_profiles(), out=out)
+    return api.sweep(grid, write_suite_file(base, "smoke", family="chained_lookup"), also=["none"], seeds=(0, 1),
+                     profiles=api.mock_profiles(), out=base / "smoke")
+
+
+@pytest.fixture
+def suite_file(tmp_path):
+    def _write(suite="default", family=None, task_ids=None):
+        return write_suite_file(tmp_path, suite, family, task_ids)
+
+    return _write

@@ -330,9 +330,9 @@ def test_manual_condense_request_is_refused_with_agent_controlled_condensation()
     assert stacked.request_condensation(ctx).code == "agent_controlled_condensation"
 
 
-def test_without_hard_condenser_an_overflow_stops_the_run_with_an_error(run_suite):
+def test_without_hard_condenser_an_overflow_stops_the_run_with_an_error(run_suite, suite_file):
     """Seed: omitting hard_condenser or setting it to null: after a provider overflow the run stops."""
-    runs = run_suite("default", strategies="agent_reset", window=30_000, knobs={"reset_stage": None},
+    runs = run_suite(suite_file(task_ids={"chained_lookup-3"}), strategies="agent_reset", window=30_000, knobs={"reset_stage": None},
                      strategy_configs={"agent_reset": {**SEED_CONFIG, "hard_condenser": None}})
     big = runs[runs["task_id"] == "chained_lookup-3"].iloc[0]
     assert big["termination"] == "context_overflow" and big["hard_resets"] == 0 and big["error"]
@@ -355,10 +355,11 @@ def test_mock_agent_writes_notes_waits_condenses_alone_and_rereads_notes(tmp_pat
     assert calls[condense_at[0] - 1][0] > first_warning["id"]
 
 
-def test_mock_agent_acts_at_its_knob_stage_and_notes_completeness_drops_progress_lines(run_suite):
+def test_mock_agent_acts_at_its_knob_stage_and_notes_completeness_drops_progress_lines(run_suite, suite_file):
     """DESIGN mock rule 3: at which warning it acts and how complete its notes are are seeded knobs."""
-    careful = run_suite("default", strategies="agent_reset", window=30_000)
-    sloppy = run_suite("default", strategies="agent_reset", window=30_000,
+    lookups = suite_file(family="chained_lookup")
+    careful = run_suite(lookups, strategies="agent_reset", window=30_000)
+    sloppy = run_suite(lookups, strategies="agent_reset", window=30_000,
                        knobs={"reset_stage": 0.9, "notes_completeness": 0.3})
     assert careful["success"].all(), careful[["task_id", "termination"]]
     assert sloppy["rereads"].sum() > careful["rereads"].sum()

@@ -11,6 +11,7 @@ from harness.mock.faults import Faults, draw
 from harness.mock.provider import MockConfig
 from harness.results import read_runs
 from harness.runner import build_profiles
+from tasks.suites import load_tasks
 from harness.retry import RetryPolicy, call_with_retries
 
 FAST_RETRY = {"initial_delay_s": 0.001, "max_delay_s": 0.002, "max_retries": 8}
@@ -48,7 +49,7 @@ def test_under_faults_no_finished_result_is_lost_or_duplicated(tmp_path):
     _, clean = run_with_faults(tmp_path, "clean", {})
     out, faulty = run_with_faults(tmp_path, "faulty", {"rate_limit": 0.15, "server_error": 0.1, "timeout": 0.1})
     assert sorted(r["run_id"] for r in faulty) == sorted(r["run_id"] for r in clean)
-    assert len({r["run_id"] for r in faulty}) == len(faulty) == 6
+    assert len({r["run_id"] for r in faulty}) == len(faulty) == 2 * len(load_tasks("smoke"))
     retries = [e for path in (out / "events").glob("*.jsonl") for e in read_events(path) if e["type"] == "llm_retry"]
     assert {e["error_type"] for e in retries} == {"RateLimitError", "InternalServerError", "Timeout"}
     assert all(e["delay_s"] <= FAST_RETRY["max_delay_s"] for e in retries)
@@ -68,7 +69,7 @@ def test_malformed_tool_arguments_get_an_error_result_the_agent_recovers_from(tm
 
 def test_a_run_whose_retries_run_out_ends_error_and_the_others_go_on(tmp_path):
     _, rows = run_with_faults(tmp_path, "exhausted", {"server_error": 0.3}, retry={"max_retries": 0}, seeds=(0, 1, 2))
-    assert len(rows) == 9
+    assert len(rows) == 3 * len(load_tasks("smoke"))
     failed = [r for r in rows if r["termination"] == "error"]
     assert failed and all("InternalServerError" in r["error"] for r in failed)
     assert any(r["termination"] == "submitted" and r["success"] for r in rows)

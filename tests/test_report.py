@@ -112,4 +112,4 @@ print(len(runs), len(summary))
 
 def test_config_json_is_plain_json(smoke_sweep):
     config = json.loads((Path(smoke_sweep) / "config.json").read_text())
-    assert config["suite"] == "smoke" and config["seeds"] == [0, 1]
+    assert config["suite"].endswith("smoke-chained_lookup-3.jsonl") and config["seeds"] == [0, 1]

@@ -10,6 +10,7 @@ from transcripts import exchange, make_ctx, user
 from harness import api
 from harness.errors import ConfigError
 from harness.mock.agents.common import Knobs, Visible
+from harness.mock.agents.reading import page_call, reading
 from harness.replay import replay_file
 from strategies import StrategySpec, build_strategy
 from strategies.base import Stack
@@ -130,19 +131,16 @@ def test_visible_page_call_asks_for_the_next_unseen_part():
     exchange(ctx, "read_file", {"path": "big"}, truncated.content)
     tools = [spec.schema() for spec in strategy.tools()]
     visible = Visible(ctx.view.to_messages(), tools, seed=0, knobs=Knobs())
-    request = visible.page_call(visible.exchanges[-1])
-    args = json.loads(request["tool_calls"][0]["function"]["arguments"])
+    args = page_call(visible, reading(visible, visible.exchanges[-1]))
     shown = int(NOTICE.search(truncated.content).group(1))
-    assert request["tool_calls"][0]["function"]["name"] == "read_tool_result"
     assert args == {"result_id": "result-1", "offset": shown}
     page = strategy.handle_tool_call(ctx, call("read_tool_result", **args))
     exchange(ctx, "read_tool_result", args, page.content)
     visible = Visible(ctx.view.to_messages(), tools, seed=0, knobs=Knobs())
-    assert visible.full_text(visible.exchanges[0]) == BIG[: shown + 1_000]
-    next_args = json.loads(visible.page_call(visible.exchanges[0])["tool_calls"][0]["function"]["arguments"])
-    assert next_args["offset"] == shown + 1_000
+    assert reading(visible, visible.exchanges[0]).text == BIG[: shown + 1_000]
+    assert page_call(visible, reading(visible, visible.exchanges[0]))["offset"] == shown + 1_000
     without_tool = Visible(ctx.view.to_messages(), [], seed=0, knobs=Knobs())
-    assert without_tool.page_call(without_tool.exchanges[0]) is None
+    assert page_call(without_tool, reading(without_tool, without_tool.exchanges[0])) is None
 
 
 def test_chained_lookup_agent_pages_through_offloaded_files_and_succeeds(tmp_path):

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.mock.agents import chained_lookup
+from harness.mock.agents import big_output, chained_lookup, plant_early_ask_late, repo_maintenance, work_queue
 from harness.mock.agents.common import Knobs, Visible, build_knobs, text_reply
 from harness.mock.agents.reset import prepare_reset, read_notes_after_reset
 
-AGENTS = (chained_lookup,)
+AGENTS = (chained_lookup, work_queue, plant_early_ask_late, big_output, repo_maintenance)
 
 
 def respond(messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, seed: int,

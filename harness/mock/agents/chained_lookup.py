@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.mock.agents.common import PAGE_TOOL, Exchange, Visible, is_clamped
+from harness.mock.agents.common import Exchange, Visible
+from harness.mock.agents.reading import PAGER, is_clamped, page_call, readable_texts, reading
 
 TASK = re.compile(r"Start at record ([A-Z]{2}-\d{4}) and follow the successor chain through (\d+) records")
 RECORD = re.compile(r"record ([A-Z]{2}-\d{4}) \| weight (\d+) \| successor ([A-Z]{2}-\d{4})")
@@ -37,8 +38,7 @@ def find_task(visible: Visible) -> Task | None:
 
 def _records(visible: Visible) -> dict[str, tuple[int, str]]:
     known: dict[str, tuple[int, str]] = {}
-    texts = visible.texts(("assistant", "tool", "user")) + [o.text() for o in visible.offloaded.values()]
-    for text in texts:
+    for text in readable_texts(visible, ("assistant", "tool", "user")):
         for code, weight, successor in RECORD.findall(text):
             known[code] = (int(weight), successor)
     return known
@@ -46,7 +46,7 @@ def _records(visible: Visible) -> dict[str, tuple[int, str]]:
 
 def _complete_read(visible: Visible, exchange: Exchange) -> bool:
     """A read result it can rely on: present, whole (pages joined), not an error, placeholder or clamped copy."""
-    result = visible.full_text(exchange)
+    result = reading(visible, exchange).text
     path = str(exchange.args.get("path", "")).strip()
     return (result.startswith(f"== {path} (") and result.rstrip().endswith(f"== end of {path} ==")
             and not is_clamped(result))
@@ -68,13 +68,13 @@ def _refetches(visible: Visible, code: str, paths: list[str]) -> int:
     """Fetches for this record it has already made again (a search, a read or a page repeated because
     what it got the first time was lost, cut or unusable): what its reread budget limits."""
     seen: set[tuple[str, str]] = set()
-    page_ids = {visible.truncated_id(e) for e in visible.exchanges
+    page_ids = {reading(visible, e).result_id for e in visible.exchanges
                 if e.name == "read_file" and e.args.get("path") in paths} - {None}
     repeats = 0
     for exchange in visible.exchanges:
         if ((exchange.name == "search" and exchange.args.get("text") == code)
                 or (exchange.name == "read_file" and exchange.args.get("path") in paths)
-                or (exchange.name == PAGE_TOOL and exchange.args.get("result_id") in page_ids)):
+                or (exchange.name == PAGER and exchange.args.get("result_id") in page_ids)):
             key = (exchange.name, json.dumps(exchange.args, sort_keys=True))
             repeats += key in seen
             seen.add(key)
@@ -107,16 +107,18 @@ def act(visible: Visible, task: Task) -> dict[str, Any]:
     for path in paths:
         if path in readable:
             continue
-        truncated = next((e for e in reversed(reads) if e.args.get("path") == path and visible.page_call(e)), None)
-        if truncated is not None:
-            return visible.page_call(truncated, note + f"Paging through {path} for record {code}.")
+        pages = (page_call(visible, reading(visible, e)) for e in reversed(reads) if e.args.get("path") == path)
+        page = next((args for args in pages if args is not None), None)
+        if page is not None:
+            return visible.call(PAGER, page, note + f"Paging through {path} for record {code}.")
         return visible.call("read_file", {"path": path}, note + f"Reading {path} for record {code}.")
     # Every named file is visible yet none shows the record: the search result is stale.
     return visible.call("search", {"text": code}, note + f"Searching again for record {code}.")
 
 
 def notes(visible: Visible, task: Task) -> str:
-    """What it writes to its notes before a reset: the task itself and every record it has walked."""
+    """What it writes to its notes before a reset: the task itself and the records it has walked
+    (each kept with chance notes_completeness)."""
     known = _records(visible)
     lines = [f"Task: Start at record {task.start} and follow the successor chain through {task.hops} records; "
              "submit the sum of their weights with submit_answer."]
@@ -124,7 +126,8 @@ def notes(visible: Visible, task: Task) -> str:
     walked = 0
     while walked < task.hops and code in known:
         weight, successor = known[code]
-        lines.append(f"Noted record {code} | weight {weight} | successor {successor}.")
+        if visible.chance(visible.knobs.notes_completeness, "notes", code):
+            lines.append(f"Noted record {code} | weight {weight} | successor {successor}.")
         code, walked = successor, walked + 1
     lines.append(f"Next: find record {code}." if walked < task.hops else "Next: submit the sum.")
     return "\n".join(lines)

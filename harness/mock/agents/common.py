@@ -4,21 +4,11 @@ from __future__ import annotations
 import json
 import random
 import re
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 from typing import Any
 
 from harness.config import build_dataclass, require
 from harness.tokens import stable_hash
-
-# ToolOutputLimits' truncation and paging lines (a contract between helpers), read as a model reads them.
-PAGE_TOOL = "read_tool_result"
-TRUNCATED = re.compile(r"\n\[Output truncated: (\d+) of (\d+) characters shown\. Full output saved as (\S+); "
-                       r"call read_tool_result\(result_id=\"[^\"]*\", offset=\d+\) to read more\.\]$")
-CHUNK = re.compile(r"^\[(\S+): characters (\d+)-(\d+) of (\d+)\]\n")
-MORE = re.compile(r"\n\[More: call read_tool_result\(result_id=\"[^\"]*\", offset=\d+\) to continue\.\]$")
-CLAMPED = "characters clamped from the middle of this message"
-
 
 @dataclass(frozen=True)
 class Knobs:
@@ -27,7 +17,7 @@ class Knobs:
     narrate: float = 0.5  # chance it restates a fact it found in its reply text
     reread_budget: int = 2  # times it fetches a lost or unreadable fact again before giving up
     reset_stage: float | None = 0.8  # warning stage at which it saves notes and condenses (None: never)
-    notes_completeness: float = 1.0  # chance each progress line makes it into its notes before a reset
+    notes_completeness: float = 1.0  # chance each fact it holds makes it into its notes before a reset
 
     def __post_init__(self) -> None:
         require(self.reset_stage is None or 0.0 < self.reset_stage < 1.0,
@@ -74,50 +64,6 @@ class Visible:
                                                args if isinstance(args, dict) else {},
                                                results.get(call.get("id")), position))
 
-    @cached_property
-    def offloaded(self) -> dict[str, "Offloaded"]:
-        """Outputs shown truncated, by result id, with every visible part of each."""
-        found: dict[str, Offloaded] = {}
-        for exchange in self.exchanges:
-            result = exchange.result or ""
-            notice = TRUNCATED.search(result)
-            if notice:
-                shown, total, result_id = int(notice.group(1)), int(notice.group(2)), notice.group(3)
-                head = result[: notice.start()]
-                if len(head) == shown:
-                    found.setdefault(result_id, Offloaded(result_id, total)).parts[0] = head
-                continue
-            chunk = CHUNK.match(result)
-            if exchange.name == PAGE_TOOL and chunk:
-                result_id, offset, end, total = chunk.group(1), *map(int, chunk.group(2, 3, 4))
-                more = MORE.search(result)
-                body = result[chunk.end(): more.start() if more else len(result)]
-                if len(body) == end - offset:
-                    found.setdefault(result_id, Offloaded(result_id, total)).parts[offset] = body
-        return found
-
-    def truncated_id(self, exchange: "Exchange") -> str | None:
-        """The result id of an exchange whose visible result is a truncated output."""
-        notice = TRUNCATED.search(exchange.result or "")
-        return notice.group(3) if notice else None
-
-    def full_text(self, exchange: "Exchange") -> str:
-        """The exchange's result with every visible page of it joined on (as far as they are contiguous)."""
-        result_id = self.truncated_id(exchange)
-        if result_id is None or result_id not in self.offloaded:
-            return exchange.result or ""
-        return self.offloaded[result_id].text()
-
-    def page_call(self, exchange: "Exchange", content: str = "") -> dict[str, Any] | None:
-        """For an exchange whose result was truncated, the read_tool_result call for the next unseen part."""
-        result_id = self.truncated_id(exchange)
-        if result_id is None or PAGE_TOOL not in self.tool_names or result_id not in self.offloaded:
-            return None
-        output = self.offloaded[result_id]
-        if output.complete:
-            return None
-        return self.call(PAGE_TOOL, {"result_id": result_id, "offset": output.covered()}, content)
-
     def texts(self, roles: tuple[str, ...] = ("system", "user", "assistant", "tool")) -> list[str]:
         return [_content(m) for m in self.messages if m.get("role") in roles]
 
@@ -143,41 +89,6 @@ class Visible:
         return {"role": "assistant", "content": content,
                 "tool_calls": [{"id": call_id, "type": "function",
                                 "function": {"name": name, "arguments": json.dumps(args, sort_keys=True)}}]}
-
-
-@dataclass
-class Offloaded:
-    """The visible parts of one offloaded output, by character offset."""
-
-    result_id: str
-    total: int
-    parts: dict[int, str] = field(default_factory=dict)
-
-    def covered(self) -> int:
-        """Characters seen contiguously from the start."""
-        end = 0
-        for offset in sorted(self.parts):
-            if offset > end:
-                break
-            end = max(end, offset + len(self.parts[offset]))
-        return end
-
-    @property
-    def complete(self) -> bool:
-        return self.covered() >= self.total
-
-    def text(self) -> str:
-        joined = ""
-        for offset in sorted(self.parts):
-            if offset > len(joined):
-                break
-            joined += self.parts[offset][len(joined) - offset:]
-        return joined
-
-
-def is_clamped(text: str) -> bool:
-    """A message whose middle was cut out (its head and tail kept) to save context."""
-    return CLAMPED in text
 
 
 def _content(message: dict[str, Any]) -> str:

@@ -1,7 +1,7 @@
 """The simulated agent's generic agent-reset behaviour, shared by every task family.
 
 On a visible context warning at or above its `reset_stage` knob it writes notes (the family
-agent's `notes()`, of which each progress line survives with chance `notes_completeness`)
+agent's `notes()`, where each fact survives with chance `notes_completeness`)
 with the task's own write_file tool, waits for the write to succeed, then calls `condense`
 alone with a message naming the notes file. After a reset it reads that file again with
 read_file. Everything it acts on is in the request: the warning text, the write's result,
@@ -40,15 +40,6 @@ def read_notes_after_reset(visible: Visible) -> dict[str, Any] | None:
     return visible.call("read_file", {"path": path}, f"My context was reset; reading my notes in {path}.")
 
 
-def _trimmed_notes(visible: Visible, text: str) -> str:
-    """The first line (the task) always, each later line with chance notes_completeness (seeded by the
-    whole notes and the line, so a line dropped once is not dropped every time the notes change)."""
-    lines = text.splitlines()
-    kept = lines[:1] + [line for line in lines[1:]
-                        if visible.chance(visible.knobs.notes_completeness, "notes", text, line)]
-    return "\n".join(kept) + "\n"
-
-
 def prepare_reset(visible: Visible, agent: ModuleType, task: Any) -> dict[str, Any] | None:
     """Write notes, then condense, when warned at the knob's stage; None lets the family act."""
     stage = visible.knobs.reset_stage
@@ -65,5 +56,5 @@ def prepare_reset(visible: Visible, agent: ModuleType, task: Any) -> dict[str, A
     reply = agent.act(visible, task)
     if any(c["function"]["name"].startswith("submit") for c in reply.get("tool_calls") or ()):
         return reply  # about to finish: a reset would only cost requests
-    return visible.call("write_file", {"path": NOTES_PATH, "content": _trimmed_notes(visible, agent.notes(visible, task))},
+    return visible.call("write_file", {"path": NOTES_PATH, "content": agent.notes(visible, task)},
                         "My context is filling up; saving my notes before condensing.")

@@ -1,0 +1,113 @@
+"""Simulated agent for big_output: fetch every dump, then answer each question from what it sees.
+
+An answer counts as found only when the exact request line is visible: in a dump result,
+in pages of it read back with read_tool_result, or in its own notes. When the asked dump
+was cut (a truncation line naming a saved result) and paging is offered, it pages on from
+the first unseen character; when the dump was clamped or cleared it cannot fetch it again
+(the queue is drained), so it answers `unknown`, which is wrong.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from harness.mock.agents.common import Visible, text_reply
+from harness.mock.agents.reading import failed_pages, page_call, readable_texts, reading
+
+OPENING = re.compile(r"call fetch_dump\(dump\) for each of the (\d+) dumps D1 to D\d+, in order")
+QUESTION = re.compile(r"Question (\d+) of (\d+): in dump (D\d+), what is the status of request (req-[0-9a-f]{8})\?")
+ANSWERED = re.compile(r"Answer (\d+) recorded\.")
+GONE = re.compile(r"dump (D\d+) was already fetched")
+
+
+@dataclass(frozen=True)
+class Task:
+    dumps: int
+    number: int = 0  # the latest question (0: none yet)
+    total: int = 0
+    dump: str = ""
+    request: str = ""
+
+
+def find_task(visible: Visible) -> Task | None:
+    dumps = None
+    latest: tuple[str, ...] | None = None
+    for text in visible.texts(("user", "tool")):
+        match = OPENING.search(text)
+        if match:
+            dumps = int(match.group(1))
+        for found in QUESTION.findall(text):
+            if latest is None or int(found[0]) >= int(latest[0]):
+                latest = found
+    if dumps is None:
+        return None
+    if latest is None:
+        return Task(dumps)
+    return Task(dumps, int(latest[0]), int(latest[1]), latest[2], latest[3])
+
+
+def _fetched(visible: Visible) -> set[str]:
+    """Dumps it fetched (its own calls are visible) or was told are gone from the queue."""
+    done = {str(e.args.get("dump")) for e in visible.exchanges
+            if e.name == "fetch_dump" and not (e.result or "").startswith("Error: fetch_dump: no")
+            and "is not next" not in (e.result or "")}
+    done.update(name for text in visible.texts(("tool",)) for name in GONE.findall(text))
+    return done
+
+
+def _answered(visible: Visible) -> set[int]:
+    done = {int(n) for text in visible.texts(("tool",)) for n in ANSWERED.findall(text)}
+    done.update(int(e.args.get("number", 0)) for e in visible.exchanges
+                if e.name == "answer_question" and not (e.result or "").startswith("Error: answer_question: no"))
+    return done
+
+
+def _status(visible: Visible, request: str) -> str | None:
+    line = re.compile(rf"^{re.escape(request)} host=\S+ status=(\d+)", re.MULTILINE)
+    for text in readable_texts(visible, ("assistant", "tool")):
+        match = line.search(text)
+        if match:
+            return match.group(1)
+    return None
+
+
+def act(visible: Visible, task: Task) -> dict[str, Any]:
+    if task.number == 0:
+        fetched = _fetched(visible)
+        for number in range(1, task.dumps + 1):
+            if f"D{number}" not in fetched:
+                return visible.call("fetch_dump", {"dump": f"D{number}"}, f"Fetching dump D{number} of {task.dumps}.")
+        return text_reply(f"All {task.dumps} dumps are fetched; ready for your questions.")
+    if task.number in _answered(visible):
+        if task.number >= task.total:
+            return visible.call("submit_answer", {"answer": "All questions answered."}, "Done.")
+        return text_reply(f"Question {task.number} is answered; ready for the next one.")
+    status = _status(visible, task.request)
+    if status is not None:
+        return visible.call("answer_question", {"number": task.number, "value": status},
+                            f"{task.request} in dump {task.dump} has status {status}.")
+    header = f"== dump {task.dump} ("
+    for exchange in visible.exchanges:
+        if exchange.name == "fetch_dump" and (exchange.result or "").startswith(header):
+            page = page_call(visible, reading(visible, exchange))
+            if page is not None and failed_pages(visible, page) <= visible.knobs.reread_budget:
+                return visible.call("read_tool_result", page, f"Paging through dump {task.dump}.")
+    return visible.call("answer_question", {"number": task.number, "value": "unknown"},
+                        f"I can no longer see request {task.request} in dump {task.dump}.")
+
+
+def notes(visible: Visible, task: Task) -> str:
+    """The assignment and the question in hand in the user's words, and what is answered."""
+    fetched = sorted(_fetched(visible), key=lambda name: int(name[1:]))
+    lines = [f"Collect the overnight request dumps: call fetch_dump(dump) for each of the {task.dumps} dumps D1 to "
+             f"D{task.dumps}, in order."]
+    lines.extend(f"Noted: dump {name} was already fetched." for name in fetched)
+    if task.number:
+        lines.append(f"Question {task.number} of {task.total}: in dump {task.dump}, what is the status of request "
+                     f"{task.request}? Answer with answer_question(number={task.number}, value=<the status code>).")
+        status = _status(visible, task.request)
+        if status is not None and visible.chance(visible.knobs.notes_completeness, "notes", task.request):
+            lines.append(f"{task.request} host=noted status={status}")
+        lines.extend(f"Answer {n} recorded." for n in sorted(_answered(visible)))
+    return "\n".join(lines)

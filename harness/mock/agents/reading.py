@@ -1,0 +1,119 @@
+"""How a simulated agent reads tool results that strategies cut, page or clear.
+
+Follows the contracts between helpers: a ToolOutputLimits result ends with the exact
+truncation line naming its result id; `read_tool_result` pages start with
+`[{result_id}: characters {offset}-{end} of {total}]`; clearing and masking placeholders
+start with `[` and say `cleared` or `masked`. Only visible messages are read.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from harness.mock.agents.common import Exchange, Visible, _content
+
+TRUNCATED = re.compile(r"\[Output truncated: (\d+) of (\d+) characters shown\. Full output saved as (\S+); "
+                       r"call read_tool_result\(result_id=\"([^\"]+)\", offset=(\d+)\) to read more\.\]\s*$")
+PAGE = re.compile(r"\[([^:\]\s]+): characters (\d+)-(\d+) of (\d+)\]\n")
+MORE = re.compile(r"\n?\[More: call read_tool_result\(result_id=\"[^\"]+\", offset=\d+\) to continue\.\]\s*$")
+PAGER = "read_tool_result"
+CLAMPED = "characters clamped from the middle of this message"  # the compaction ladder's clamp marker
+
+
+def is_placeholder(text: str | None) -> bool:
+    """A result a clearing or masking strategy replaced: its content is gone from the view."""
+    return bool(text) and text.lstrip().startswith("[") and ("cleared" in text or "masked" in text)
+
+
+def is_clamped(text: str) -> bool:
+    """A message whose middle was cut out (its head and tail kept) to save context."""
+    return CLAMPED in text
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the agent can see of one result: the shown text, and where paging would continue."""
+
+    text: str
+    result_id: str | None = None
+    next_offset: int | None = None  # first character not yet seen, when the rest can be paged
+
+
+def _pages(visible: Visible, result_id: str) -> list[tuple[int, int, str]]:
+    pages = []
+    for exchange in visible.exchanges:
+        if exchange.name == PAGER and exchange.args.get("result_id") == result_id and exchange.result:
+            match = PAGE.match(exchange.result)
+            if match and match.group(1) == result_id:
+                chunk = MORE.sub("", exchange.result[match.end():])
+                pages.append((int(match.group(2)), int(match.group(3)), chunk))
+    return pages
+
+
+def reading(visible: Visible, exchange: Exchange) -> Reading:
+    """The result of `exchange` as far as visible: a truncated head joined with visible pages."""
+    result = exchange.result or ""
+    match = TRUNCATED.search(result)
+    if not match:
+        return Reading(result)
+    shown, total, result_id = int(match.group(1)), int(match.group(2)), match.group(4)
+    pieces = sorted([(0, shown, result[:match.start()][:shown]), *_pages(visible, result_id)])
+    parts: list[str] = []
+    covered = 0
+    gap_at: int | None = None
+    for start, end, chunk in pieces:
+        if start > covered:
+            gap_at = covered if gap_at is None else gap_at
+            parts.append("\n")
+            parts.append(chunk)
+        else:
+            parts.append(chunk[covered - start:])
+        covered = max(covered, end)
+    if gap_at is None and covered < total:
+        gap_at = covered
+    return Reading("".join(parts), result_id, gap_at)
+
+
+def page_call(visible: Visible, read: Reading) -> dict[str, Any] | None:
+    """Arguments of the next `read_tool_result` call, if paging is offered and something remains."""
+    if read.result_id is None or read.next_offset is None or PAGER not in visible.tool_names:
+        return None
+    return {"result_id": read.result_id, "offset": read.next_offset}
+
+
+def failed_pages(visible: Visible, args: dict[str, Any]) -> int:
+    """Visible page requests with these arguments whose result it cannot use (cleared, masked, error)."""
+    return sum(1 for e in visible.exchanges
+               if e.name == PAGER and e.args == args and not (e.result and PAGE.match(e.result)))
+
+
+def readable_texts(visible: Visible, roles: tuple[str, ...] = ("user", "assistant", "tool")) -> list[str]:
+    """Every visible text in order, with each truncated result replaced by its paged reading."""
+    readings = {e.call_id: reading(visible, e).text for e in visible.exchanges
+                if e.result and TRUNCATED.search(e.result)}
+    texts = []
+    for message in visible.messages:
+        if message.get("role") not in roles:
+            continue
+        call_id = message.get("tool_call_id")
+        texts.append(readings[call_id] if call_id in readings else _content(message))
+    return texts
+
+
+def obtain(visible: Visible, name: str, args: dict[str, Any], since: int = -1) -> dict[str, Any] | None:
+    """The next call that could still yield what a `name(args)` result should have shown.
+
+    Pages on through a truncated result when paging is offered; otherwise calls the tool
+    (again), as long as its failed attempts (made after message position `since`) stay within
+    the reread budget. None: give up.
+    """
+    attempts = [e for e in visible.exchanges if e.name == name and e.args == args and e.position > since]
+    budget = visible.knobs.reread_budget
+    if attempts:
+        page = page_call(visible, reading(visible, attempts[-1]))
+        if page is not None and failed_pages(visible, page) <= budget:
+            return {"name": PAGER, "args": page}
+    if len(attempts) > budget:
+        return None
+    return {"name": name, "args": args}

@@ -1,0 +1,107 @@
+"""Simulated agent for repo_maintenance: run the tests, fix one visible failure, run them again.
+
+It acts on the latest test log it can see. Failures count only when their detail lines are
+visible (in the log, in pages of it, or in its notes); a log whose end says tests failed but
+whose failure details it cannot see is paged on when paging is offered, else run again
+within the reread budget. An edit replaces the constant's whole line as last read from the
+file, so near-miss constants are left alone. Past its budget it submits what it has.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from harness.mock.agents.common import Exchange, Visible
+from harness.mock.agents.reading import obtain, reading
+
+TASK = re.compile(r"Make the test suite pass: call run_tests\(\)")
+FAILURE = re.compile(r"AssertionError: (\w+) in (\S+) should be (-?\d+), found")
+SUMMARY = re.compile(r"=+ (?:(\d+) failed, )?\d+ passed in [\d.]+s =+")
+FIXED = re.compile(r"^Fixed (\w+) in (\S+)\.$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Task:
+    marker: str = "repo"
+
+
+def find_task(visible: Visible) -> Task | None:
+    return Task() if any(TASK.search(text) for text in visible.texts(("user", "tool"))) else None
+
+
+def _edits(visible: Visible) -> list[Exchange]:
+    return [e for e in visible.exchanges if e.name == "edit_file" and (e.result or "").startswith("Edited")]
+
+
+def _fixed(visible: Visible, after: int) -> set[tuple[str, str]]:
+    """(constant, path) pairs fixed by a visible edit after message position `after`, or noted as fixed."""
+    done = {(m.group(1), m.group(2)) for text in visible.texts(("tool",)) for m in FIXED.finditer(text)}
+    for edit in _edits(visible):
+        if edit.position > after:
+            match = re.match(r"(\w+) = ", str(edit.args.get("new", "")))
+            if match:
+                done.add((match.group(1), str(edit.args.get("path", "")).strip()))
+    return done
+
+
+def _last_edit(visible: Visible, path: str) -> int:
+    return max((e.position for e in _edits(visible) if str(e.args.get("path", "")).strip() == path), default=-1)
+
+
+def _line(visible: Visible, path: str, name: str) -> str | None:
+    """The constant's line in the latest whole read of the file after the latest edit to it."""
+    last_edit = _last_edit(visible, path)
+    for exchange in reversed(visible.exchanges):
+        if exchange.name != "read_file" or str(exchange.args.get("path", "")).strip() != path:
+            continue
+        if exchange.position < last_edit:
+            return None
+        text = reading(visible, exchange).text
+        if text.startswith(f"== {path} (") and text.rstrip().endswith(f"== end of {path} =="):
+            match = re.search(rf"^{re.escape(name)} = .*$", text, re.MULTILINE)
+            return match.group(0) if match else None
+    return None
+
+
+def act(visible: Visible, task: Task) -> dict[str, Any]:
+    runs = [e for e in visible.exchanges if e.name == "run_tests"]
+    latest = runs[-1] if runs else None
+    edited_since = latest is not None and any(e.position > latest.position for e in _edits(visible))
+    if latest is None or edited_since:
+        return visible.call("run_tests", {}, "Running the tests.")
+    log = reading(visible, latest).text
+    summary = SUMMARY.search(log)
+    if summary and not summary.group(1):
+        return visible.call("submit_answer", {"answer": "All tests pass."}, "All tests pass.")
+    fixed = _fixed(visible, latest.position)
+    failures = [(name, path, value) for name, path, value in FAILURE.findall(log) if (name, path) not in fixed]
+    if not failures:
+        last_edit = max((e.position for e in _edits(visible)), default=-1)
+        step = obtain(visible, "run_tests", {}, since=last_edit)
+        if step is None:
+            return visible.call("submit_answer", {"answer": "Some tests still fail; I could not see which."},
+                                "I cannot see the failure details.")
+        return visible.call(step["name"], step["args"], "I need the failure details of the test log.")
+    name, path, value = failures[0]
+    line = _line(visible, path, name)
+    if line is None:
+        step = obtain(visible, "read_file", {"path": path}, since=_last_edit(visible, path))
+        if step is None:
+            return visible.call("submit_answer", {"answer": f"Could not read {path}."}, f"I cannot read {path}.")
+        return visible.call(step["name"], step["args"], f"{name} in {path} should be {value}; reading the file.")
+    new = re.sub(rf"^{re.escape(name)} = [^#\s]+", f"{name} = {value}", line)
+    return visible.call("edit_file", {"new": new, "old": line, "path": path}, f"Setting {name} to {value} in {path}.")
+
+
+def notes(visible: Visible, task: Task) -> str:
+    """The task in the user's words and the fixes made since the latest visible test run."""
+    runs = [e for e in visible.exchanges if e.name == "run_tests"]
+    after = runs[-1].position if runs else -1
+    lines = ["Task: The repository's tests fail. Make the test suite pass: call run_tests() to see the failures, "
+             "fix each with edit_file(path, old, new) on the exact line, run the tests again after each fix, and "
+             "call submit_answer when all tests pass."]
+    lines.extend(f"Fixed {name} in {path}." for name, path in sorted(_fixed(visible, after))
+                 if visible.chance(visible.knobs.notes_completeness, "notes", name))
+    return "\n".join(lines)
+

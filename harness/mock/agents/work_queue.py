@@ -1,0 +1,127 @@
+"""Simulated agent for work_queue: handle the latest visible ticket from what it can see.
+
+The current ticket is the highest-numbered ticket visible (in a user message or its own
+notes). Order, customer and price records count as known when a visible line shows them
+(a lookup result, its own narration, its notes). A missing record is looked up, paged or
+looked up again within the reread budget; past it, the agent records 0 for the ticket (a
+wrong answer, as a real model guessing would give) and moves on.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from harness.mock.agents.common import Visible, text_reply
+from harness.mock.agents.reading import obtain, readable_texts
+
+TICKET = re.compile(r"Ticket (\d+) of (\d+): order (ORD-\d+)")
+ORDER = re.compile(r"^Order (ORD-\d+) \| customer (CUS-\d+) \| sku (SKU-\w+) \| quantity (\d+)", re.MULTILINE)
+CUSTOMER = re.compile(r"^Customer (CUS-\d+) \| region (\w+)", re.MULTILINE)
+PRICE = re.compile(r"^Price (SKU-\w+) \| region (\w+) \| unit (\d+)", re.MULTILINE)
+RECORDED = re.compile(r"Recorded (ORD-\d+)\.|(ORD-\d+) is already recorded")
+
+
+@dataclass(frozen=True)
+class Task:
+    number: int
+    total: int
+    order: str
+
+
+def find_task(visible: Visible) -> Task | None:
+    tickets = [Task(int(n), int(t), o) for text in visible.texts(("user", "tool")) for n, t, o in TICKET.findall(text)]
+    return max(tickets, key=lambda task: task.number) if tickets else None
+
+
+@dataclass
+class Known:
+    orders: dict[str, tuple[str, str, int]]
+    regions: dict[str, str]
+    prices: dict[tuple[str, str], int]
+    recorded: set[str]
+    lines: dict[str, str]  # the record lines themselves, for narration and notes
+
+
+def _known(visible: Visible) -> Known:
+    known = Known({}, {}, {}, set(), {})
+    for text in readable_texts(visible):
+        for match in ORDER.finditer(text):
+            order, customer, sku, quantity = match.groups()
+            known.orders[order] = (customer, sku, int(quantity))
+            known.lines[order] = match.group(0)
+        for match in CUSTOMER.finditer(text):
+            known.regions[match.group(1)] = match.group(2)
+            known.lines[match.group(1)] = match.group(0)
+        for match in PRICE.finditer(text):
+            known.prices[(match.group(1), match.group(2))] = int(match.group(3))
+            known.lines[f"{match.group(1)}@{match.group(2)}"] = match.group(0)
+    for text in visible.texts(("tool",)):
+        for a, b in RECORDED.findall(text):
+            known.recorded.add(a or b)
+    # Its own submit_result call is visible even when the result was cleared: it knows it recorded.
+    known.recorded.update(str(e.args.get("order_id")) for e in visible.exchanges
+                          if e.name == "submit_result" and not (e.result or "").startswith("Error: submit_result: no"))
+    return known
+
+
+def _needed(task: Task, known: Known) -> tuple[str, dict[str, Any]] | int:
+    """The next lookup the ticket needs, or its amount when nothing is missing."""
+    if task.order not in known.orders:
+        return "get_order", {"order_id": task.order}
+    customer, sku, quantity = known.orders[task.order]
+    if customer not in known.regions:
+        return "get_customer", {"customer_id": customer}
+    region = known.regions[customer]
+    if (sku, region) not in known.prices:
+        return "get_price", {"region": region, "sku": sku}
+    return quantity * known.prices[(sku, region)]
+
+
+def act(visible: Visible, task: Task) -> dict[str, Any]:
+    known = _known(visible)
+    if task.order in known.recorded:
+        if task.number >= task.total:
+            return visible.call("submit_answer", {"answer": f"All {task.total} tickets recorded."},
+                                "Every ticket is recorded.")
+        return text_reply(f"Ticket {task.number} is recorded; ready for the next ticket.")
+    note = _narration(visible, known)
+    need = _needed(task, known)
+    if isinstance(need, int):
+        return visible.call("submit_result", {"amount": need, "order_id": task.order},
+                            note + f"Ticket {task.number}: the amount is {need}.")
+    name, args = need
+    step = obtain(visible, name, args)
+    if step is None:
+        return visible.call("submit_result", {"amount": 0, "order_id": task.order},
+                            note + f"I could not recover what {name} showed; recording 0 for {task.order}.")
+    return visible.call(step["name"], step["args"], note + f"Ticket {task.number}: calling {step['name']}.")
+
+
+def notes(visible: Visible, task: Task) -> str:
+    """The current ticket in its own words, the records found for it, and whether it is recorded."""
+    known = _known(visible)
+    lines = [f"Ticket {task.number} of {task.total}: order {task.order}. For each ticket: get_order, get_customer "
+             "(region), get_price(sku, region); record quantity x unit price with submit_result; after the last "
+             "ticket call submit_answer."]
+    order = known.orders.get(task.order)
+    if order is not None:
+        customer, sku, _ = order
+        region = known.regions.get(customer)
+        keys = [task.order, customer, f"{sku}@{region}"]
+        lines.extend(known.lines[k] for k in keys
+                     if k in known.lines and visible.chance(visible.knobs.notes_completeness, "notes", k))
+    if task.order in known.recorded:
+        lines.append(f"Recorded {task.order}.")
+    return "\n".join(lines)
+
+
+def _narration(visible: Visible, known: Known) -> str:
+    """Restate the record just found on a line of its own, as a model thinking aloud might."""
+    latest = visible.last_result()
+    if latest is None or not latest.result:
+        return ""
+    head = latest.result.split("\n", 1)[0]
+    if head in known.lines.values() and visible.chance(visible.knobs.narrate, "narrate", head):
+        return head + "\n"
+    return ""

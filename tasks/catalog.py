@@ -1,0 +1,67 @@
+"""What `ctxbench tasks list` and `ctxbench tasks show` print: families, suites, one instance."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import asdict, fields
+
+from harness.errors import TaskFileError
+from tasks import FAMILIES, family_module
+from tasks.base import Environment
+from tasks.suites import TaskRow, load_tasks, suite_names
+
+
+def _summary(name: str, doc: str | None) -> str:
+    first = (doc or "").strip().splitlines()[0] if doc else ""
+    return first.removeprefix(f"{name}:").strip()
+
+
+def list_text() -> str:
+    """Every family with its knobs and defaults, then every built-in suite with its instances per family."""
+    lines = ["Families:"]
+    for name in FAMILIES:
+        module = family_module(name)
+        knobs = ", ".join(f"{f.name}={f.default}" for f in fields(module.Params))
+        lines.append(f"  {name:22s} {_summary(name, module.__doc__)}")
+        lines.append(f"  {'':22s} knobs: {knobs}")
+    lines.append("")
+    lines.append("Suites:")
+    for suite in suite_names():
+        rows = load_tasks(suite)
+        per_family = Counter(row.family for row in rows)
+        counts = ", ".join(f"{family} {n}" for family, n in sorted(per_family.items()))
+        lines.append(f"  {suite:10s} {len(rows):3d} tasks: {counts}")
+    return "\n".join(lines)
+
+
+def find_row(task_id: str, source: str | None = None) -> TaskRow:
+    """The row named `task_id` in `source`, or in any built-in suite when no source is given."""
+    sources = [source] if source else suite_names()
+    for name in sources:
+        for row in load_tasks(name):
+            if row.task_id == task_id:
+                return row
+    where = source or f"the suites {', '.join(suite_names())}"
+    raise TaskFileError(f"no task {task_id!r} in {where}; `ctxbench tasks list` shows the suites")
+
+
+def show_text(row: TaskRow) -> str:
+    """One instance as the agent first meets it: prompt, opening messages and tools."""
+    environment = row.build()
+    module = family_module(row.family)
+    params = asdict(module.Params(**row.params))
+    lines = [f"Task {row.task_id}: family {row.family}, seed {row.seed}",
+             f"params: {json.dumps(params, sort_keys=True)}"]
+    if row.max_requests:
+        lines.append(f"max_requests: {row.max_requests}")
+    lines += ["", "System prompt:", environment.system_prompt, ""]
+    for number, text in enumerate(environment.initial_user_messages(), 1):
+        lines += [f"User message {number}:", text, ""]
+    if type(environment).user_messages_due is not Environment.user_messages_due:
+        lines += ["(Further user messages arrive during the run, as the work progresses.)", ""]
+    lines.append("Tools:")
+    for spec in environment.tool_specs():
+        arguments = ", ".join(f"{name}: {schema.get('type', '?')}"
+                              for name, schema in spec.parameters.get("properties", {}).items())
+        lines.append(f"  {spec.name}({arguments}) - {spec.description}")
+    return "\n".join(lines)
