@@ -20,6 +20,7 @@ from litellm import CustomLLM
 from harness.config import build_dataclass, require
 from harness.llm import DEFAULT_MOCK_WINDOW, DEFAULT_PRICE_MODEL
 from harness.mock.agents import respond
+from harness.mock.agents.memo import forget
 from harness.mock.cache import CACHE_STYLES, PrefixCache
 from harness.mock.faults import Faults, draw, garble_tool_calls, raise_error
 from harness.mock.summarizer import is_summarizer, summarize
@@ -79,6 +80,7 @@ class MockProvider(CustomLLM):
     def end_session(self, name: str) -> None:
         with self._lock:
             self._sessions.pop(name, None)
+        forget()  # the agent's memoized readings of this session's texts
 
     def completion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict, model_response: Any,
                    print_verbose: Any, encoding: Any, api_key: Any, logging_obj: Any, optional_params: dict,

@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.mock.agents.common import Visible, text_reply
+from harness.mock.agents.memo import Pattern, pattern
 from harness.mock.agents.reading import failed_pages, page_call, readable_texts, reading
 
-OPENING = re.compile(r"call fetch_dump\(dump\) for each of the (\d+) dumps D1 to D\d+, in order")
-QUESTION = re.compile(r"Question (\d+) of (\d+): in dump (D\d+), what is the status of request (req-[0-9a-f]{8})\?")
-ANSWERED = re.compile(r"Answer (\d+) recorded\.")
-GONE = re.compile(r"dump (D\d+) was already fetched")
+OPENING = Pattern(r"call fetch_dump\(dump\) for each of the (\d+) dumps D1 to D\d+, in order")
+QUESTION = Pattern(r"Question (\d+) of (\d+): in dump (D\d+), what is the status of request (req-[0-9a-f]{8})\?")
+ANSWERED = Pattern(r"Answer (\d+) recorded\.")
+GONE = Pattern(r"dump (D\d+) was already fetched")
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ def _answered(visible: Visible) -> set[int]:
 
 
 def _status(visible: Visible, request: str) -> str | None:
-    line = re.compile(rf"^{re.escape(request)} host=\S+ status=(\d+)", re.MULTILINE)
+    line = pattern(rf"^{re.escape(request)} host=\S+ status=(\d+)", re.MULTILINE)
     for text in readable_texts(visible, ("assistant", "tool")):
         match = line.search(text)
         if match:

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.mock.agents.common import Exchange, Visible
+from harness.mock.agents.memo import Pattern
 from harness.mock.agents.reading import PAGER, is_clamped, page_call, readable_texts, reading
 
-TASK = re.compile(r"Start at record ([A-Z]{2}-\d{4}) and follow the successor chain through (\d+) records")
-RECORD = re.compile(r"record ([A-Z]{2}-\d{4}) \| weight (\d+) \| successor ([A-Z]{2}-\d{4})")
-SEARCH_HIT = re.compile(r"^(\S+):(\d+)$", re.MULTILINE)
+TASK = Pattern(r"Start at record ([A-Z]{2}-\d{4}) and follow the successor chain through (\d+) records")
+RECORD = Pattern(r"record ([A-Z]{2}-\d{4}) \| weight (\d+) \| successor ([A-Z]{2}-\d{4})")
+SEARCH_HIT = Pattern(r"^(\S+):(\d+)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)

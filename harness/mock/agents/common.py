@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from harness.config import build_dataclass, require
+from harness.mock.agents.memo import arguments
 from harness.tokens import stable_hash
 
 @dataclass(frozen=True)
@@ -51,21 +51,22 @@ class Visible:
         self.tool_names = {t.get("function", {}).get("name") for t in tools}
         self.seed = seed
         self.knobs = knobs
+        self._texts: dict[tuple[str, ...], list[str]] = {}
         results = {m.get("tool_call_id"): _content(m) for m in messages if m.get("role") == "tool"}
         self.exchanges: list[Exchange] = []
         for position, message in enumerate(messages):
             for call in message.get("tool_calls") or ():
                 function = call.get("function", {})
-                try:
-                    args = json.loads(function.get("arguments") or "{}")
-                except json.JSONDecodeError:
-                    args = {}
                 self.exchanges.append(Exchange(call.get("id", ""), function.get("name", ""),
-                                               args if isinstance(args, dict) else {},
+                                               arguments(function.get("arguments") or "{}"),
                                                results.get(call.get("id")), position))
 
     def texts(self, roles: tuple[str, ...] = ("system", "user", "assistant", "tool")) -> list[str]:
-        return [_content(m) for m in self.messages if m.get("role") in roles]
+        """Contents of the messages with these roles, in order (shared between callers: read-only)."""
+        found = self._texts.get(roles)
+        if found is None:
+            found = self._texts[roles] = [_content(m) for m in self.messages if m.get("role") in roles]
+        return found
 
     def last_result(self) -> Exchange | None:
         """The exchange answered by the latest tool message, if the context ends with one."""

@@ -13,14 +13,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.mock.agents.common import Visible, text_reply
+from harness.mock.agents.memo import Pattern
 from harness.mock.agents.reading import obtain, reading
 
-BATCH = re.compile(r"Audit batch (\d+) of (\d+): (.+?)\. For each file")
-QUESTIONS = re.compile(r"Final questions\..*?in this order: (.+?)\. Give the current values")
-FACT = re.compile(r"^- The (.+?) is (.+?)\.$", re.MULTILINE)
-UPDATE = re.compile(r"Update: the (.+?) is now (.+?) \(")
-NOTED_FACT = re.compile(r"^Fact: (.+?) = (.+)$", re.MULTILINE)
-RECORDED = re.compile(r"Recorded (-?\d+) for (\S+)\.")
+BATCH = Pattern(r"Audit batch (\d+) of (\d+): (.+?)\. For each file")
+QUESTIONS = Pattern(r"Final questions\..*?in this order: (.+?)\. Give the current values")
+FACT = Pattern(r"^- The (.+?) is (.+?)\.$", re.MULTILINE)
+UPDATE = Pattern(r"Update: the (.+?) is now (.+?) \(")
+NOTED_FACT = Pattern(r"^Fact: (.+?) = (.+)$", re.MULTILINE)
+RECORDED = Pattern(r"Recorded (-?\d+) for (\S+)\.")
 
 
 @dataclass(frozen=True)

@@ -7,16 +7,16 @@ start with `[` and say `cleared` or `masked`. Only visible messages are read.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from harness.mock.agents.common import Exchange, Visible, _content
+from harness.mock.agents.memo import Pattern
 
-TRUNCATED = re.compile(r"\[Output truncated: (\d+) of (\d+) characters shown\. Full output saved as (\S+); "
-                       r"call read_tool_result\(result_id=\"([^\"]+)\", offset=(\d+)\) to read more\.\]\s*$")
-PAGE = re.compile(r"\[([^:\]\s]+): characters (\d+)-(\d+) of (\d+)\]\n")
-MORE = re.compile(r"\n?\[More: call read_tool_result\(result_id=\"[^\"]+\", offset=\d+\) to continue\.\]\s*$")
+TRUNCATED = Pattern(r"\[Output truncated: (\d+) of (\d+) characters shown\. Full output saved as (\S+); "
+                    r"call read_tool_result\(result_id=\"([^\"]+)\", offset=(\d+)\) to read more\.\]\s*$")
+PAGE = Pattern(r"\[([^:\]\s]+): characters (\d+)-(\d+) of (\d+)\]\n")
+MORE = Pattern(r"\n?\[More: call read_tool_result\(result_id=\"[^\"]+\", offset=\d+\) to continue\.\]\s*$")
 PAGER = "read_tool_result"
 CLAMPED = "characters clamped from the middle of this message"  # the compaction ladder's clamp marker
 
@@ -46,7 +46,7 @@ def _pages(visible: Visible, result_id: str) -> list[tuple[int, int, str]]:
         if exchange.name == PAGER and exchange.args.get("result_id") == result_id and exchange.result:
             match = PAGE.match(exchange.result)
             if match and match.group(1) == result_id:
-                chunk = MORE.sub("", exchange.result[match.end():])
+                chunk = MORE.regex.sub("", exchange.result[match.end():])
                 pages.append((int(match.group(2)), int(match.group(3)), chunk))
     return pages
 

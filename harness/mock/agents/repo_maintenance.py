@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.mock.agents.common import Exchange, Visible
+from harness.mock.agents.memo import Pattern, pattern
 from harness.mock.agents.reading import obtain, reading
 
-TASK = re.compile(r"Make the test suite pass: call run_tests\(\)")
-FAILURE = re.compile(r"AssertionError: (\w+) in (\S+) should be (-?\d+), found")
-SUMMARY = re.compile(r"=+ (?:(\d+) failed, )?\d+ passed in [\d.]+s =+")
-FIXED = re.compile(r"^Fixed (\w+) in (\S+)\.$", re.MULTILINE)
+TASK = Pattern(r"Make the test suite pass: call run_tests\(\)")
+FAILURE = Pattern(r"AssertionError: (\w+) in (\S+) should be (-?\d+), found")
+SUMMARY = Pattern(r"=+ (?:(\d+) failed, )?\d+ passed in [\d.]+s =+")
+FIXED = Pattern(r"^Fixed (\w+) in (\S+)\.$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ def _line(visible: Visible, path: str, name: str) -> str | None:
             return None
         text = reading(visible, exchange).text
         if text.startswith(f"== {path} (") and text.rstrip().endswith(f"== end of {path} =="):
-            match = re.search(rf"^{re.escape(name)} = .*$", text, re.MULTILINE)
+            match = pattern(rf"^{re.escape(name)} = .*$", re.MULTILINE).search(text)
             return match.group(0) if match else None
     return None
 

@@ -9,16 +9,16 @@ the reset notice and the condense result.
 """
 from __future__ import annotations
 
-import re
 from types import ModuleType
 from typing import Any
 
 from harness.mock.agents.common import Visible
+from harness.mock.agents.memo import Pattern
 
-WARNING = re.compile(r"Context usage warning \((\d+)% stage\)")
+WARNING = Pattern(r"Context usage warning \((\d+)% stage\)")
 RESET_NOTICE = "The agent triggered context condensation."
 NOTES_PATH = "notes/context-reset.md"
-NOTES_NAMED = re.compile(r"\b(notes/[\w.\-/]*\w)")
+NOTES_NAMED = Pattern(r"\b(notes/[\w.\-/]*\w)")
 
 
 def _warning_stage(visible: Visible) -> float | None:

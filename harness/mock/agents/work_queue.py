@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.mock.agents.common import Visible, text_reply
+from harness.mock.agents.memo import Pattern
 from harness.mock.agents.reading import obtain, readable_texts
 
-TICKET = re.compile(r"Ticket (\d+) of (\d+): order (ORD-\d+)")
-ORDER = re.compile(r"^Order (ORD-\d+) \| customer (CUS-\d+) \| sku (SKU-\w+) \| quantity (\d+)", re.MULTILINE)
-CUSTOMER = re.compile(r"^Customer (CUS-\d+) \| region (\w+)", re.MULTILINE)
-PRICE = re.compile(r"^Price (SKU-\w+) \| region (\w+) \| unit (\d+)", re.MULTILINE)
-RECORDED = re.compile(r"Recorded (ORD-\d+)\.|(ORD-\d+) is already recorded")
+TICKET = Pattern(r"Ticket (\d+) of (\d+): order (ORD-\d+)")
+ORDER = Pattern(r"^Order (ORD-\d+) \| customer (CUS-\d+) \| sku (SKU-\w+) \| quantity (\d+)", re.MULTILINE)
+CUSTOMER = Pattern(r"^Customer (CUS-\d+) \| region (\w+)", re.MULTILINE)
+PRICE = Pattern(r"^Price (SKU-\w+) \| region (\w+) \| unit (\d+)", re.MULTILINE)
+RECORDED = Pattern(r"Recorded (ORD-\d+)\.|(ORD-\d+) is already recorded")
 
 
 @dataclass(frozen=True)
