@@ -15,7 +15,7 @@ what cannot be avoided, printed next to its goal:
   Goal <= 1.5. The same with the message count growing too (10k tokens in 20 messages vs
   400k in 400) is printed for information: litellm itself walks every message per request.
 * memory: per `long` task (strategy `none`), in a fresh subprocess, the growth of peak RSS
-  during the run over the RSS before it (and tracemalloc's peak, in another subprocess),
+  (VmHWM, reset just before the run) during the run over the RSS before it (and tracemalloc's peak, in another subprocess),
   divided by the UTF-8 size of the distinct message contents of the run's event log. Goal <= 3.
 * parallel: wall time of the default suite with 1 worker divided by that with 2. Goal >= 1.7.
 * real: 64 runs against `serve-mock` (100 ms latency per request) at --max-concurrency 16,
@@ -28,9 +28,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
 import re
-import resource
 import statistics
 import subprocess
 import sys
@@ -253,9 +251,17 @@ def flat() -> list[Figure]:
 
 # ----- memory
 
-def _rss_bytes() -> int:
-    with open("/proc/self/statm") as handle:
-        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+def _status_bytes(field: str) -> int:
+    """A size from /proc/self/status (VmRSS: resident now; VmHWM: its peak since the last reset)."""
+    with open("/proc/self/status") as handle:
+        line = next(line for line in handle if line.startswith(field + ":"))
+    return int(line.split()[1]) * 1024
+
+
+def _reset_peak_rss() -> None:
+    """Start the peak-RSS mark afresh (Linux: writing 5 to clear_refs resets VmHWM)."""
+    with open("/proc/self/clear_refs", "w") as handle:
+        handle.write("5")
 
 
 def memory_child(suite: str, task_id: str, strategy: str, trace: bool) -> dict[str, Any]:
@@ -266,14 +272,15 @@ def memory_child(suite: str, task_id: str, strategy: str, trace: bool) -> dict[s
     with tempfile.TemporaryDirectory() as tmp:
         cell = _cells(suite, [strategy], tmp, tasks=[task_id])[0]
         gc.collect()
-        before = _rss_bytes()
+        _reset_peak_rss()
+        before = _status_bytes("VmRSS")
         if trace:
             tracemalloc.start()
         run_cell(cell)
         peak_traced = tracemalloc.get_traced_memory()[1] if trace else None
         if trace:
             tracemalloc.stop()
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        peak = _status_bytes("VmHWM")
         texts = distinct_contents(_events(Path(tmp) / f"{cell.run_id}.jsonl"))
     return {"rss_growth": max(peak - before, 0), "traced_peak": peak_traced,
             "content": sum(len(t.encode("utf-8")) for t in texts)}
