@@ -69,7 +69,8 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
         description="Run every task x strategy x seed cell, write results/<name>/, print a comparison table.")
     run.add_argument("--strategies", default="all",
                      help="comma-separated registered names or import paths (pkg.module:Class); "
-                          "'all' = every registered strategy (default)")
+                          "'all' = every registered strategy except observe-only add-ons such as "
+                          "warn_on_cache_busts (default)")
     run.add_argument("--strategy-config", metavar="JSON_OR_FILE",
                      help="JSON or a JSON/YAML file mapping each strategy in --strategies to its config; "
                           "a config's 'with' list composes further strategies")
