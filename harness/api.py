@@ -76,7 +76,8 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
         profiles: dict[str, dict[str, Any]] | None = None, max_requests: int | None = None,
         out: str | Path | None = None, workers: int = 1, progress: bool = False,
         baseline: str = DEFAULT_BASELINE, cache: str | Path | None = None, max_cost_usd: float | None = None,
-        max_total_cost_usd: float | None = None, max_concurrency: int | None = None) -> Path:
+        max_total_cost_usd: float | None = None, max_concurrency: int | None = None,
+        command_line: list[str] | None = None) -> Path:
     """Run every task x strategy x seed cell, write the results layout and report; return its path.
 
     `load_results(run(...))` gives the runs and requests as DataFrames. cache: response-cache
@@ -115,7 +116,7 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
         "max_requests": matrix.max_requests,
         "max_cost_usd": max_cost_usd,
         "workers": workers,
-    }, hide=secret_values(matrix.profiles))
+    }, command_line=command_line, hide=secret_values(matrix.profiles))
     execute(results, cells, workers=workers, progress=progress, max_total_cost_usd=max_total_cost_usd)
     write_report(out_path, baseline=baseline)
     return out_path
@@ -149,7 +150,7 @@ def default_out() -> Path:
 def sweep(grid: Grid, suite: str = "default", *, also: Iterable[str] = (), seeds: Iterable[int] = (0,),
           profiles: dict[str, dict[str, Any]] | None = None, max_requests: int | None = None,
           out: str | Path | None = None, workers: int = 1, progress: bool = False,
-          baseline: str = DEFAULT_BASELINE) -> Path:
+          baseline: str = DEFAULT_BASELINE, command_line: list[str] | None = None) -> Path:
     """Run every grid point (plus the strategies in `also`, e.g. the baseline) and write tuning.csv.
 
     Every point's strategy is built before any model call, so a bad key fails at once.
@@ -160,7 +161,8 @@ def sweep(grid: Grid, suite: str = "default", *, also: Iterable[str] = (), seeds
     out_path = Path(out) if out else default_out()
     write_sweep_file(out_path, grid, points)
     return run(suite, strategies=[spec for _, spec in points] + extra, seeds=seeds, profiles=profiles,
-               max_requests=max_requests, out=out_path, workers=workers, progress=progress, baseline=baseline)
+               max_requests=max_requests, out=out_path, workers=workers, progress=progress, baseline=baseline,
+               command_line=command_line)
 
 
 @dataclass

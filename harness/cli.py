@@ -69,7 +69,8 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
         description="Run every task x strategy x seed cell, write results/<name>/, print a comparison table.")
     run.add_argument("--strategies", default="all",
                      help="comma-separated registered names or import paths (pkg.module:Class); "
-                          "'all' = every registered strategy (default)")
+                          "'all' = every registered strategy except observe-only add-ons such as "
+                          "warn_on_cache_busts (default)")
     run.add_argument("--strategy-config", metavar="JSON_OR_FILE",
                      help="JSON or a JSON/YAML file mapping each strategy in --strategies to its config; "
                           "a config's 'with' list composes further strategies")
@@ -130,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     show.add_argument("task_id", help="a task_id from a suite (see `tasks list`)")
     show.add_argument("--suite", help="suite name, JSONL/Parquet file or hub id to look in (default: every built-in suite)")
     args = parser.parse_args(argv)
+    args.command_line = list(argv) if argv is not None else sys.argv[1:]
     # Like `python -m`, let --strategy mymodule:MyStrategy find modules in the working directory.
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
@@ -171,7 +173,8 @@ def _run_options(args: argparse.Namespace) -> dict:
     from harness.report import DEFAULT_BASELINE
 
     return {"seeds": args.seeds, "profiles": _profiles(args), "max_requests": args.max_requests, "out": args.out,
-            "workers": args.workers, "progress": not args.no_progress, "baseline": args.baseline or DEFAULT_BASELINE}
+            "workers": args.workers, "progress": not args.no_progress, "baseline": args.baseline or DEFAULT_BASELINE,
+            "command_line": args.command_line}
 
 
 def _print_outcome(out: Path, started: float) -> None:

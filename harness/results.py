@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import sys
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable
@@ -46,10 +45,13 @@ class ResultsDir:
     def runs_file(self) -> Path:
         return self.path / RUNS_FILE
 
-    def write_config(self, config: dict[str, Any], *, hide: Iterable[str] = ()) -> None:
-        """Write config.json; `hide` are secret values scrubbed from the recorded command line."""
+    def write_config(self, config: dict[str, Any], *, command_line: list[str] | None = None,
+                     hide: Iterable[str] = ()) -> None:
+        """Write config.json; `hide` are secret values scrubbed from the recorded command line
+        (the `ctxbench` arguments, or None for a call from Python)."""
         hidden = list(hide)
-        data = {**config, "versions": versions(), "argv": [scrub(arg, hidden) for arg in sys.argv[1:]]}
+        argv = None if command_line is None else [scrub(arg, hidden) for arg in command_line]
+        data = {**config, "versions": versions(), "argv": argv}
         tmp = self.path / (CONFIG_FILE + ".tmp")
         tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
         os.replace(tmp, self.path / CONFIG_FILE)

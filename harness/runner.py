@@ -64,10 +64,22 @@ class Cell:
         return run_id_for(self.task.task_id, self.strategy.display, self.seed)
 
 
+def _seed_profile_keys(value: Any, where: str) -> Any:
+    """Accept seed 000's own profile key `maxInputTokens` as `max_input_tokens`."""
+    if not isinstance(value, dict) or "maxInputTokens" not in value:
+        return value
+    if "max_input_tokens" in value:
+        raise ConfigError(f"{where}: give maxInputTokens or max_input_tokens, not both")
+    value = dict(value)
+    value["max_input_tokens"] = value.pop("maxInputTokens")
+    return value
+
+
 def build_profiles(data: dict[str, dict[str, Any]]) -> dict[str, LLMProfile]:
     if MAIN_PROFILE not in data:
         raise ConfigError(f"profiles: a {MAIN_PROFILE!r} profile is required")
-    profiles = {name: build_dataclass(LLMProfile, value, f"profiles.{name}") for name, value in data.items()}
+    profiles = {name: build_dataclass(LLMProfile, _seed_profile_keys(value, f"profiles.{name}"), f"profiles.{name}")
+                for name, value in data.items()}
     for name, profile in profiles.items():
         if profile.is_mock:
             from harness.mock.agents.common import build_knobs
@@ -103,7 +115,7 @@ def validate_cells(cells: list[Cell]) -> None:
 
 def run_cell(cell: Cell) -> dict[str, Any]:
     """Execute one run to its end and return its runs.jsonl row."""
-    wall_start, cpu_start = time.perf_counter(), time.process_time()
+    wall_start, cpu_start = time.perf_counter(), time.thread_time()  # this run's thread alone
     events_path = Path(cell.events_dir) / f"{cell.run_id}.jsonl"
     log = EventLog(events_path)
     profiles = build_profiles(cell.profiles)
@@ -143,7 +155,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     }
     row.update(compute_metrics(log.events))
     row["wall_s"] = round(time.perf_counter() - wall_start, 4)
-    row["cpu_s"] = round(time.process_time() - cpu_start, 4)
+    row["cpu_s"] = round(time.thread_time() - cpu_start, 4)
     return row
 
 

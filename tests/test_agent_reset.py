@@ -371,3 +371,14 @@ def test_mock_agent_acts_at_its_knob_stage_and_notes_completeness_drops_progress
         last_warning = [e for e in events[: write["id"]] if e["type"] == "warning"][-1]
         assert last_warning["level"] >= 0.9
 
+
+
+def test_profiles_accept_the_seeds_own_maxInputTokens_key():
+    """Seed: 'Set maxInputTokens on the main LLM profile to choose the warning budget'."""
+    from harness.errors import ConfigError
+    from harness.runner import build_profiles
+
+    profiles = build_profiles({"main": {"model": "mock/agent", "maxInputTokens": 120_000}})
+    assert profiles["main"].input_budget() == 120_000
+    with pytest.raises(ConfigError, match="not both"):
+        build_profiles({"main": {"model": "mock/agent", "maxInputTokens": 1, "max_input_tokens": 2}})
