@@ -86,7 +86,8 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     """
     # Imported here so that reading results (notebooks) does not load litellm and datasets.
     from harness.invocation import check_budgets, check_credentials, execute, with_invocation_options
-    from harness.runner import DEFAULT_MAX_REQUESTS, Matrix, redact, validate_cells
+    from harness.runner import DEFAULT_MAX_REQUESTS, Matrix, validate_cells
+    from harness.secrets import redact
     from tasks.suites import load_tasks
 
     tasks = load_tasks(suite)

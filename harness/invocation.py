@@ -19,11 +19,11 @@ from harness.errors import ConfigError
 from harness.limits import INVOCATION_LIMIT_REACHED, INVOCATION_SPENDING
 from harness.results import CONFIG_FILE, ResultsDir, read_runs
 from harness.runner import Cell, Matrix, build_profiles, run_cells
+from harness.secrets import REDACTED
 from strategies import StrategySpec
 from tasks.suites import TaskRow
 
 UNSTARTED_FILE = "unstarted.json"
-REDACTED = "<redacted>"
 
 
 def with_invocation_options(profiles: dict[str, dict[str, Any]], *, cache: str | None = None,

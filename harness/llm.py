@@ -247,10 +247,11 @@ class LLMClient:
         kwargs = self._kwargs(tools)
         if self._cache is None:
             return self._send(messages, kwargs)
-        from harness.runner import redact
+        from harness.response_cache import request_key
+        from harness.secrets import redact
 
-        key = stable_hash([self.profile.model, self.profile.api_base or "", messages, tools or [],
-                           redact({k: v for k, v in kwargs.items() if k not in ("tools", "api_base", "max_retries")})])
+        key = request_key(self.profile.model, self.profile.api_base, messages, tools,
+                          redact({k: v for k, v in kwargs.items() if k not in ("tools", "api_base", "max_retries")}))
         repeat = self._repeats[key]
         self._repeats[key] += 1
         stored = self._cache.get(key, repeat)

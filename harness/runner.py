@@ -23,7 +23,7 @@ from harness.llm import LLMClient, LLMProfile, is_context_window_error
 from harness.limits import INVOCATION_LIMIT_REACHED, INVOCATION_SPENDING
 from harness.metrics import compute_metrics
 from harness.pool import cell_executor
-from harness.secrets import is_secret_key
+from harness.secrets import redact
 from harness.tokens import stable_hash
 from strategies import StrategySpec, build_strategy
 from tasks.base import ToolCall
@@ -31,16 +31,6 @@ from tasks.suites import TaskRow
 
 DEFAULT_MAX_REQUESTS = 400
 TERMINATIONS = ("submitted", "gave_up", "max_requests", "context_overflow", "error", "budget")
-
-
-def redact(data: Any) -> Any:
-    """Drop secrets (keys, tokens, headers) from plain data before it is written anywhere."""
-    if isinstance(data, dict):
-        return {k: ("<redacted>" if is_secret_key(k) else redact(v))
-                for k, v in data.items()}
-    if isinstance(data, list):
-        return [redact(v) for v in data]
-    return data
 
 
 def run_id_for(task_id: str, label: str, seed: int) -> str:

@@ -8,11 +8,21 @@ from typing import Any, Iterable
 SECRET_KEY = re.compile(r"(api[_-]?key|secret|token|authorization|password|headers?)$", re.IGNORECASE)
 _SECRET_ENV = re.compile(r"(API_?KEY|SECRET|TOKEN|PASSWORD)", re.IGNORECASE)
 MIN_SECRET_LENGTH = 8  # shorter values are too common to scrub safely
+REDACTED = "<redacted>"
 
 
 def is_secret_key(key: Any) -> bool:
     """A key whose value is a secret (`input_tokens` and the like are counts, not tokens)."""
     return bool(SECRET_KEY.search(str(key))) and not str(key).endswith("_tokens")
+
+
+def redact(data: Any) -> Any:
+    """Replace the values of secret-named keys (keys, tokens, headers) before data is written anywhere."""
+    if isinstance(data, dict):
+        return {k: (REDACTED if is_secret_key(k) else redact(v)) for k, v in data.items()}
+    if isinstance(data, list):
+        return [redact(v) for v in data]
+    return data
 
 
 def _values(data: Any) -> Iterable[str]:
