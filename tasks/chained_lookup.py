@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 
 from harness.config import require
-from tasks.base import Environment, Score, ToolCall, ToolResult, ToolSpec, tool_error
-from tasks.memfs import MemoryFS, PathError
+from tasks.base import Score, ToolCall, ToolResult, ToolSpec, tool_error
+from tasks.workspace import WorkspaceEnvironment, object_schema
 
 FAMILY = "chained_lookup"
 
@@ -61,6 +61,9 @@ TASK_TEMPLATE = (
     "Use search to find the files and lines where a code appears, and read_file to read a file."
 )
 
+SEARCH = ToolSpec("search", "Find every line containing the exact text. Returns file paths and line numbers only, "
+                            "not the lines.", object_schema({"text": {"type": "string"}}, ["text"]))
+
 RECORD_FORMAT = "record {code} | weight {weight} | successor {successor} | custodian {custodian}"
 
 
@@ -83,12 +86,11 @@ def _near_miss(code: str, rng: random.Random, used: set[str]) -> str | None:
     return candidate
 
 
-class ChainedLookup(Environment):
+class ChainedLookup(WorkspaceEnvironment):
     family = FAMILY
     system_prompt = SYSTEM_PROMPT
 
     def __init__(self, params: Params, seed: int):
-        super().__init__()
         self.params = params
         rng = random.Random(f"{FAMILY}:{seed}")
         used: set[str] = set()
@@ -118,59 +120,22 @@ class ChainedLookup(Environment):
                                               custodian=rng.choice(_NAMES)))
             for _ in range(params.filler_lines):
                 lines.append("note: " + " ".join(rng.choice(_FILLER) for _ in range(rng.randint(8, 14))))
-        self.fs = MemoryFS({path: "\n".join(lines) + "\n" for path, lines in contents.items()})
+        super().__init__({path: "\n".join(lines) + "\n" for path, lines in contents.items()})
 
     def initial_user_messages(self) -> list[str]:
         return [TASK_TEMPLATE.format(start=self.start, hops=self.params.hops)]
 
-    def tool_specs(self) -> list[ToolSpec]:
-        return [
-            ToolSpec("list_files", "List the files in the workspace, optionally under a folder prefix.",
-                     {"type": "object", "properties": {"prefix": {"type": "string", "description": "folder, e.g. archive"}}}),
-            ToolSpec("search", "Find every line containing the exact text. Returns file paths and line numbers only, not the lines.",
-                     {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
-            ToolSpec("read_file", "Return the whole content of a file.",
-                     {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
-            ToolSpec("write_file", "Create or overwrite a file (for example your notes under notes/).",
-                     {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-                      "required": ["path", "content"]}),
-            ToolSpec("submit_answer", "Submit the final answer. Call it once, when you are done.",
-                     {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}),
-        ]
+    def extra_specs(self) -> list[ToolSpec]:
+        return [SEARCH]
 
-    def run_tool(self, call: ToolCall) -> ToolResult:
-        args = call.args or {}
-        try:
-            if call.name == "list_files":
-                files = self.fs.listing(args.get("prefix", ""))
-                return ToolResult("\n".join(files) if files else "No files.")
-            if call.name == "search":
-                text = args["text"]
-                if not text.strip():
-                    return tool_error("search: text must not be empty")
-                hits = self.fs.search(text)
-                if not hits:
-                    return ToolResult(f"No matches for {text!r}.")
-                return ToolResult(f"{len(hits)} match(es) for {text!r}:\n" + "\n".join(f"{p}:{n}" for p, n in hits))
-            if call.name == "read_file":
-                content = self.fs.read(args["path"])
-                path = args["path"].strip()
-                lines = content.count("\n")
-                return ToolResult(f"== {path} ({lines} lines) ==\n{content}== end of {path} ==")
-            if call.name == "write_file":
-                if args["path"].strip().startswith("archive/"):
-                    return tool_error("write_file: archive/ is read-only")
-                path = self.fs.write(args["path"], args["content"])
-                return ToolResult(f"Wrote {len(args['content'])} characters to {path}.")
-            if call.name == "submit_answer":
-                if self.submitted:
-                    return tool_error("submit_answer: an answer was already submitted")
-                self.submitted = True
-                self.answer = args["answer"]
-                return ToolResult("Answer submitted.")
-        except (PathError, FileNotFoundError) as exc:
-            return tool_error(f"{call.name}: {exc}")
-        return tool_error(f"unknown tool {call.name!r}")
+    def run_extra(self, call: ToolCall) -> ToolResult:
+        text = (call.args or {})["text"]
+        if not text.strip():
+            return tool_error("search: text must not be empty")
+        hits = self.fs.search(text)
+        if not hits:
+            return ToolResult(f"No matches for {text!r}.")
+        return ToolResult(f"{len(hits)} match(es) for {text!r}:\n" + "\n".join(f"{p}:{n}" for p, n in hits))
 
     def score(self) -> Score:
         match = re.search(r"-?\d+", str(self.answer)) if self.submitted else None

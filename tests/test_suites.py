@@ -18,6 +18,7 @@ from tasks.suites import load_tasks
 from tasks.workspace import read_file_result
 
 NEW_FAMILIES = ("work_queue", "plant_early_ask_late", "big_output", "repo_maintenance")
+WORKSPACE_FAMILIES = ("chained_lookup", *NEW_FAMILIES)  # every family on tasks.workspace's shared tools
 
 
 def small_env(family: str, seed: int = 0):
@@ -98,7 +99,7 @@ def test_generation_is_deterministic_per_seed(family):
     assert snapshot(3) != snapshot(4)
 
 
-@pytest.mark.parametrize("family", NEW_FAMILIES)
+@pytest.mark.parametrize("family", WORKSPACE_FAMILIES)
 @pytest.mark.parametrize("name, args", [("read_file", {"path": "../../etc/passwd"}),
                                         ("read_file", {"path": "/etc/passwd"}),
                                         ("write_file", {"path": "notes/../../x", "content": "x"}),
@@ -108,7 +109,7 @@ def test_path_traversal_is_refused(family, name, args):
     assert result.is_error and "root:" not in result.content
 
 
-@pytest.mark.parametrize("family", NEW_FAMILIES)
+@pytest.mark.parametrize("family", WORKSPACE_FAMILIES)
 def test_notes_are_writable_and_only_notes(family):
     env = small_env(family)
     assert not call(env, "write_file", {"path": "notes/a.md", "content": "hello"}).is_error
@@ -116,7 +117,7 @@ def test_notes_are_writable_and_only_notes(family):
     assert call(env, "write_file", {"path": "src/a.py", "content": "x"}).is_error
 
 
-@pytest.mark.parametrize("family", NEW_FAMILIES)
+@pytest.mark.parametrize("family", WORKSPACE_FAMILIES)
 @pytest.mark.parametrize("arguments, message", [("{not json", "not valid JSON"), ("[1]", "must be a JSON object"),
                                                 ({}, "missing required argument"),
                                                 ({"path": 3}, "must be of type string"),
