@@ -28,7 +28,10 @@ REQUEST_COLUMNS = ["run_id", "task_id", "family", "strategy", "seed", "profile",
 
 
 def runs_frame(results_dir: str | Path) -> pd.DataFrame:
-    return pd.DataFrame(read_runs(results_dir))
+    """The runs in run_id order: runs.jsonl holds them in completion order, which varies with the
+    workers, and the seeded bootstrap resamples by position, so intervals must not depend on it."""
+    runs = pd.DataFrame(read_runs(results_dir))
+    return runs.sort_values("run_id", kind="stable", ignore_index=True) if "run_id" in runs else runs
 
 
 def _run_requests(path: Path, run: dict[str, Any]) -> list[dict[str, Any]]:

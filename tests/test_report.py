@@ -113,3 +113,13 @@ print(len(runs), len(summary))
 def test_config_json_is_plain_json(smoke_sweep):
     config = json.loads((Path(smoke_sweep) / "config.json").read_text())
     assert config["suite"].endswith("smoke-chained_lookup-3.jsonl") and config["seeds"] == [0, 1]
+
+
+def test_summary_does_not_depend_on_the_completion_order_of_runs(smoke_sweep, tmp_path):
+    """Seeded intervals must be reproducible: runs.jsonl is in completion order, which varies with workers."""
+    shuffled = tmp_path / "shuffled"
+    shutil.copytree(smoke_sweep, shuffled)
+    lines = (shuffled / "runs.jsonl").read_text().splitlines()
+    (shuffled / "runs.jsonl").write_text("\n".join(reversed(lines)) + "\n")
+    original = summarize(load_results(smoke_sweep).runs)
+    assert summarize(load_results(shuffled).runs).equals(original)
