@@ -1,4 +1,5 @@
-"""The LLM layer: every call goes through litellm; usage and cost are normalized here.
+"""The LLM layer: every call goes through litellm (the in-process mock: see MockConfig.via); usage and cost
+are normalized here.
 
 Usage fields a provider did not report stay None (unknown), never 0.
 """
@@ -224,10 +225,12 @@ class LLMClient:
             from harness.response_cache import open_cache
 
             self._cache = open_cache(profile.response_cache)
+        self._mock = None
         if profile.is_mock:
-            from harness.mock.provider import register_mock_provider
+            from harness.mock.provider import MockConfig, register_mock_provider
 
-            register_mock_provider()
+            self._mock = register_mock_provider()
+            self._mock_config = build_dataclass(MockConfig, {**profile.mock, "session": session}, "mock")
 
     def _kwargs(self, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         kwargs: dict[str, Any] = dict(self.profile.params)
@@ -280,14 +283,19 @@ class LLMClient:
         self.sent += 1
         with model_slot(self.profile.endpoint, self.profile.max_concurrency):
             started = time.perf_counter()
-            response = litellm.completion(model=self.profile.model, messages=messages, **kwargs)
+            if self._mock is not None and self._mock_config.via == "direct":
+                reply, raw_usage = self._mock.serve(self.profile.model, messages, kwargs.get("tools") or [],
+                                                    self._mock_config, seed=kwargs.get("seed"))
+            else:
+                response = litellm.completion(model=self.profile.model, messages=messages, **kwargs)
+                reply, raw_usage = response.choices[0].message, getattr(response, "usage", None)
             latency = time.perf_counter() - started
-        usage = normalize_usage(getattr(response, "usage", None))
+        usage = normalize_usage(raw_usage)
         cost = uncached = None
         if self._pricing is not None and usage.input_tokens is not None:
             cost, uncached = self._pricing.cost(usage)
         return LLMResult(
-            message=_message_dict(response.choices[0].message),
+            message=_message_dict(reply),
             usage=usage,
             cost_usd=cost,
             cost_usd_uncached=uncached,

@@ -27,6 +27,13 @@ from harness.mock.summarizer import is_summarizer, summarize
 from harness.tokens import count_message, count_tools
 
 
+# "direct": the client calls MockProvider.serve() itself, skipping litellm.completion's
+# per-call wrapper (argument checks, its own cost calculation, a logging thread), which
+# costs more CPU than the mock itself and changes nothing the mock returns.
+# "litellm": every request goes through litellm.completion to the registered provider.
+TRANSPORTS = ("direct", "litellm")
+
+
 @dataclass
 class MockConfig:
     """Provider-side settings of the mock, sent with each request as `mock_config`."""
@@ -37,10 +44,12 @@ class MockConfig:
     knobs: dict[str, Any] = field(default_factory=dict)
     session: str = ""
     faults: dict[str, Any] = field(default_factory=dict)  # see harness.mock.faults.Faults
+    via: str = "direct"  # how the in-process client reaches the mock: see TRANSPORTS
 
     def __post_init__(self) -> None:
         require(self.window > 0, f"window must be a positive number of tokens, got {self.window}")
         require(self.cache in CACHE_STYLES, f"cache must be one of {', '.join(CACHE_STYLES)}, got {self.cache!r}")
+        require(self.via in TRANSPORTS, f"via must be one of {', '.join(TRANSPORTS)}, got {self.via!r}")
         self.fault_rates = build_dataclass(Faults, self.faults, "faults")
 
 
