@@ -24,7 +24,6 @@ import litellm
 from harness.config import build_dataclass, parse_inline_or_file
 from harness.errors import ConfigError
 from harness.llm import REQUEST_HEADER, SESSION_HEADER
-from harness.mock.agents.common import build_knobs
 from harness.mock.cache import CACHE_STYLES
 from harness.mock.provider import MockConfig, MockProvider
 
@@ -185,7 +184,6 @@ def run_command(args: argparse.Namespace) -> int:
     if args.faults:
         config["faults"] = parse_inline_or_file(args.faults, "--faults")
     mock_config = build_dataclass(MockConfig, config, "serve-mock")
-    build_knobs(mock_config.knobs)
     if not 0 <= args.port <= 65535:
         raise ConfigError(f"--port must be in 0..65535, got {args.port}")
     serve(args.port, mock_config, latency_s=args.latency_ms / 1000)

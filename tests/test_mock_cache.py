@@ -46,3 +46,25 @@ def test_anthropic_style_never_caches_short_prompts():
 
 def test_no_cache_style_reports_zero_reads_and_unknown_writes():
     assert PrefixCache(style="none").request(["t"], [5000], 0.0) == (0, None)
+
+
+def test_block_chain_reuses_a_shared_prefix_and_equals_a_fresh_reading_after_any_edit():
+    """Incremental reading (issue 8) must give the prefix keys a whole reading gives, whatever the view did."""
+    from harness.mock.cache import BlockChain
+
+    reads = []
+    key_of = lambda block: (reads.append(block) or block["k"])  # noqa: E731
+    tokens_of = lambda block: block["n"]  # noqa: E731
+    blocks = [{"k": f"m{i}", "n": 10 + i} for i in range(6)]
+    chain = BlockChain()
+    steps = [blocks[:3], blocks[:5], blocks[:2] + [{"k": "placeholder", "n": 1}] + blocks[3:5],
+             blocks[:4], [blocks[0], blocks[4]], list(blocks)]
+    for view in steps:
+        reads.clear()
+        previous = list(chain.blocks)
+        total = chain.read(view, key_of, tokens_of)
+        fresh = BlockChain()
+        assert fresh.read(view, key_of, tokens_of) == total == sum(b["n"] for b in view)
+        assert (chain.prefix_keys, chain.cumulative) == (fresh.prefix_keys, fresh.cumulative)
+        shared = next((i for i, (a, b) in enumerate(zip(previous, view)) if a is not b), min(len(previous), len(view)))
+        assert len(reads) == 2 * len(view) - shared  # the tail once here, the whole view once for `fresh`

@@ -15,9 +15,39 @@ request is a list of block keys and block token counts, and everything is O(bloc
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Hashable, Sequence
+from itertools import compress, count, repeat
+from operator import is_not
+from typing import Any, Callable, Hashable, Sequence
 
 CACHE_STYLES = ("anthropic", "openai", "none")
+
+
+class BlockChain:
+    """The blocks of a session's last request with their prefix keys and cumulative tokens.
+
+    A request that starts with the same block objects as the one before (the harness never
+    changes a message it has sent) reuses their keys and counts, so it costs O(new blocks).
+    Requests that share no objects (over HTTP every message is parsed afresh) are read whole.
+    """
+
+    def __init__(self) -> None:
+        self.blocks: list[Any] = []
+        self.prefix_keys: list[int] = []
+        self.cumulative: list[int] = []
+
+    def read(self, blocks: list[Any], key_of: Callable[[Any], Hashable], tokens_of: Callable[[Any], int]) -> int:
+        """Take `blocks` as the current request; returns its total tokens."""
+        shared = next(compress(count(), map(is_not, self.blocks, blocks)), min(len(self.blocks), len(blocks)))
+        del self.prefix_keys[shared:], self.cumulative[shared:]
+        running_key = self.prefix_keys[-1] if shared else 0
+        running_tokens = self.cumulative[-1] if shared else 0
+        for block in blocks[shared:]:
+            running_key = hash((running_key, key_of(block)))
+            running_tokens += tokens_of(block)
+            self.prefix_keys.append(running_key)
+            self.cumulative.append(running_tokens)
+        self.blocks = list(blocks)
+        return running_tokens
 
 
 @dataclass
@@ -31,18 +61,15 @@ class PrefixCache:
 
     def request(self, keys: Sequence[Hashable], tokens: Sequence[int], now: float) -> tuple[int, int | None]:
         """Return (cached read tokens, cache-write tokens or None) and update the cache."""
+        chain = BlockChain()
+        chain.read([*zip(keys, tokens)], key_of=lambda block: block[0], tokens_of=lambda block: block[1])
+        return self.lookup(chain.prefix_keys, chain.cumulative, now)
+
+    def lookup(self, prefix_keys: list[int], cumulative: list[int], now: float) -> tuple[int, int | None]:
+        """As `request`, for a request already read into prefix keys and cumulative tokens."""
         if self.style == "none":
             return 0, None
-        prefix_keys: list[int] = []
-        cumulative: list[int] = []
-        running_key: int = 0
-        running_tokens = 0
-        for key, count in zip(keys, tokens):
-            running_key = hash((running_key, key))
-            running_tokens += count
-            prefix_keys.append(running_key)
-            cumulative.append(running_tokens)
-        total = running_tokens
+        total = cumulative[-1] if cumulative else 0
         if self.style == "openai":
             return self._openai(prefix_keys, cumulative, total, now), None
         return self._anthropic(prefix_keys, cumulative, total, now)
@@ -59,10 +86,8 @@ class PrefixCache:
             if self._live(prefix_keys[position], now):
                 matched = cumulative[position]
                 break
-        expiry = now + self.ttl_s
         if total >= self.min_tokens:
-            for key, count in zip(prefix_keys, cumulative):
-                self._entries[key] = (count, expiry)
+            self._entries.update(zip(prefix_keys, zip(cumulative, repeat(now + self.ttl_s))))
         if total < self.min_tokens or matched < self.min_tokens:
             return 0
         return self.min_tokens + (matched - self.min_tokens) // self.step_tokens * self.step_tokens

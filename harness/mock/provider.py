@@ -20,8 +20,9 @@ from litellm import CustomLLM
 from harness.config import build_dataclass, require
 from harness.llm import DEFAULT_MOCK_WINDOW, DEFAULT_PRICE_MODEL
 from harness.mock.agents import respond
+from harness.mock.agents.common import Knobs
 from harness.mock.agents.memo import forget
-from harness.mock.cache import CACHE_STYLES, PrefixCache
+from harness.mock.cache import CACHE_STYLES, BlockChain, PrefixCache
 from harness.mock.faults import Faults, draw, garble_tool_calls, raise_error
 from harness.mock.summarizer import is_summarizer, summarize
 from harness.tokens import count_message, count_tools
@@ -51,11 +52,13 @@ class MockConfig:
         require(self.cache in CACHE_STYLES, f"cache must be one of {', '.join(CACHE_STYLES)}, got {self.cache!r}")
         require(self.via in TRANSPORTS, f"via must be one of {', '.join(TRANSPORTS)}, got {self.via!r}")
         self.fault_rates = build_dataclass(Faults, self.faults, "faults")
+        self.agent_knobs = build_dataclass(Knobs, self.knobs, "knobs")
 
 
 @dataclass
 class _Session:
     cache: PrefixCache
+    blocks: BlockChain = field(default_factory=BlockChain)  # the last request: tool list, then messages
     clock_s: float = 0.0
     requests: int = 0  # requests received, failed ones included: the index that draws faults
 
@@ -65,12 +68,23 @@ def simulated_latency_s(uncached_input: int, output: int) -> float:
     return 1.0 + uncached_input / 10_000 + output / 50
 
 
-def _block_key(message: dict[str, Any]) -> int:
+_NO_TOOLS: list[dict[str, Any]] = []
+
+
+def _block_key(block: dict[str, Any] | list[dict[str, Any]]) -> int:
+    """A message's identity for the prefix cache (the first block, the tool list, by its JSON)."""
+    if isinstance(block, list):
+        return hash(json.dumps(block, sort_keys=True)) if block else 0
+    message = block
     calls = tuple(
         (c.get("id"), c.get("function", {}).get("name"), c.get("function", {}).get("arguments"))
         for c in message.get("tool_calls") or ()
     )
     return hash((message.get("role"), message.get("content"), message.get("tool_call_id"), calls))
+
+
+def _block_tokens(block: dict[str, Any] | list[dict[str, Any]]) -> int:
+    return count_tools(block) if isinstance(block, list) else count_message(block)
 
 
 class MockProvider(CustomLLM):
@@ -113,22 +127,18 @@ class MockProvider(CustomLLM):
         state.requests += 1
         if fault.error:
             raise_error(fault.error, model)
-        tools_key = hash(json.dumps(tools, sort_keys=True)) if tools else 0
-        tools_tokens = count_tools(tools)
-        keys = [tools_key] + [_block_key(m) for m in messages]
-        counts = [tools_tokens] + [count_message(m) for m in messages]
-        prompt_tokens = sum(counts)
+        prompt_tokens = state.blocks.read([tools or _NO_TOOLS, *messages], key_of=_block_key, tokens_of=_block_tokens)
         if prompt_tokens > config.window:
             raise litellm.ContextWindowExceededError(
                 message=f"prompt is too long: {prompt_tokens} tokens > {config.window} maximum",
                 model=model,
                 llm_provider="mock",
             )
-        cached, written = state.cache.request(keys, counts, state.clock_s)
+        cached, written = state.cache.lookup(state.blocks.prefix_keys, state.blocks.cumulative, state.clock_s)
         if is_summarizer(model):
             reply = summarize(messages, seed=seed or 0)
         else:
-            reply = respond(messages, tools, seed=seed or 0, knobs=config.knobs)
+            reply = respond(messages, tools, seed=seed or 0, knobs=config.agent_knobs)
         if fault.malformed:
             reply = garble_tool_calls(reply)
         output_tokens = count_message(reply)
