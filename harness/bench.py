@@ -17,7 +17,8 @@ what cannot be avoided, printed next to its goal:
 * memory: per `long` task (strategy `none`), in a fresh subprocess, the growth of peak RSS
   (VmHWM, reset just before the run) during the run over the RSS before it (and tracemalloc's peak, in another subprocess),
   divided by the UTF-8 size of the distinct message contents of the run's event log. Goal <= 3.
-* parallel: wall time of the default suite with 1 worker divided by that with 2. Goal >= 1.7.
+* parallel: wall time of the default suite (all strategies) with 1 worker divided by that with 2, each
+  measured in a fresh subprocess around the runs alone (imports excluded, no cache warmed by the other). Goal >= 1.7.
 * real: 64 runs against `serve-mock` (100 ms latency per request) at --max-concurrency 16,
   wall time divided by the ideal, requests x latency / concurrency. Goal <= 1.3.
 
@@ -310,22 +311,24 @@ def memory(suite: str = "long", strategy: str = "none") -> list[Figure]:
 
 # ----- parallel scaling
 
-def _wall(cells: list[Any], workers: int) -> float:
+def parallel_child(suite: str, workers: int) -> dict[str, Any]:
+    """Wall seconds of run_cells over the suite in this (fresh) process: no cache warmed by another run."""
     from harness.runner import run_cells
 
-    started = time.perf_counter()
-    run_cells(cells, workers=workers, on_row=lambda row: None, progress=False)
-    return time.perf_counter() - started
+    with tempfile.TemporaryDirectory() as tmp:
+        cells = _cells(suite, "all", tmp)
+        started = time.perf_counter()
+        run_cells(cells, workers=workers, on_row=lambda row: None, progress=False)
+        return {"wall_s": time.perf_counter() - started}
 
 
 def parallel(suite: str = "default", repeats: int = 1) -> list[Figure]:
     ratios, walls = [], []
-    with tempfile.TemporaryDirectory() as tmp:
-        for attempt in range(repeats):
-            one = _wall(_cells(suite, "all", f"{tmp}/1-{attempt}"), 1)
-            two = _wall(_cells(suite, "all", f"{tmp}/2-{attempt}"), 2)
-            ratios.append(one / two)
-            walls.append(f"{one:.1f}s/{two:.1f}s")
+    for _ in range(repeats):
+        one = _child(["--parallel-child", suite, "1"])["wall_s"]
+        two = _child(["--parallel-child", suite, "2"])["wall_s"]
+        ratios.append(one / two)
+        walls.append(f"{one:.1f}s/{two:.1f}s")
     spread = f"; spread {min(ratios):.2f}-{max(ratios):.2f}" if repeats > 1 else ""
     return [Figure(f"parallel {suite} workers 1 / 2", statistics.median(ratios), 1.7, at_most=False,
                    note=f"wall {', '.join(walls)}{spread}")]
@@ -399,9 +402,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 when a measured figure misses its goal")
     parser.add_argument("--memory-child", nargs=3, metavar=("SUITE", "TASK", "STRATEGY"), help=argparse.SUPPRESS)
     parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--parallel-child", nargs=2, metavar=("SUITE", "WORKERS"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.memory_child:
         print(json.dumps(memory_child(*args.memory_child, trace=args.trace)))
+        return 0
+    if args.parallel_child:
+        print(json.dumps(parallel_child(args.parallel_child[0], int(args.parallel_child[1]))))
         return 0
     from strategies import comparison_strategies
 

@@ -2,8 +2,28 @@
 from __future__ import annotations
 
 import multiprocessing
+import sys
+import threading
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
+
+from harness.limits import INVOCATION_SPENDING
+
+
+def _start_method() -> str:
+    """"fork" when it is safe (Linux, no other thread that could hold a lock), else "spawn".
+
+    A forked worker starts at once with everything imported; a spawned one first spends
+    seconds importing litellm, which on a short suite was most of the parallel speed-up.
+    """
+    if sys.platform.startswith("linux") and threading.active_count() == 1:
+        return "fork"
+    return "spawn"
+
+
+def _fresh_worker() -> None:
+    """A forked worker starts as a spawned one would: spending is the parent's to track."""
+    INVOCATION_SPENDING.start(None)
 
 
 def cell_executor(cells: list[Any], workers: int) -> tuple[Executor | None, int]:
@@ -18,8 +38,8 @@ def cell_executor(cells: list[Any], workers: int) -> tuple[Executor | None, int]
         parallel = min(workers, len(cells))
         if parallel <= 1:
             return None, parallel
-        # Fresh interpreters: litellm starts threads, and forking a threaded parent is unsafe.
-        return ProcessPoolExecutor(max_workers=parallel, mp_context=multiprocessing.get_context("spawn")), parallel
+        context = multiprocessing.get_context(_start_method())
+        return ProcessPoolExecutor(max_workers=parallel, mp_context=context, initializer=_fresh_worker), parallel
     limit = main.get("max_concurrency")
     parallel = min(len(cells), max(workers, 4 * limit if limit else workers))
     if parallel <= 1:

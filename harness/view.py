@@ -32,6 +32,7 @@ class ViewState:
         self._tokens: dict[int, int] = {}
         self._hashes: dict[int, str] = {}
         self._prefix: list[str] = []  # prefix hash after each position, valid up to its length
+        self._sent: list[Message] = []  # the messages of `ids` as sent, valid up to its length
         self.total_tokens = 0
 
     # ----- reading
@@ -48,7 +49,9 @@ class ViewState:
         return count
 
     def to_messages(self) -> list[Message]:
-        return [self.message(i) for i in self.ids]
+        """A new list of the messages as sent (shared message objects); O(new messages) while the view grows."""
+        self._sent.extend(self.message(i) for i in self.ids[len(self._sent):])
+        return list(self._sent)
 
     def hash(self, tools_hash: str = "") -> str:
         """Hash of the view as sent; O(1) amortized while the view only grows."""
@@ -65,6 +68,7 @@ class ViewState:
 
     def _invalidate_from(self, position: int) -> None:
         del self._prefix[position:]
+        del self._sent[position:]
 
     # ----- folding events
     def apply(self, event: Mapping[str, Any]) -> None:

@@ -49,6 +49,8 @@ class MemoryFS:
         """(path, line number) of lines containing `text`, in path order."""
         hits: list[tuple[str, int]] = []
         for path in sorted(self.files):
+            if text not in self.files[path]:  # one scan of the whole file before splitting it into lines
+                continue
             for number, line in enumerate(self.files[path].splitlines(), 1):
                 if text in line:
                     hits.append((path, number))

@@ -63,3 +63,30 @@ def test_set_refuses_unknown_message_ids():
     log, view = _log_with_messages(2)
     with pytest.raises(ValueError, match="unknown message ids"):
         view.apply(log.append("condensation", view_ops=[{"op": "set", "ids": [0, 99]}]))
+
+
+def test_messages_as_sent_kept_incrementally_equal_a_fresh_fold_after_every_op():
+    """to_messages() reuses its list while the view grows (issue 8); every op must still show in it."""
+    import random
+
+    rng = random.Random(7)
+    log, view = _log_with_messages(3)
+    for step in range(120):
+        kind = rng.choice(["append", "append", "append", "replace", "drop", "set"])
+        if kind == "append":
+            event = log.append("message", message={"role": "tool", "content": f"result {step}"}, origin="tool")
+        elif kind == "replace" and view.ids:
+            event = log.append("compaction", view_ops=[{"op": "replace", "id": rng.choice(view.ids),
+                                                         "message": {"role": "tool", "content": f"[cleared {step}]"}}])
+        elif kind == "drop" and len(view.ids) > 2:
+            event = log.append("compaction", view_ops=[{"op": "drop", "ids": rng.sample(view.ids, 2)}])
+        else:
+            kept = sorted(rng.sample(sorted(view.messages), min(len(view.messages), rng.randint(1, 6))))
+            event = log.append("condensation", kind="test", view_ops=[{"op": "set", "ids": kept}])
+        view.apply(event)
+        if rng.random() < 0.5:
+            sent = view.to_messages()
+            assert sent == fold(log.events).to_messages()
+            sent.append({"role": "user", "content": "a caller's own list"})  # must not reach the view
+    assert view.to_messages() == fold(log.events).to_messages()
+    assert view.hash() == fold(log.events).hash()
