@@ -3,12 +3,17 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Hashable, TypeVar
 
 from harness.config import build_dataclass, require
-from harness.mock.agents.memo import arguments
+from harness.mock.agents.memo import Pattern, arguments
+from harness.mock.agents.memory import ALL_ROLES, Fold, Memory
 from harness.tokens import stable_hash
+
+F = TypeVar("F", bound=Fold)
+
 
 @dataclass(frozen=True)
 class Knobs:
@@ -32,48 +37,174 @@ def build_knobs(data: dict[str, Any] | None) -> Knobs:
     return build_dataclass(Knobs, data or {}, "mock knobs")
 
 
-@dataclass
 class Exchange:
     """One tool call the agent can still see, with its result if that is visible too."""
 
-    call_id: str
-    name: str
-    args: dict[str, Any]
-    result: str | None
-    position: int  # index of the assistant message that made the call
+    __slots__ = ("call_id", "name", "args", "position", "_results", "_result_key")
+
+    def __init__(self, call_id: str, name: str, args: dict[str, Any], position: int,
+                 results: dict[Any, str], result_key: Any):
+        self.call_id = call_id
+        self.name = name
+        self.args = args
+        self.position = position  # index of the assistant message that made the call
+        self._results = results  # the latest visible result of each call id, kept by Calls
+        self._result_key = result_key
+
+    @property
+    def result(self) -> str | None:
+        return self._results.get(self._result_key)
+
+
+class Calls(Fold):
+    """The tool calls visible, in order, with the latest visible result of each call id.
+
+    A context is regular when no call id repeats and no result comes before its call: then
+    what a tool result reads as (its call, its content) is fixed by the messages up to it.
+    """
+
+    needs_regular = False  # what it reads of message i depends on message i alone
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.exchanges: list[Exchange] = []
+        self.by_name: dict[str, list[Exchange]] = {}
+        self.by_id: dict[str, Exchange] = {}  # the latest call with each id
+        self.results: dict[Any, str] = {}
+        self.seen: dict[Any, str] = {}  # ids of calls and results read: "call" or "result"
+        self.irregular: dict[str, int] = {"count": 0}
+
+    def text(self, visible: Visible, message: dict[str, Any]) -> tuple[str | None, bool]:
+        return "", False  # absorb reads the message itself
+
+    def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
+        put = self.ledger.put
+        if message.get("role") == "tool":
+            key = message.get("tool_call_id")
+            if self.seen.get(key) == "result":  # a repeated result
+                put(position, self.irregular, "count", self.irregular["count"] + 1)
+            put(position, self.seen, key, "result")
+            put(position, self.results, key, _content(message))
+        for call in message.get("tool_calls") or ():
+            function = call.get("function", {})
+            key = call.get("id")
+            if key in self.seen:  # a repeated call id, or a result that came before its call
+                put(position, self.irregular, "count", self.irregular["count"] + 1)
+            put(position, self.seen, key, "call")
+            exchange = Exchange(call.get("id", ""), function.get("name", ""),
+                                arguments(function.get("arguments") or "{}"), position, self.results, key)
+            self.ledger.append(position, self.exchanges, exchange)
+            self.ledger.append(position, self.by_name.setdefault(exchange.name, []), exchange)
+            put(position, self.by_id, exchange.call_id, exchange)
+
+
+class Texts(Fold):
+    """Contents of the messages with some roles, in order."""
+
+    needs_regular = False
+
+    def __init__(self, roles: tuple[str, ...]) -> None:
+        super().__init__()
+        self.roles = roles
+        self.texts: list[str] = []
+
+    def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
+        self.ledger.append(position, self.texts, text)
+
+
+class FirstMatch(Fold):
+    """The first match of a pattern in the messages with some roles."""
+
+    needs_regular = False
+
+    def __init__(self, pattern: Pattern, roles: tuple[str, ...]) -> None:
+        super().__init__()
+        self.pattern = pattern
+        self.roles = roles
+        self.found: dict[str, re.Match[str]] = {}
+
+    def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
+        if not self.found:
+            match = self.pattern.search(text)
+            if match:
+                self.ledger.put(position, self.found, "match", match)
+
+
+class Found(Fold):
+    """Every distinct findall() item of a pattern in the messages with some roles, in order found."""
+
+    needs_regular = False
+
+    def __init__(self, pattern: Pattern, roles: tuple[str, ...]) -> None:
+        super().__init__()
+        self.pattern = pattern
+        self.roles = roles
+        self.items: dict[Any, None] = {}
+
+    def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
+        for item in self.pattern.findall(text):
+            if item not in self.items:
+                self.ledger.put(position, self.items, item, None)
 
 
 class Visible:
-    """The request as the agent sees it: nothing more."""
+    """The request as the agent sees it: nothing more.
 
-    def __init__(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, seed: int, knobs: Knobs):
+    Readings of the context are folds kept in `memory` (one per mock session; a fresh one
+    when None) and brought up to this request's messages when first asked for.
+    """
+
+    def __init__(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, seed: int, knobs: Knobs,
+                 memory: Memory | None = None):
         self.messages = messages
+        self.frozen = tuple(messages)  # what the folds remember having read
         self.tool_names = {t.get("function", {}).get("name") for t in tools}
         self.seed = seed
         self.knobs = knobs
-        self._texts: dict[tuple[str, ...], list[str]] = {}
-        results = {m.get("tool_call_id"): _content(m) for m in messages if m.get("role") == "tool"}
-        self.exchanges: list[Exchange] = []
-        for position, message in enumerate(messages):
-            for call in message.get("tool_calls") or ():
-                function = call.get("function", {})
-                self.exchanges.append(Exchange(call.get("id", ""), function.get("name", ""),
-                                               arguments(function.get("arguments") or "{}"),
-                                               results.get(call.get("id")), position))
+        self.memory = memory or Memory()
+        self._synced: set[Hashable] = set()
+        self._calls = self.fold(Calls)
+        self.regular = self._calls.irregular["count"] == 0
 
-    def texts(self, roles: tuple[str, ...] = ("system", "user", "assistant", "tool")) -> list[str]:
-        """Contents of the messages with these roles, in order (shared between callers: read-only)."""
-        found = self._texts.get(roles)
-        if found is None:
-            found = self._texts[roles] = [_content(m) for m in self.messages if m.get("role") in roles]
-        return found
+    def fold(self, kind: type[F], *params: Hashable) -> F:
+        """The fold `kind(*params)` as read from exactly this request's messages."""
+        key = (kind, *params)
+        found = self.memory.fold(key, lambda: kind(*params))
+        if key not in self._synced:
+            found.sync(self)
+            self._synced.add(key)
+        return found  # type: ignore[return-value]
+
+    @property
+    def exchanges(self) -> list[Exchange]:
+        """Every visible tool call in order (shared with the memory: read-only)."""
+        return self._calls.exchanges
+
+    def calls(self, name: str) -> list[Exchange]:
+        """The visible calls of one tool, in order (shared with the memory: read-only)."""
+        return self._calls.by_name.get(name, [])
+
+    def exchange(self, call_id: Any) -> Exchange | None:
+        """The latest visible call with this id."""
+        return self._calls.by_id.get(call_id)
+
+    def first(self, pattern: Pattern, roles: tuple[str, ...] = ALL_ROLES) -> re.Match[str] | None:
+        """The first match of `pattern` in the visible messages with these roles."""
+        return self.fold(FirstMatch, pattern, roles).found.get("match")
+
+    def found(self, pattern: Pattern, roles: tuple[str, ...] = ALL_ROLES) -> dict[Any, None]:
+        """The distinct findall() items of `pattern` in the visible messages with these roles (read-only)."""
+        return self.fold(Found, pattern, roles).items
+
+    def texts(self, roles: tuple[str, ...] = ALL_ROLES) -> list[str]:
+        """Contents of the messages with these roles, in order (shared with the memory: read-only)."""
+        return self.fold(Texts, roles).texts
 
     def last_result(self) -> Exchange | None:
         """The exchange answered by the latest tool message, if the context ends with one."""
         if not self.messages or self.messages[-1].get("role") != "tool":
             return None
-        call_id = self.messages[-1].get("tool_call_id")
-        return next((e for e in reversed(self.exchanges) if e.call_id == call_id), None)
+        return self.exchange(self.messages[-1].get("tool_call_id"))
 
     def rng(self, *key: Any) -> random.Random:
         """A generator seeded by the run seed and a key of visible facts: same input, same choice."""

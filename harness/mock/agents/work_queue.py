@@ -14,7 +14,8 @@ from typing import Any
 
 from harness.mock.agents.common import Visible, text_reply
 from harness.mock.agents.memo import Pattern
-from harness.mock.agents.reading import obtain, readable_texts
+from harness.mock.agents.memory import Fold
+from harness.mock.agents.reading import obtain
 
 TICKET = Pattern(r"Ticket (\d+) of (\d+): order (ORD-\d+)")
 ORDER = Pattern(r"^Order (ORD-\d+) \| customer (CUS-\d+) \| sku (SKU-\w+) \| quantity (\d+)", re.MULTILINE)
@@ -30,13 +31,30 @@ class Task:
     order: str
 
 
+class Tickets(Fold):
+    """The highest-numbered ticket visible (the first seen of equal numbers)."""
+
+    roles = ("user", "tool")
+    needs_regular = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.latest: dict[str, Task] = {}
+
+    def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
+        for n, t, o in TICKET.findall(text):
+            if "task" not in self.latest or int(n) > self.latest["task"].number:
+                self.ledger.put(position, self.latest, "task", Task(int(n), int(t), o))
+
+
 def find_task(visible: Visible) -> Task | None:
-    tickets = [Task(int(n), int(t), o) for text in visible.texts(("user", "tool")) for n, t, o in TICKET.findall(text)]
-    return max(tickets, key=lambda task: task.number) if tickets else None
+    return visible.fold(Tickets).latest.get("task")
 
 
 @dataclass
 class Known:
+    """What it knows of the records (shared with its memory: read-only)."""
+
     orders: dict[str, tuple[str, str, int]]
     regions: dict[str, str]
     prices: dict[tuple[str, str], int]
@@ -44,26 +62,37 @@ class Known:
     lines: dict[str, str]  # the record lines themselves, for narration and notes
 
 
-def _known(visible: Visible) -> Known:
-    known = Known({}, {}, {}, set(), {})
-    for text in readable_texts(visible):
+class Records(Fold):
+    """Order, customer and price records readable in its context, the latest line of each winning."""
+
+    roles = ("user", "assistant", "tool")
+    readable = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.known = Known({}, {}, {}, set(), {})
+
+    def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
+        put, known = self.ledger.put, self.known
         for match in ORDER.finditer(text):
             order, customer, sku, quantity = match.groups()
-            known.orders[order] = (customer, sku, int(quantity))
-            known.lines[order] = match.group(0)
+            put(position, known.orders, order, (customer, sku, int(quantity)))
+            put(position, known.lines, order, match.group(0))
         for match in CUSTOMER.finditer(text):
-            known.regions[match.group(1)] = match.group(2)
-            known.lines[match.group(1)] = match.group(0)
+            put(position, known.regions, match.group(1), match.group(2))
+            put(position, known.lines, match.group(1), match.group(0))
         for match in PRICE.finditer(text):
-            known.prices[(match.group(1), match.group(2))] = int(match.group(3))
-            known.lines[f"{match.group(1)}@{match.group(2)}"] = match.group(0)
-    for text in visible.texts(("tool",)):
-        for a, b in RECORDED.findall(text):
-            known.recorded.add(a or b)
+            put(position, known.prices, (match.group(1), match.group(2)), int(match.group(3)))
+            put(position, known.lines, f"{match.group(1)}@{match.group(2)}", match.group(0))
+
+
+def _known(visible: Visible) -> Known:
+    records = visible.fold(Records).known
+    recorded = {a or b for a, b in visible.found(RECORDED, ("tool",))}
     # Its own submit_result call is visible even when the result was cleared: it knows it recorded.
-    known.recorded.update(str(e.args.get("order_id")) for e in visible.exchanges
-                          if e.name == "submit_result" and not (e.result or "").startswith("Error: submit_result: no"))
-    return known
+    recorded.update(str(e.args.get("order_id")) for e in visible.calls("submit_result")
+                    if not (e.result or "").startswith("Error: submit_result: no"))
+    return Known(records.orders, records.regions, records.prices, recorded, records.lines)
 
 
 def _needed(task: Task, known: Known) -> tuple[str, dict[str, Any]] | int:
