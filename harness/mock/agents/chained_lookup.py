@@ -114,7 +114,7 @@ def act(visible: Visible, task: Task) -> dict[str, Any]:
     if not paths:
         return visible.call("submit_answer", {"answer": str(total)}, note + f"Record {code} does not exist.")
     reads = visible.calls("read_file")
-    readable = {e.args.get("path") for e in reads if _complete_read(visible, e)}
+    readable = {e.args.get("path") for e in reads if e.args.get("path") in paths and _complete_read(visible, e)}
     for path in paths:
         if path in readable:
             continue

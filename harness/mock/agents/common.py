@@ -1,6 +1,7 @@
 """What every simulated agent shares: a reading of the visible context and seeded knobs."""
 from __future__ import annotations
 
+import functools
 import json
 import random
 import re
@@ -9,7 +10,7 @@ from typing import Any, Hashable, TypeVar
 
 from harness.config import build_dataclass, require
 from harness.mock.agents.memo import Pattern, arguments
-from harness.mock.agents.memory import ALL_ROLES, Fold, Memory
+from harness.mock.agents.memory import ALL_ROLES, Fold, Memory, shared_prefix
 from harness.tokens import stable_hash
 
 F = TypeVar("F", bound=Fold)
@@ -34,7 +35,16 @@ class Knobs:
 
 
 def build_knobs(data: dict[str, Any] | None) -> Knobs:
-    return build_dataclass(Knobs, data or {}, "mock knobs")
+    """Validated knobs; every request of a run sends the same few settings, so they are built once each."""
+    try:
+        return _knobs(tuple((key, type(value), value) for key, value in (data or {}).items()))
+    except TypeError:  # an unhashable value: let validation say what is wrong with it
+        return build_dataclass(Knobs, data or {}, "mock knobs")
+
+
+@functools.lru_cache(maxsize=64)
+def _knobs(settings: tuple[tuple[Any, type, Any], ...]) -> Knobs:
+    return build_dataclass(Knobs, {key: value for key, _, value in settings}, "mock knobs")
 
 
 class Exchange:
@@ -163,6 +173,7 @@ class Visible:
         self.knobs = knobs
         self.memory = memory or Memory()
         self._synced: set[Hashable] = set()
+        self._prefixes: dict[int, tuple[tuple[dict[str, Any], ...], int]] = {}
         self._calls = self.fold(Calls)
         self.regular = self._calls.irregular["count"] == 0
 
@@ -174,6 +185,13 @@ class Visible:
             found.sync(self)
             self._synced.add(key)
         return found  # type: ignore[return-value]
+
+    def shared_prefix(self, old: tuple[dict[str, Any], ...]) -> int:
+        """How many leading messages are the very objects of `old` (folds mostly share one `old`)."""
+        known = self._prefixes.get(id(old))
+        if known is None or known[0] is not old:
+            known = self._prefixes[id(old)] = (old, shared_prefix(old, self.messages))
+        return known[1]
 
     @property
     def exchanges(self) -> list[Exchange]:

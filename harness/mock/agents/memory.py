@@ -99,7 +99,7 @@ class Fold:
         messages = visible.messages
         start = 0
         if not self.needs_regular or (self.regular and visible.regular):
-            start = shared_prefix(self.messages, messages)
+            start = visible.shared_prefix(self.messages)
             for position, text in self.volatile.items():
                 if position >= start:
                     break
