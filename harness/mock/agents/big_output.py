@@ -12,10 +12,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.mock.agents.common import Visible, text_reply
+from harness.mock.agents.common import Fold, Visible, text_reply
 from harness.mock.agents.memo import Pattern
-from harness.mock.agents.memory import Fold
-from harness.mock.agents.reading import failed_pages, page_call, reading
+from harness.mock.agents.reading import ReadableFold, failed_pages, page_call, reading
 
 OPENING = Pattern(r"call fetch_dump\(dump\) for each of the (\d+) dumps D1 to D\d+, in order")
 QUESTION = Pattern(r"Question (\d+) of (\d+): in dump (D\d+), what is the status of request (req-[0-9a-f]{8})\?")
@@ -78,11 +77,10 @@ def _answered(visible: Visible) -> set[int]:
     return done
 
 
-class Statuses(Fold):
+class Statuses(ReadableFold):
     """The status of each request as first readable in its replies and results."""
 
     roles = ("assistant", "tool")
-    readable = True
 
     def __init__(self) -> None:
         super().__init__()

@@ -16,8 +16,7 @@ from typing import Any
 
 from harness.mock.agents.common import Exchange, Visible
 from harness.mock.agents.memo import Pattern
-from harness.mock.agents.memory import Fold
-from harness.mock.agents.reading import PAGER, is_clamped, page_call, reading
+from harness.mock.agents.reading import PAGER, ReadableFold, is_clamped, page_call, reading
 
 TASK = Pattern(r"Start at record ([A-Z]{2}-\d{4}) and follow the successor chain through (\d+) records")
 RECORD = Pattern(r"record ([A-Z]{2}-\d{4}) \| weight (\d+) \| successor ([A-Z]{2}-\d{4})")
@@ -35,11 +34,10 @@ def find_task(visible: Visible) -> Task | None:
     return Task(match.group(1), int(match.group(2))) if match else None
 
 
-class Records(Fold):
+class Records(ReadableFold):
     """Every record line readable in its context: code -> (weight, successor), the latest line winning."""
 
     roles = ("assistant", "tool", "user")
-    readable = True
 
     def __init__(self) -> None:
         super().__init__()

@@ -10,10 +10,10 @@ from typing import Any, Hashable, TypeVar
 
 from harness.config import build_dataclass, require
 from harness.mock.agents.memo import Pattern, arguments
-from harness.mock.agents.memory import ALL_ROLES, Fold, Memory, shared_prefix
+from harness.mock.agents.memory import Ledger, Memory, shared_prefix
 from harness.tokens import stable_hash
 
-F = TypeVar("F", bound=Fold)
+ALL_ROLES = ("system", "user", "assistant", "tool")
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,62 @@ def build_knobs(data: dict[str, Any] | None) -> Knobs:
 @functools.lru_cache(maxsize=64)
 def _knobs(settings: tuple[tuple[Any, type, Any], ...]) -> Knobs:
     return build_dataclass(Knobs, {key: value for key, _, value in settings}, "mock knobs")
+
+
+class Fold:
+    """State read from a request's messages in order; subclasses say which texts they read and how.
+
+    `roles`: the roles whose messages it reads. Subclasses write their state only through
+    `self.ledger`, in `absorb`; see `harness.mock.agents.memory` for how it is kept.
+    """
+
+    roles: tuple[str, ...] = ALL_ROLES
+    needs_regular = True  # False: what it reads of a message depends on that message alone
+
+    def __init__(self) -> None:
+        self.ledger = Ledger()
+        self.messages: tuple[dict[str, Any], ...] = ()  # the messages read so far
+        self.volatile: dict[int, str] = {}  # position -> text read there that depends on later messages
+        self.regular = True  # whether the messages were read as a regular context
+
+    def text(self, visible: Visible, message: dict[str, Any]) -> tuple[str | None, bool]:
+        """What this fold reads of one message (None: nothing), and whether that depends on later messages."""
+        if message.get("role") not in self.roles:
+            return None, False
+        return _content(message), False
+
+    def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
+        """Write what `text`, read from `message` at `position`, adds to the state."""
+        raise NotImplementedError
+
+    def sync(self, visible: Visible) -> None:
+        """Bring the state up to this request's messages, reading only what it has not read."""
+        messages = visible.messages
+        start = 0
+        if not self.needs_regular or (self.regular and visible.regular):
+            start = visible.shared_prefix(self.messages)
+            for position, text in self.volatile.items():
+                if position >= start:
+                    break
+                if self.text(visible, messages[position])[0] != text:
+                    start = position
+                    break
+        self.ledger.rewind(start)
+        for position in [p for p in self.volatile if p >= start]:
+            del self.volatile[position]
+        for position in range(start, len(messages)):
+            text, volatile = self.text(visible, messages[position])
+            if text is None:
+                continue
+            if volatile:
+                self.volatile[position] = text
+            self.absorb(position, text, messages[position])
+        self.messages = visible.frozen
+        if self.needs_regular:
+            self.regular = visible.regular
+
+
+F = TypeVar("F", bound=Fold)
 
 
 class Exchange:

@@ -11,10 +11,12 @@ else: the memory saves work, never knowledge.
 
 Two readings depend on later messages, so they are checked again on every request:
 
-* a truncated tool result read together with its pages (`reading.readable`): folds record
-  it as `volatile` and restart from its position when it reads differently now;
+* a truncated tool result read together with its pages (`reading.ReadableFold`): folds
+  record it as `volatile` and restart from its position when it reads differently now;
 * a tool result's call, looked up by id: when call ids repeat, or a result comes before its
   call, a context is not `regular` and every fold reads it from the start.
+
+`Fold` and the folds every family uses are in `common`; here is what keeps them.
 """
 from __future__ import annotations
 
@@ -23,10 +25,9 @@ import threading
 from typing import TYPE_CHECKING, Any, Callable, Hashable
 
 if TYPE_CHECKING:
-    from harness.mock.agents.common import Visible
+    from harness.mock.agents.common import Fold
 
 _MISSING = object()
-ALL_ROLES = ("system", "user", "assistant", "tool")
 
 
 class Ledger:
@@ -58,67 +59,6 @@ class Ledger:
                 del target[key]
             else:
                 target[key] = old
-
-
-class Fold:
-    """State read from a request's messages in order; subclasses say which texts they read and how.
-
-    `roles`: the roles whose messages it reads; `readable`: read a truncated tool result as
-    its visible pages joined (see `reading.readable`) instead of as sent. Subclasses write
-    their state only through `self.ledger` in `absorb`.
-    """
-
-    roles: tuple[str, ...] = ALL_ROLES
-    readable = False
-    needs_regular = True  # False: what it reads of a message depends on that message alone
-
-    def __init__(self) -> None:
-        self.ledger = Ledger()
-        self.messages: tuple[dict[str, Any], ...] = ()  # the messages read so far
-        self.volatile: dict[int, str] = {}  # position -> text read there that depends on later messages
-        self.regular = True  # whether the messages were read as a regular context
-
-    def text(self, visible: Visible, message: dict[str, Any]) -> tuple[str | None, bool]:
-        """What this fold reads of one message (None: nothing), and whether that depends on later messages."""
-        if message.get("role") not in self.roles:
-            return None, False
-        if self.readable:
-            from harness.mock.agents.reading import readable
-
-            return readable(visible, message)
-        from harness.mock.agents.common import _content
-
-        return _content(message), False
-
-    def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
-        """Write what `text`, read from `message` at `position`, adds to the state."""
-        raise NotImplementedError
-
-    def sync(self, visible: Visible) -> None:
-        """Bring the state up to this request's messages, reading only what it has not read."""
-        messages = visible.messages
-        start = 0
-        if not self.needs_regular or (self.regular and visible.regular):
-            start = visible.shared_prefix(self.messages)
-            for position, text in self.volatile.items():
-                if position >= start:
-                    break
-                if self.text(visible, messages[position])[0] != text:
-                    start = position
-                    break
-        self.ledger.rewind(start)
-        for position in [p for p in self.volatile if p >= start]:
-            del self.volatile[position]
-        for position in range(start, len(messages)):
-            text, volatile = self.text(visible, messages[position])
-            if text is None:
-                continue
-            if volatile:
-                self.volatile[position] = text
-            self.absorb(position, text, messages[position])
-        self.messages = visible.frozen
-        if self.needs_regular:
-            self.regular = visible.regular
 
 
 def shared_prefix(old: tuple[dict[str, Any], ...], new: list[dict[str, Any]]) -> int:

@@ -12,9 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.mock.agents.common import Exchange, Visible, text_reply
+from harness.mock.agents.common import Exchange, Fold, Visible, text_reply
 from harness.mock.agents.memo import Pattern
-from harness.mock.agents.memory import Fold
 from harness.mock.agents.reading import obtain, reading
 
 BATCH = Pattern(r"Audit batch (\d+) of (\d+): (.+?)\. For each file")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.mock.agents.common import Exchange, Visible, _content
+from harness.mock.agents.common import Exchange, Fold, Visible, _content
 from harness.mock.agents.memo import Pattern
 
 TRUNCATED = Pattern(r"\[Output truncated: (\d+) of (\d+) characters shown\. Full output saved as (\S+); "
@@ -87,17 +87,18 @@ def failed_pages(visible: Visible, args: dict[str, Any]) -> int:
     return sum(1 for e in visible.calls(PAGER) if e.args == args and not (e.result and PAGE.match(e.result)))
 
 
-def readable(visible: Visible, message: dict[str, Any]) -> tuple[str, bool]:
-    """A message's text as the agent reads it: a truncated result is its visible pages joined.
+class ReadableFold(Fold):
+    """A fold that reads each truncated result as its visible pages joined, not as sent."""
 
-    The second value says the text depends on later messages (pages read after it).
-    """
-    content = _content(message)
-    call_id = message.get("tool_call_id")
-    exchange = visible.exchange(call_id) if call_id is not None else None
-    if exchange is None or not exchange.result or not TRUNCATED.search(exchange.result):
-        return content, False
-    return reading(visible, exchange).text, True
+    def text(self, visible: Visible, message: dict[str, Any]) -> tuple[str | None, bool]:
+        """The text, and True when it is a truncated result's reading (which later pages change)."""
+        if message.get("role") not in self.roles:
+            return None, False
+        call_id = message.get("tool_call_id")
+        exchange = visible.exchange(call_id) if call_id is not None else None
+        if exchange is None or not exchange.result or not TRUNCATED.search(exchange.result):
+            return _content(message), False
+        return reading(visible, exchange).text, True
 
 
 def obtain(visible: Visible, name: str, args: dict[str, Any], since: int = -1) -> dict[str, Any] | None:

@@ -12,9 +12,8 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-from harness.mock.agents.common import Visible
+from harness.mock.agents.common import Fold, Visible
 from harness.mock.agents.memo import Pattern
-from harness.mock.agents.memory import Fold
 
 WARNING = Pattern(r"Context usage warning \((\d+)% stage\)")
 RESET_NOTICE = "The agent triggered context condensation."

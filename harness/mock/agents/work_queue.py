@@ -12,10 +12,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.mock.agents.common import Visible, text_reply
+from harness.mock.agents.common import Fold, Visible, text_reply
 from harness.mock.agents.memo import Pattern
-from harness.mock.agents.memory import Fold
-from harness.mock.agents.reading import obtain
+from harness.mock.agents.reading import ReadableFold, obtain
 
 TICKET = Pattern(r"Ticket (\d+) of (\d+): order (ORD-\d+)")
 ORDER = Pattern(r"^Order (ORD-\d+) \| customer (CUS-\d+) \| sku (SKU-\w+) \| quantity (\d+)", re.MULTILINE)
@@ -62,32 +61,34 @@ class Known:
     lines: dict[str, str]  # the record lines themselves, for narration and notes
 
 
-class Records(Fold):
+class Records(ReadableFold):
     """Order, customer and price records readable in its context, the latest line of each winning."""
 
     roles = ("user", "assistant", "tool")
-    readable = True
 
     def __init__(self) -> None:
         super().__init__()
-        self.known = Known({}, {}, {}, set(), {})
+        self.orders: dict[str, tuple[str, str, int]] = {}
+        self.regions: dict[str, str] = {}
+        self.prices: dict[tuple[str, str], int] = {}
+        self.lines: dict[str, str] = {}
 
     def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
-        put, known = self.ledger.put, self.known
+        put = self.ledger.put
         for match in ORDER.finditer(text):
             order, customer, sku, quantity = match.groups()
-            put(position, known.orders, order, (customer, sku, int(quantity)))
-            put(position, known.lines, order, match.group(0))
+            put(position, self.orders, order, (customer, sku, int(quantity)))
+            put(position, self.lines, order, match.group(0))
         for match in CUSTOMER.finditer(text):
-            put(position, known.regions, match.group(1), match.group(2))
-            put(position, known.lines, match.group(1), match.group(0))
+            put(position, self.regions, match.group(1), match.group(2))
+            put(position, self.lines, match.group(1), match.group(0))
         for match in PRICE.finditer(text):
-            put(position, known.prices, (match.group(1), match.group(2)), int(match.group(3)))
-            put(position, known.lines, f"{match.group(1)}@{match.group(2)}", match.group(0))
+            put(position, self.prices, (match.group(1), match.group(2)), int(match.group(3)))
+            put(position, self.lines, f"{match.group(1)}@{match.group(2)}", match.group(0))
 
 
 def _known(visible: Visible) -> Known:
-    records = visible.fold(Records).known
+    records = visible.fold(Records)
     recorded = {a or b for a, b in visible.found(RECORDED, ("tool",))}
     # Its own submit_result call is visible even when the result was cleared: it knows it recorded.
     recorded.update(str(e.args.get("order_id")) for e in visible.calls("submit_result")
