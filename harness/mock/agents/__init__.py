@@ -3,6 +3,8 @@
 Context-faithful by construction: `respond` receives only the request's messages, tool
 schemas, the request's seed and the user's knobs. An agent recognizes its task from the
 statement visible in its context and acts on what it can see; nothing else reaches it.
+The mock provider also passes its session's `Memory`, which only saves re-reading the
+messages a request shares with the previous one (see `memory`): replies are the same.
 These modules must never import `tasks` (a test checks this).
 """
 from __future__ import annotations
