@@ -62,26 +62,28 @@ def _complete_read(visible: Visible, exchange: Exchange) -> bool:
 
 def _search_paths(visible: Visible, code: str) -> list[str] | None:
     """Paths of the latest readable search for `code`, or None if there is none."""
-    for exchange in reversed(visible.calls("search")):
-        if exchange.args.get("text") == code:
-            result = exchange.result or ""
-            if result.startswith("No matches"):
-                return []
-            if "match(es) for" in result:
-                return list(dict.fromkeys(path for path, _ in SEARCH_HIT.findall(result)))
+    for exchange in reversed(visible.calls_with("search", "text", code)):
+        result = exchange.result or ""
+        if result.startswith("No matches"):
+            return []
+        if "match(es) for" in result:
+            return list(dict.fromkeys(path for path, _ in SEARCH_HIT.findall(result)))
     return None
+
+
+def _reads(visible: Visible, paths: list[str]) -> list[Exchange]:
+    """Its read_file calls of these paths (grouped by path)."""
+    return [e for path in dict.fromkeys(paths) for e in visible.calls_with("read_file", "path", path)]
 
 
 def _refetches(visible: Visible, code: str, paths: list[str]) -> int:
     """Fetches for this record it has already made again (a search, a read or a page repeated because
     what it got the first time was lost, cut or unusable): what its reread budget limits."""
-    page_ids = {reading(visible, e).result_id for e in visible.calls("read_file")
-                if e.args.get("path") in paths} - {None}
-    fetches = ([e for e in visible.calls("search") if e.args.get("text") == code],
-               [e for e in visible.calls("read_file") if e.args.get("path") in paths],
-               [e for e in visible.calls(PAGER) if e.args.get("result_id") in page_ids])
+    reads = _reads(visible, paths)
+    page_ids = {reading(visible, e).result_id for e in reads} - {None}
+    pages = [e for result_id in page_ids for e in visible.calls_with(PAGER, "result_id", result_id)]
     repeats = 0
-    for calls in fetches:
+    for calls in (visible.calls_with("search", "text", code), reads, pages):
         seen: set[str] = set()
         for exchange in calls:
             key = json.dumps(exchange.args, sort_keys=True)
@@ -111,13 +113,12 @@ def act(visible: Visible, task: Task) -> dict[str, Any]:
         return visible.call("search", {"text": code}, note + f"Looking for record {code}.")
     if not paths:
         return visible.call("submit_answer", {"answer": str(total)}, note + f"Record {code} does not exist.")
-    reads = visible.calls("read_file")
-    readable = {e.args.get("path") for e in reads if e.args.get("path") in paths and _complete_read(visible, e)}
+    readable = {e.args.get("path") for e in _reads(visible, paths) if _complete_read(visible, e)}
     for path in paths:
         if path in readable:
             continue
-        pages = (page_call(visible, reading(visible, e)) for e in reversed(reads) if e.args.get("path") == path)
-        page = next((args for args in pages if args is not None), None)
+        page = next(filter(None, (page_call(visible, reading(visible, e))
+                                  for e in reversed(visible.calls_with("read_file", "path", path)))), None)
         if page is not None:
             return visible.call(PAGER, page, note + f"Paging through {path} for record {code}.")
         return visible.call("read_file", {"path": path}, note + f"Reading {path} for record {code}.")

@@ -136,6 +136,7 @@ class Calls(Fold):
         self.exchanges: list[Exchange] = []
         self.by_name: dict[str, list[Exchange]] = {}
         self.by_id: dict[str, Exchange] = {}  # the latest call with each id
+        self.by_arg: dict[tuple[str, str, Any], list[Exchange]] = {}  # (name, argument, value) -> calls
         self.results: dict[Any, str] = {}
         self.seen: dict[Any, str] = {}  # ids of calls and results read: "call" or "result"
         self.irregular: dict[str, int] = {"count": 0}
@@ -162,6 +163,9 @@ class Calls(Fold):
             self.ledger.append(position, self.exchanges, exchange)
             self.ledger.append(position, self.by_name.setdefault(exchange.name, []), exchange)
             put(position, self.by_id, exchange.call_id, exchange)
+            for argument, value in exchange.args.items():
+                if _hashable(value):
+                    self.ledger.append(position, self.by_arg.setdefault((exchange.name, argument, value), []), exchange)
 
 
 class Texts(Fold):
@@ -258,6 +262,12 @@ class Visible:
         """The visible calls of one tool, in order (shared with the memory: read-only)."""
         return self._calls.by_name.get(name, [])
 
+    def calls_with(self, name: str, argument: str, value: Any) -> list[Exchange]:
+        """The visible calls of one tool whose `argument` equals `value`, in order (read-only)."""
+        if _hashable(value):
+            return self._calls.by_arg.get((name, argument, value), [])
+        return [e for e in self.calls(name) if e.args.get(argument) == value]
+
     def exchange(self, call_id: Any) -> Exchange | None:
         """The latest visible call with this id."""
         return self._calls.by_id.get(call_id)
@@ -295,6 +305,14 @@ class Visible:
         return {"role": "assistant", "content": content,
                 "tool_calls": [{"id": call_id, "type": "function",
                                 "function": {"name": name, "arguments": json.dumps(args, sort_keys=True)}}]}
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def _content(message: dict[str, Any]) -> str:

@@ -108,7 +108,8 @@ def obtain(visible: Visible, name: str, args: dict[str, Any], since: int = -1) -
     (again), as long as its failed attempts (made after message position `since`) stay within
     the reread budget. None: give up.
     """
-    attempts = [e for e in visible.calls(name) if e.args == args and e.position > since]
+    candidates = visible.calls_with(name, *next(iter(args.items()))) if args else visible.calls(name)
+    attempts = [e for e in candidates if e.args == args and e.position > since]
     budget = visible.knobs.reread_budget
     if attempts:
         page = page_call(visible, reading(visible, attempts[-1]))
