@@ -22,6 +22,7 @@ from harness.llm import DEFAULT_MOCK_WINDOW, DEFAULT_PRICE_MODEL
 from harness.mock.agents import respond
 from harness.mock.agents.common import Knobs
 from harness.mock.agents.memo import forget
+from harness.mock.agents.memory import Memory
 from harness.mock.cache import CACHE_STYLES, BlockChain, PrefixCache
 from harness.mock.faults import Faults, draw, garble_tool_calls, raise_error
 from harness.mock.summarizer import is_summarizer, summarize
@@ -61,6 +62,7 @@ class _Session:
     blocks: BlockChain = field(default_factory=BlockChain)  # the last request: tool list, then messages
     clock_s: float = 0.0
     requests: int = 0  # requests received, failed ones included: the index that draws faults
+    agent_memory: Memory = field(default_factory=Memory)  # the simulated agent's readings of this session
 
 
 def simulated_latency_s(uncached_input: int, output: int) -> float:
@@ -138,7 +140,7 @@ class MockProvider(CustomLLM):
         if is_summarizer(model):
             reply = summarize(messages, seed=seed or 0)
         else:
-            reply = respond(messages, tools, seed=seed or 0, knobs=config.agent_knobs)
+            reply = respond(messages, tools, seed=seed or 0, knobs=config.agent_knobs, memory=state.agent_memory)
         if fault.malformed:
             reply = garble_tool_calls(reply)
         output_tokens = count_message(reply)

@@ -12,14 +12,15 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.mock.agents.common import Visible, text_reply
-from harness.mock.agents.memo import Pattern, pattern
-from harness.mock.agents.reading import failed_pages, page_call, readable_texts, reading
+from harness.mock.agents.common import Fold, Visible, text_reply
+from harness.mock.agents.memo import Pattern
+from harness.mock.agents.reading import ReadableFold, failed_pages, page_call, reading
 
 OPENING = Pattern(r"call fetch_dump\(dump\) for each of the (\d+) dumps D1 to D\d+, in order")
 QUESTION = Pattern(r"Question (\d+) of (\d+): in dump (D\d+), what is the status of request (req-[0-9a-f]{8})\?")
 ANSWERED = Pattern(r"Answer (\d+) recorded\.")
 GONE = Pattern(r"dump (D\d+) was already fetched")
+STATUS = Pattern(r"^(req-[0-9a-f]{8}) host=\S+ status=(\d+)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -31,16 +32,29 @@ class Task:
     request: str = ""
 
 
-def find_task(visible: Visible) -> Task | None:
-    dumps = None
-    latest: tuple[str, ...] | None = None
-    for text in visible.texts(("user", "tool")):
+class Assignment(Fold):
+    """The latest opening (how many dumps) and the highest-numbered question (the latest of equal numbers)."""
+
+    roles = ("user", "tool")
+    needs_regular = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.state: dict[str, Any] = {"dumps": None, "latest": None}
+
+    def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
         match = OPENING.search(text)
         if match:
-            dumps = int(match.group(1))
+            self.ledger.put(position, self.state, "dumps", int(match.group(1)))
         for found in QUESTION.findall(text):
+            latest = self.state["latest"]
             if latest is None or int(found[0]) >= int(latest[0]):
-                latest = found
+                self.ledger.put(position, self.state, "latest", found)
+
+
+def find_task(visible: Visible) -> Task | None:
+    state = visible.fold(Assignment).state
+    dumps, latest = state["dumps"], state["latest"]
     if dumps is None:
         return None
     if latest is None:
@@ -50,27 +64,36 @@ def find_task(visible: Visible) -> Task | None:
 
 def _fetched(visible: Visible) -> set[str]:
     """Dumps it fetched (its own calls are visible) or was told are gone from the queue."""
-    done = {str(e.args.get("dump")) for e in visible.exchanges
-            if e.name == "fetch_dump" and not (e.result or "").startswith("Error: fetch_dump: no")
-            and "is not next" not in (e.result or "")}
-    done.update(name for text in visible.texts(("tool",)) for name in GONE.findall(text))
+    done = {str(e.args.get("dump")) for e in visible.calls("fetch_dump")
+            if not (e.result or "").startswith("Error: fetch_dump: no") and "is not next" not in (e.result or "")}
+    done.update(visible.found(GONE, ("tool",)))
     return done
 
 
 def _answered(visible: Visible) -> set[int]:
-    done = {int(n) for text in visible.texts(("tool",)) for n in ANSWERED.findall(text)}
-    done.update(int(e.args.get("number", 0)) for e in visible.exchanges
-                if e.name == "answer_question" and not (e.result or "").startswith("Error: answer_question: no"))
+    done = {int(n) for n in visible.found(ANSWERED, ("tool",))}
+    done.update(int(e.args.get("number", 0)) for e in visible.calls("answer_question")
+                if not (e.result or "").startswith("Error: answer_question: no"))
     return done
 
 
+class Statuses(ReadableFold):
+    """The status of each request as first readable in its replies and results."""
+
+    roles = ("assistant", "tool")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.status: dict[str, str] = {}
+
+    def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
+        for request, status in STATUS.findall(text):
+            if request not in self.status:
+                self.ledger.put(position, self.status, request, status)
+
+
 def _status(visible: Visible, request: str) -> str | None:
-    line = pattern(rf"^{re.escape(request)} host=\S+ status=(\d+)", re.MULTILINE)
-    for text in readable_texts(visible, ("assistant", "tool")):
-        match = line.search(text)
-        if match:
-            return match.group(1)
-    return None
+    return visible.fold(Statuses).status.get(request)
 
 
 def act(visible: Visible, task: Task) -> dict[str, Any]:
@@ -89,8 +112,8 @@ def act(visible: Visible, task: Task) -> dict[str, Any]:
         return visible.call("answer_question", {"number": task.number, "value": status},
                             f"{task.request} in dump {task.dump} has status {status}.")
     header = f"== dump {task.dump} ("
-    for exchange in visible.exchanges:
-        if exchange.name == "fetch_dump" and (exchange.result or "").startswith(header):
+    for exchange in visible.calls("fetch_dump"):
+        if (exchange.result or "").startswith(header):
             page = page_call(visible, reading(visible, exchange))
             if page is not None and failed_pages(visible, page) <= visible.knobs.reread_budget:
                 return visible.call("read_tool_result", page, f"Paging through dump {task.dump}.")

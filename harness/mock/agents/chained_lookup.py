@@ -16,7 +16,7 @@ from typing import Any
 
 from harness.mock.agents.common import Exchange, Visible
 from harness.mock.agents.memo import Pattern
-from harness.mock.agents.reading import PAGER, is_clamped, page_call, readable_texts, reading
+from harness.mock.agents.reading import PAGER, ReadableFold, is_clamped, page_call, reading
 
 TASK = Pattern(r"Start at record ([A-Z]{2}-\d{4}) and follow the successor chain through (\d+) records")
 RECORD = Pattern(r"record ([A-Z]{2}-\d{4}) \| weight (\d+) \| successor ([A-Z]{2}-\d{4})")
@@ -30,19 +30,26 @@ class Task:
 
 
 def find_task(visible: Visible) -> Task | None:
-    for text in visible.texts():
-        match = TASK.search(text)
-        if match:
-            return Task(match.group(1), int(match.group(2)))
-    return None
+    match = visible.first(TASK)
+    return Task(match.group(1), int(match.group(2))) if match else None
+
+
+class Records(ReadableFold):
+    """Every record line readable in its context: code -> (weight, successor), the latest line winning."""
+
+    roles = ("assistant", "tool", "user")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.known: dict[str, tuple[int, str]] = {}
+
+    def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
+        for code, weight, successor in RECORD.findall(text):
+            self.ledger.put(position, self.known, code, (int(weight), successor))
 
 
 def _records(visible: Visible) -> dict[str, tuple[int, str]]:
-    known: dict[str, tuple[int, str]] = {}
-    for text in readable_texts(visible, ("assistant", "tool", "user")):
-        for code, weight, successor in RECORD.findall(text):
-            known[code] = (int(weight), successor)
-    return known
+    return visible.fold(Records).known
 
 
 def _complete_read(visible: Visible, exchange: Exchange) -> bool:
@@ -55,28 +62,31 @@ def _complete_read(visible: Visible, exchange: Exchange) -> bool:
 
 def _search_paths(visible: Visible, code: str) -> list[str] | None:
     """Paths of the latest readable search for `code`, or None if there is none."""
-    for exchange in reversed(visible.exchanges):
-        if exchange.name == "search" and exchange.args.get("text") == code:
-            result = exchange.result or ""
-            if result.startswith("No matches"):
-                return []
-            if "match(es) for" in result:
-                return list(dict.fromkeys(path for path, _ in SEARCH_HIT.findall(result)))
+    for exchange in reversed(visible.calls_with("search", "text", code)):
+        result = exchange.result or ""
+        if result.startswith("No matches"):
+            return []
+        if "match(es) for" in result:
+            return list(dict.fromkeys(path for path, _ in SEARCH_HIT.findall(result)))
     return None
+
+
+def _reads(visible: Visible, paths: list[str]) -> list[Exchange]:
+    """Its read_file calls of these paths (grouped by path)."""
+    return [e for path in dict.fromkeys(paths) for e in visible.calls_with("read_file", "path", path)]
 
 
 def _refetches(visible: Visible, code: str, paths: list[str]) -> int:
     """Fetches for this record it has already made again (a search, a read or a page repeated because
     what it got the first time was lost, cut or unusable): what its reread budget limits."""
-    seen: set[tuple[str, str]] = set()
-    page_ids = {reading(visible, e).result_id for e in visible.exchanges
-                if e.name == "read_file" and e.args.get("path") in paths} - {None}
+    reads = _reads(visible, paths)
+    page_ids = {reading(visible, e).result_id for e in reads} - {None}
+    pages = [e for result_id in page_ids for e in visible.calls_with(PAGER, "result_id", result_id)]
     repeats = 0
-    for exchange in visible.exchanges:
-        if ((exchange.name == "search" and exchange.args.get("text") == code)
-                or (exchange.name == "read_file" and exchange.args.get("path") in paths)
-                or (exchange.name == PAGER and exchange.args.get("result_id") in page_ids)):
-            key = (exchange.name, json.dumps(exchange.args, sort_keys=True))
+    for calls in (visible.calls_with("search", "text", code), reads, pages):
+        seen: set[str] = set()
+        for exchange in calls:
+            key = json.dumps(exchange.args, sort_keys=True)
             repeats += key in seen
             seen.add(key)
     return repeats
@@ -103,13 +113,12 @@ def act(visible: Visible, task: Task) -> dict[str, Any]:
         return visible.call("search", {"text": code}, note + f"Looking for record {code}.")
     if not paths:
         return visible.call("submit_answer", {"answer": str(total)}, note + f"Record {code} does not exist.")
-    reads = [e for e in visible.exchanges if e.name == "read_file"]
-    readable = {e.args.get("path") for e in reads if _complete_read(visible, e)}
+    readable = {e.args.get("path") for e in _reads(visible, paths) if _complete_read(visible, e)}
     for path in paths:
         if path in readable:
             continue
-        pages = (page_call(visible, reading(visible, e)) for e in reversed(reads) if e.args.get("path") == path)
-        page = next((args for args in pages if args is not None), None)
+        page = next(filter(None, (page_call(visible, reading(visible, e))
+                                  for e in reversed(visible.calls_with("read_file", "path", path)))), None)
         if page is not None:
             return visible.call(PAGER, page, note + f"Paging through {path} for record {code}.")
         return visible.call("read_file", {"path": path}, note + f"Reading {path} for record {code}.")

@@ -1,14 +1,20 @@
 """What every simulated agent shares: a reading of the visible context and seeded knobs."""
 from __future__ import annotations
 
+import functools
 import json
 import random
+import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Hashable, TypeVar
 
 from harness.config import build_dataclass, require
-from harness.mock.agents.memo import arguments
+from harness.mock.agents.memo import Pattern, arguments
+from harness.mock.agents.memory import Ledger, Memory, shared_prefix
 from harness.tokens import stable_hash
+
+ALL_ROLES = ("system", "user", "assistant", "tool")
+
 
 @dataclass(frozen=True)
 class Knobs:
@@ -29,51 +35,260 @@ class Knobs:
 
 
 def build_knobs(data: dict[str, Any] | None) -> Knobs:
-    return build_dataclass(Knobs, data or {}, "mock knobs")
+    """Validated knobs; every request of a run sends the same few settings, so they are built once each."""
+    try:
+        return _knobs(tuple((key, type(value), value) for key, value in (data or {}).items()))
+    except TypeError:  # an unhashable value: let validation say what is wrong with it
+        return build_dataclass(Knobs, data or {}, "mock knobs")
 
 
-@dataclass
+@functools.lru_cache(maxsize=64)
+def _knobs(settings: tuple[tuple[Any, type, Any], ...]) -> Knobs:
+    return build_dataclass(Knobs, {key: value for key, _, value in settings}, "mock knobs")
+
+
+class Fold:
+    """State read from a request's messages in order; subclasses say which texts they read and how.
+
+    `roles`: the roles whose messages it reads. Subclasses write their state only through
+    `self.ledger`, in `absorb`; see `harness.mock.agents.memory` for how it is kept.
+    """
+
+    roles: tuple[str, ...] = ALL_ROLES
+    needs_regular = True  # False: what it reads of a message depends on that message alone
+
+    def __init__(self) -> None:
+        self.ledger = Ledger()
+        self.messages: tuple[dict[str, Any], ...] = ()  # the messages read so far
+        self.volatile: dict[int, str] = {}  # position -> text read there that depends on later messages
+        self.regular = True  # whether the messages were read as a regular context
+
+    def text(self, visible: Visible, message: dict[str, Any]) -> tuple[str | None, bool]:
+        """What this fold reads of one message (None: nothing), and whether that depends on later messages."""
+        if message.get("role") not in self.roles:
+            return None, False
+        return _content(message), False
+
+    def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
+        """Write what `text`, read from `message` at `position`, adds to the state."""
+        raise NotImplementedError
+
+    def sync(self, visible: Visible) -> None:
+        """Bring the state up to this request's messages, reading only what it has not read."""
+        messages = visible.messages
+        start = 0
+        if not self.needs_regular or (self.regular and visible.regular):
+            start = visible.shared_prefix(self.messages)
+            for position, text in self.volatile.items():
+                if position >= start:
+                    break
+                if self.text(visible, messages[position])[0] != text:
+                    start = position
+                    break
+        self.ledger.rewind(start)
+        for position in [p for p in self.volatile if p >= start]:
+            del self.volatile[position]
+        for position in range(start, len(messages)):
+            text, volatile = self.text(visible, messages[position])
+            if text is None:
+                continue
+            if volatile:
+                self.volatile[position] = text
+            self.absorb(position, text, messages[position])
+        self.messages = visible.frozen
+        if self.needs_regular:
+            self.regular = visible.regular
+
+
+F = TypeVar("F", bound=Fold)
+
+
 class Exchange:
     """One tool call the agent can still see, with its result if that is visible too."""
 
-    call_id: str
-    name: str
-    args: dict[str, Any]
-    result: str | None
-    position: int  # index of the assistant message that made the call
+    __slots__ = ("call_id", "name", "args", "position", "_results", "_result_key")
+
+    def __init__(self, call_id: str, name: str, args: dict[str, Any], position: int,
+                 results: dict[Any, str], result_key: Any):
+        self.call_id = call_id
+        self.name = name
+        self.args = args
+        self.position = position  # index of the assistant message that made the call
+        self._results = results  # the latest visible result of each call id, kept by Calls
+        self._result_key = result_key
+
+    @property
+    def result(self) -> str | None:
+        return self._results.get(self._result_key)
+
+
+class Calls(Fold):
+    """The tool calls visible, in order, with the latest visible result of each call id.
+
+    A context is regular when no call id repeats and no result comes before its call: then
+    what a tool result reads as (its call, its content) is fixed by the messages up to it.
+    """
+
+    needs_regular = False  # what it reads of message i depends on message i alone
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.exchanges: list[Exchange] = []
+        self.by_name: dict[str, list[Exchange]] = {}
+        self.by_id: dict[str, Exchange] = {}  # the latest call with each id
+        self.by_arg: dict[tuple[str, str, Any], list[Exchange]] = {}  # (name, argument, value) -> calls
+        self.results: dict[Any, str] = {}
+        self.seen: dict[Any, str] = {}  # ids of calls and results read: "call" or "result"
+        self.irregular: dict[str, int] = {"count": 0}
+
+    def text(self, visible: Visible, message: dict[str, Any]) -> tuple[str | None, bool]:
+        return "", False  # absorb reads the message itself
+
+    def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
+        put = self.ledger.put
+        if message.get("role") == "tool":
+            key = message.get("tool_call_id")
+            if self.seen.get(key) == "result":  # a repeated result
+                put(position, self.irregular, "count", self.irregular["count"] + 1)
+            put(position, self.seen, key, "result")
+            put(position, self.results, key, _content(message))
+        for call in message.get("tool_calls") or ():
+            function = call.get("function", {})
+            key = call.get("id")
+            if key in self.seen:  # a repeated call id, or a result that came before its call
+                put(position, self.irregular, "count", self.irregular["count"] + 1)
+            put(position, self.seen, key, "call")
+            exchange = Exchange(call.get("id", ""), function.get("name", ""),
+                                arguments(function.get("arguments") or "{}"), position, self.results, key)
+            self.ledger.append(position, self.exchanges, exchange)
+            self.ledger.append(position, self.by_name.setdefault(exchange.name, []), exchange)
+            put(position, self.by_id, exchange.call_id, exchange)
+            for argument, value in exchange.args.items():
+                if _hashable(value):
+                    self.ledger.append(position, self.by_arg.setdefault((exchange.name, argument, value), []), exchange)
+
+
+class Texts(Fold):
+    """Contents of the messages with some roles, in order."""
+
+    needs_regular = False
+
+    def __init__(self, roles: tuple[str, ...]) -> None:
+        super().__init__()
+        self.roles = roles
+        self.texts: list[str] = []
+
+    def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
+        self.ledger.append(position, self.texts, text)
+
+
+class FirstMatch(Fold):
+    """The first match of a pattern in the messages with some roles."""
+
+    needs_regular = False
+
+    def __init__(self, pattern: Pattern, roles: tuple[str, ...]) -> None:
+        super().__init__()
+        self.pattern = pattern
+        self.roles = roles
+        self.found: dict[str, re.Match[str]] = {}
+
+    def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
+        if not self.found:
+            match = self.pattern.search(text)
+            if match:
+                self.ledger.put(position, self.found, "match", match)
+
+
+class Found(Fold):
+    """Every distinct findall() item of a pattern in the messages with some roles, in order found."""
+
+    needs_regular = False
+
+    def __init__(self, pattern: Pattern, roles: tuple[str, ...]) -> None:
+        super().__init__()
+        self.pattern = pattern
+        self.roles = roles
+        self.items: dict[Any, None] = {}
+
+    def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
+        for item in self.pattern.findall(text):
+            if item not in self.items:
+                self.ledger.put(position, self.items, item, None)
 
 
 class Visible:
-    """The request as the agent sees it: nothing more."""
+    """The request as the agent sees it: nothing more.
 
-    def __init__(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, seed: int, knobs: Knobs):
+    Readings of the context are folds kept in `memory` (one per mock session; a fresh one
+    when None) and brought up to this request's messages when first asked for.
+    """
+
+    def __init__(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, seed: int, knobs: Knobs,
+                 memory: Memory | None = None):
         self.messages = messages
+        self.frozen = tuple(messages)  # what the folds remember having read
         self.tool_names = {t.get("function", {}).get("name") for t in tools}
         self.seed = seed
         self.knobs = knobs
-        self._texts: dict[tuple[str, ...], list[str]] = {}
-        results = {m.get("tool_call_id"): _content(m) for m in messages if m.get("role") == "tool"}
-        self.exchanges: list[Exchange] = []
-        for position, message in enumerate(messages):
-            for call in message.get("tool_calls") or ():
-                function = call.get("function", {})
-                self.exchanges.append(Exchange(call.get("id", ""), function.get("name", ""),
-                                               arguments(function.get("arguments") or "{}"),
-                                               results.get(call.get("id")), position))
+        self.memory = memory or Memory()
+        self._synced: set[Hashable] = set()
+        self._prefixes: dict[int, tuple[tuple[dict[str, Any], ...], int]] = {}
+        self._calls = self.fold(Calls)
+        self.regular = self._calls.irregular["count"] == 0
 
-    def texts(self, roles: tuple[str, ...] = ("system", "user", "assistant", "tool")) -> list[str]:
-        """Contents of the messages with these roles, in order (shared between callers: read-only)."""
-        found = self._texts.get(roles)
-        if found is None:
-            found = self._texts[roles] = [_content(m) for m in self.messages if m.get("role") in roles]
-        return found
+    def fold(self, kind: type[F], *params: Hashable) -> F:
+        """The fold `kind(*params)` as read from exactly this request's messages."""
+        key = (kind, *params)
+        found = self.memory.fold(key, lambda: kind(*params))
+        if key not in self._synced:
+            found.sync(self)
+            self._synced.add(key)
+        return found  # type: ignore[return-value]
+
+    def shared_prefix(self, old: tuple[dict[str, Any], ...]) -> int:
+        """How many leading messages are the very objects of `old` (folds mostly share one `old`)."""
+        known = self._prefixes.get(id(old))
+        if known is None or known[0] is not old:
+            known = self._prefixes[id(old)] = (old, shared_prefix(old, self.messages))
+        return known[1]
+
+    @property
+    def exchanges(self) -> list[Exchange]:
+        """Every visible tool call in order (shared with the memory: read-only)."""
+        return self._calls.exchanges
+
+    def calls(self, name: str) -> list[Exchange]:
+        """The visible calls of one tool, in order (shared with the memory: read-only)."""
+        return self._calls.by_name.get(name, [])
+
+    def calls_with(self, name: str, argument: str, value: Any) -> list[Exchange]:
+        """The visible calls of one tool whose `argument` equals `value`, in order (read-only)."""
+        if _hashable(value):
+            return self._calls.by_arg.get((name, argument, value), [])
+        return [e for e in self.calls(name) if e.args.get(argument) == value]
+
+    def exchange(self, call_id: Any) -> Exchange | None:
+        """The latest visible call with this id."""
+        return self._calls.by_id.get(call_id)
+
+    def first(self, pattern: Pattern, roles: tuple[str, ...] = ALL_ROLES) -> re.Match[str] | None:
+        """The first match of `pattern` in the visible messages with these roles."""
+        return self.fold(FirstMatch, pattern, roles).found.get("match")
+
+    def found(self, pattern: Pattern, roles: tuple[str, ...] = ALL_ROLES) -> dict[Any, None]:
+        """The distinct findall() items of `pattern` in the visible messages with these roles (read-only)."""
+        return self.fold(Found, pattern, roles).items
+
+    def texts(self, roles: tuple[str, ...] = ALL_ROLES) -> list[str]:
+        """Contents of the messages with these roles, in order (shared with the memory: read-only)."""
+        return self.fold(Texts, roles).texts
 
     def last_result(self) -> Exchange | None:
         """The exchange answered by the latest tool message, if the context ends with one."""
         if not self.messages or self.messages[-1].get("role") != "tool":
             return None
-        call_id = self.messages[-1].get("tool_call_id")
-        return next((e for e in reversed(self.exchanges) if e.call_id == call_id), None)
+        return self.exchange(self.messages[-1].get("tool_call_id"))
 
     def rng(self, *key: Any) -> random.Random:
         """A generator seeded by the run seed and a key of visible facts: same input, same choice."""
@@ -90,6 +305,14 @@ class Visible:
         return {"role": "assistant", "content": content,
                 "tool_calls": [{"id": call_id, "type": "function",
                                 "function": {"name": name, "arguments": json.dumps(args, sort_keys=True)}}]}
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def _content(message: dict[str, Any]) -> str:

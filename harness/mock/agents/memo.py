@@ -1,10 +1,13 @@
 """How a text reads, worked out once per distinct text.
 
-The simulated agent reads its whole context on every request, and almost all of it is the
-same strings as in the request before. A regular expression's matches and a tool call's
-parsed arguments are pure functions of one text, so they are memoized by that text alone:
-a memo says how a given message reads, never which messages were shown. Each request still
-reads exactly the texts it was sent, so the agent stays context-faithful.
+The simulated agent keeps its readings of a message prefix between requests (`memory`),
+but some texts are still read again on every request: the results it inspects for what to
+do next (is this read whole? where does paging continue?), and every text when its memory
+cannot be reused (a request over HTTP arrives as fresh objects). A regular expression's
+matches and a tool call's parsed arguments are pure functions of one text, so they are
+memoized by that text alone: a memo says how a given message reads, never which messages
+were shown. Each request still reads exactly the texts it was sent, so the agent stays
+context-faithful.
 
 Strings the harness keeps (message contents) carry their hash, so a hit costs a dict
 lookup, not a re-scan. Memos are dropped when a mock session ends (`forget`) and whenever

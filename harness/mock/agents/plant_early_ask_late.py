@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.mock.agents.common import Visible, text_reply
+from harness.mock.agents.common import Exchange, Fold, Visible, text_reply
 from harness.mock.agents.memo import Pattern
 from harness.mock.agents.reading import obtain, reading
 
@@ -32,51 +32,69 @@ class Task:
     questions: tuple[str, ...] | None
 
 
-def _statement_texts(visible: Visible) -> list[str]:
-    """User messages and its own notes read back, in order: where the task and facts can come from."""
-    notes_reads = {e.call_id for e in visible.exchanges
-                   if e.name == "read_file" and str(e.args.get("path", "")).strip().startswith("notes/")}
-    return [m.get("content") or "" for m in visible.messages
-            if m.get("role") == "user" or (m.get("role") == "tool" and m.get("tool_call_id") in notes_reads)]
+class Statements(Fold):
+    """What the user stated, read from user messages and its own notes read back, in order:
+    the latest batch (the last of equal numbers), the final questions, the facts (later
+    statements replacing earlier ones) and the counts noted as recorded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.state: dict[str, Any] = {"batch": None, "questions": None}
+        self.facts: dict[str, str] = {}
+        self.recorded: dict[str, int] = {}
+
+    def text(self, visible: Visible, message: dict[str, Any]) -> tuple[str | None, bool]:
+        if message.get("role") == "user" or (message.get("role") == "tool"
+                                             and _is_notes_read(visible.exchange(message.get("tool_call_id")))):
+            return message.get("content") or "", False
+        return None, False
+
+    def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
+        put, state = self.ledger.put, self.state
+        for number, total, files in BATCH.findall(text):
+            if state["batch"] is None or int(number) >= state["batch"].batch:
+                put(position, state, "batch", Task(int(number), int(total), tuple(f.strip() for f in files.split(",")),
+                                                   None))
+        match = QUESTIONS.search(text)
+        if match:
+            put(position, state, "questions", tuple(name.strip() for name in match.group(1).split(",")))
+        found = [(m.start(), m.group(1), m.group(2)) for pattern in (FACT, UPDATE, NOTED_FACT)
+                 for m in pattern.finditer(text)]
+        for _, name, value in sorted(found):
+            put(position, self.facts, name.strip(), value.strip())
+        for n, path in RECORDED.findall(text):
+            put(position, self.recorded, path, int(n))
+
+
+def _is_notes_read(exchange: Exchange | None) -> bool:
+    return (exchange is not None and exchange.name == "read_file"
+            and str(exchange.args.get("path", "")).strip().startswith("notes/"))
 
 
 def find_task(visible: Visible) -> Task | None:
-    batch: Task | None = None
-    questions = None
-    for text in _statement_texts(visible):
-        for number, total, files in BATCH.findall(text):
-            if batch is None or int(number) >= batch.batch:
-                batch = Task(int(number), int(total), tuple(f.strip() for f in files.split(",")), None)
-        match = QUESTIONS.search(text)
-        if match:
-            questions = tuple(name.strip() for name in match.group(1).split(","))
+    state = visible.fold(Statements).state
+    batch, questions = state["batch"], state["questions"]
     if questions is not None:
         return Task(batch.batch if batch else 0, batch.total if batch else 0, batch.files if batch else (), questions)
     return batch
 
 
 def _facts(visible: Visible) -> dict[str, str]:
-    facts: dict[str, str] = {}
-    for text in _statement_texts(visible):
-        found = [(m.start(), m.group(1), m.group(2)) for pattern in (FACT, UPDATE, NOTED_FACT)
-                 for m in pattern.finditer(text)]
-        for _, name, value in sorted(found):
-            facts[name.strip()] = value.strip()
-    return facts
+    return visible.fold(Statements).facts
 
 
 def _recorded(visible: Visible) -> dict[str, int]:
-    done = {path: int(n) for text in _statement_texts(visible) for n, path in RECORDED.findall(text)}
-    for exchange in visible.exchanges:
-        if exchange.name == "record_count" and not (exchange.result or "").startswith("Error"):
+    done = dict(visible.fold(Statements).recorded)
+    for exchange in visible.calls("record_count"):
+        if not (exchange.result or "").startswith("Error"):
             done[str(exchange.args.get("path"))] = int(exchange.args.get("errors", 0))
     return done
 
 
 def _count(visible: Visible, path: str) -> int | None:
     """ERROR lines of the file, if a whole read of it is visible."""
-    for exchange in reversed(visible.exchanges):
-        if exchange.name == "read_file" and str(exchange.args.get("path", "")).strip() == path:
+    for exchange in reversed(visible.calls("read_file")):
+        if str(exchange.args.get("path", "")).strip() == path:
             text = reading(visible, exchange).text
             if text.startswith(f"== {path} (") and text.rstrip().endswith(f"== end of {path} =="):
                 return sum("ERROR" in line for line in text.splitlines()[1:-1])

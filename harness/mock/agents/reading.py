@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.mock.agents.common import Exchange, Visible, _content
+from harness.mock.agents.common import Exchange, Fold, Visible, _content
 from harness.mock.agents.memo import Pattern
 
 TRUNCATED = Pattern(r"\[Output truncated: (\d+) of (\d+) characters shown\. Full output saved as (\S+); "
@@ -42,8 +42,8 @@ class Reading:
 
 def _pages(visible: Visible, result_id: str) -> list[tuple[int, int, str]]:
     pages = []
-    for exchange in visible.exchanges:
-        if exchange.name == PAGER and exchange.args.get("result_id") == result_id and exchange.result:
+    for exchange in visible.calls(PAGER):
+        if exchange.args.get("result_id") == result_id and exchange.result:
             match = PAGE.match(exchange.result)
             if match and match.group(1) == result_id:
                 chunk = MORE.regex.sub("", exchange.result[match.end():])
@@ -84,21 +84,21 @@ def page_call(visible: Visible, read: Reading) -> dict[str, Any] | None:
 
 def failed_pages(visible: Visible, args: dict[str, Any]) -> int:
     """Visible page requests with these arguments whose result it cannot use (cleared, masked, error)."""
-    return sum(1 for e in visible.exchanges
-               if e.name == PAGER and e.args == args and not (e.result and PAGE.match(e.result)))
+    return sum(1 for e in visible.calls(PAGER) if e.args == args and not (e.result and PAGE.match(e.result)))
 
 
-def readable_texts(visible: Visible, roles: tuple[str, ...] = ("user", "assistant", "tool")) -> list[str]:
-    """Every visible text in order, with each truncated result replaced by its paged reading."""
-    readings = {e.call_id: reading(visible, e).text for e in visible.exchanges
-                if e.result and TRUNCATED.search(e.result)}
-    texts = []
-    for message in visible.messages:
-        if message.get("role") not in roles:
-            continue
+class ReadableFold(Fold):
+    """A fold that reads each truncated result as its visible pages joined, not as sent."""
+
+    def text(self, visible: Visible, message: dict[str, Any]) -> tuple[str | None, bool]:
+        """The text, and True when it is a truncated result's reading (which later pages change)."""
+        if message.get("role") not in self.roles:
+            return None, False
         call_id = message.get("tool_call_id")
-        texts.append(readings[call_id] if call_id in readings else _content(message))
-    return texts
+        exchange = visible.exchange(call_id) if call_id is not None else None
+        if exchange is None or not exchange.result or not TRUNCATED.search(exchange.result):
+            return _content(message), False
+        return reading(visible, exchange).text, True
 
 
 def obtain(visible: Visible, name: str, args: dict[str, Any], since: int = -1) -> dict[str, Any] | None:
@@ -108,7 +108,8 @@ def obtain(visible: Visible, name: str, args: dict[str, Any], since: int = -1) -
     (again), as long as its failed attempts (made after message position `since`) stay within
     the reread budget. None: give up.
     """
-    attempts = [e for e in visible.exchanges if e.name == name and e.args == args and e.position > since]
+    candidates = visible.calls_with(name, *next(iter(args.items()))) if args else visible.calls(name)
+    attempts = [e for e in candidates if e.args == args and e.position > since]
     budget = visible.knobs.reread_budget
     if attempts:
         page = page_call(visible, reading(visible, attempts[-1]))

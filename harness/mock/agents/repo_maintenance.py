@@ -28,16 +28,16 @@ class Task:
 
 
 def find_task(visible: Visible) -> Task | None:
-    return Task() if any(TASK.search(text) for text in visible.texts(("user", "tool"))) else None
+    return Task() if visible.first(TASK, ("user", "tool")) else None
 
 
 def _edits(visible: Visible) -> list[Exchange]:
-    return [e for e in visible.exchanges if e.name == "edit_file" and (e.result or "").startswith("Edited")]
+    return [e for e in visible.calls("edit_file") if (e.result or "").startswith("Edited")]
 
 
 def _fixed(visible: Visible, after: int) -> set[tuple[str, str]]:
     """(constant, path) pairs fixed by a visible edit after message position `after`, or noted as fixed."""
-    done = {(m.group(1), m.group(2)) for text in visible.texts(("tool",)) for m in FIXED.finditer(text)}
+    done = set(visible.found(FIXED, ("tool",)))
     for edit in _edits(visible):
         if edit.position > after:
             match = re.match(r"(\w+) = ", str(edit.args.get("new", "")))
@@ -53,8 +53,8 @@ def _last_edit(visible: Visible, path: str) -> int:
 def _line(visible: Visible, path: str, name: str) -> str | None:
     """The constant's line in the latest whole read of the file after the latest edit to it."""
     last_edit = _last_edit(visible, path)
-    for exchange in reversed(visible.exchanges):
-        if exchange.name != "read_file" or str(exchange.args.get("path", "")).strip() != path:
+    for exchange in reversed(visible.calls("read_file")):
+        if str(exchange.args.get("path", "")).strip() != path:
             continue
         if exchange.position < last_edit:
             return None
@@ -66,7 +66,7 @@ def _line(visible: Visible, path: str, name: str) -> str | None:
 
 
 def act(visible: Visible, task: Task) -> dict[str, Any]:
-    runs = [e for e in visible.exchanges if e.name == "run_tests"]
+    runs = visible.calls("run_tests")
     latest = runs[-1] if runs else None
     edited_since = latest is not None and any(e.position > latest.position for e in _edits(visible))
     if latest is None or edited_since:
@@ -97,7 +97,7 @@ def act(visible: Visible, task: Task) -> dict[str, Any]:
 
 def notes(visible: Visible, task: Task) -> str:
     """The task in the user's words and the fixes made since the latest visible test run."""
-    runs = [e for e in visible.exchanges if e.name == "run_tests"]
+    runs = visible.calls("run_tests")
     after = runs[-1].position if runs else -1
     lines = ["Task: The repository's tests fail. Make the test suite pass: call run_tests() to see the failures, "
              "fix each with edit_file(path, old, new) on the exact line, run the tests again after each fix, and "

@@ -12,7 +12,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-from harness.mock.agents.common import Visible
+from harness.mock.agents.common import Fold, Visible
 from harness.mock.agents.memo import Pattern
 
 WARNING = Pattern(r"Context usage warning \((\d+)% stage\)")
@@ -21,21 +21,34 @@ NOTES_PATH = "notes/context-reset.md"
 NOTES_NAMED = Pattern(r"\b(notes/[\w.\-/]*\w)")
 
 
-def _warning_stage(visible: Visible) -> float | None:
-    stages = [int(m.group(1)) / 100 for text in visible.texts(("user",)) for m in WARNING.finditer(text)]
-    return max(stages) if stages else None
+class Warnings(Fold):
+    """The highest warning stage a visible user message shows, and whether a reset notice is visible."""
+
+    roles = ("user",)
+    needs_regular = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.state: dict[str, Any] = {"stage": None, "reset": False}
+
+    def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
+        stages = [int(m.group(1)) / 100 for m in WARNING.finditer(text)]
+        if stages and (self.state["stage"] is None or max(stages) > self.state["stage"]):
+            self.ledger.put(position, self.state, "stage", max(stages))
+        if text == RESET_NOTICE and not self.state["reset"]:
+            self.ledger.put(position, self.state, "reset", True)
 
 
 def read_notes_after_reset(visible: Visible) -> dict[str, Any] | None:
     """After a visible reset, read the notes file its condense result names (once)."""
-    if RESET_NOTICE not in visible.texts(("user",)):
+    if not visible.fold(Warnings).state["reset"]:
         return None
-    condense = next((e for e in visible.exchanges if e.name == "condense" and e.result), None)
+    condense = next((e for e in visible.calls("condense") if e.result), None)
     named = NOTES_NAMED.search(condense.result) if condense else None
     if named is None:
         return None
     path = named.group(1)
-    if any(e.name == "read_file" and str(e.args.get("path", "")).strip() == path for e in visible.exchanges):
+    if any(str(e.args.get("path", "")).strip() == path for e in visible.calls("read_file")):
         return None
     return visible.call("read_file", {"path": path}, f"My context was reset; reading my notes in {path}.")
 
@@ -43,10 +56,10 @@ def read_notes_after_reset(visible: Visible) -> dict[str, Any] | None:
 def prepare_reset(visible: Visible, agent: ModuleType, task: Any) -> dict[str, Any] | None:
     """Write notes, then condense, when warned at the knob's stage; None lets the family act."""
     stage = visible.knobs.reset_stage
-    warned = _warning_stage(visible)
+    warned = visible.fold(Warnings).state["stage"]
     if stage is None or warned is None or warned < stage or "condense" not in visible.tool_names:
         return None
-    writes = [e for e in visible.exchanges if e.name == "write_file" and e.args.get("path") == NOTES_PATH]
+    writes = [e for e in visible.calls("write_file") if e.args.get("path") == NOTES_PATH]
     if any(e.result is None or e.result.startswith("Error") for e in writes):
         return None  # the notes could not be saved: keep working without a reset
     if visible.exchanges and visible.exchanges[-1] in writes:

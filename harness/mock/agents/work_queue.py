@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.mock.agents.common import Visible, text_reply
+from harness.mock.agents.common import Fold, Visible, text_reply
 from harness.mock.agents.memo import Pattern
-from harness.mock.agents.reading import obtain, readable_texts
+from harness.mock.agents.reading import ReadableFold, obtain
 
 TICKET = Pattern(r"Ticket (\d+) of (\d+): order (ORD-\d+)")
 ORDER = Pattern(r"^Order (ORD-\d+) \| customer (CUS-\d+) \| sku (SKU-\w+) \| quantity (\d+)", re.MULTILINE)
@@ -30,13 +30,30 @@ class Task:
     order: str
 
 
+class Tickets(Fold):
+    """The highest-numbered ticket visible (the first seen of equal numbers)."""
+
+    roles = ("user", "tool")
+    needs_regular = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.latest: dict[str, Task] = {}
+
+    def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
+        for n, t, o in TICKET.findall(text):
+            if "task" not in self.latest or int(n) > self.latest["task"].number:
+                self.ledger.put(position, self.latest, "task", Task(int(n), int(t), o))
+
+
 def find_task(visible: Visible) -> Task | None:
-    tickets = [Task(int(n), int(t), o) for text in visible.texts(("user", "tool")) for n, t, o in TICKET.findall(text)]
-    return max(tickets, key=lambda task: task.number) if tickets else None
+    return visible.fold(Tickets).latest.get("task")
 
 
 @dataclass
 class Known:
+    """What it knows of the records (shared with its memory: read-only)."""
+
     orders: dict[str, tuple[str, str, int]]
     regions: dict[str, str]
     prices: dict[tuple[str, str], int]
@@ -44,26 +61,39 @@ class Known:
     lines: dict[str, str]  # the record lines themselves, for narration and notes
 
 
-def _known(visible: Visible) -> Known:
-    known = Known({}, {}, {}, set(), {})
-    for text in readable_texts(visible):
+class Records(ReadableFold):
+    """Order, customer and price records readable in its context, the latest line of each winning."""
+
+    roles = ("user", "assistant", "tool")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.orders: dict[str, tuple[str, str, int]] = {}
+        self.regions: dict[str, str] = {}
+        self.prices: dict[tuple[str, str], int] = {}
+        self.lines: dict[str, str] = {}
+
+    def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
+        put = self.ledger.put
         for match in ORDER.finditer(text):
             order, customer, sku, quantity = match.groups()
-            known.orders[order] = (customer, sku, int(quantity))
-            known.lines[order] = match.group(0)
+            put(position, self.orders, order, (customer, sku, int(quantity)))
+            put(position, self.lines, order, match.group(0))
         for match in CUSTOMER.finditer(text):
-            known.regions[match.group(1)] = match.group(2)
-            known.lines[match.group(1)] = match.group(0)
+            put(position, self.regions, match.group(1), match.group(2))
+            put(position, self.lines, match.group(1), match.group(0))
         for match in PRICE.finditer(text):
-            known.prices[(match.group(1), match.group(2))] = int(match.group(3))
-            known.lines[f"{match.group(1)}@{match.group(2)}"] = match.group(0)
-    for text in visible.texts(("tool",)):
-        for a, b in RECORDED.findall(text):
-            known.recorded.add(a or b)
+            put(position, self.prices, (match.group(1), match.group(2)), int(match.group(3)))
+            put(position, self.lines, f"{match.group(1)}@{match.group(2)}", match.group(0))
+
+
+def _known(visible: Visible) -> Known:
+    records = visible.fold(Records)
+    recorded = {a or b for a, b in visible.found(RECORDED, ("tool",))}
     # Its own submit_result call is visible even when the result was cleared: it knows it recorded.
-    known.recorded.update(str(e.args.get("order_id")) for e in visible.exchanges
-                          if e.name == "submit_result" and not (e.result or "").startswith("Error: submit_result: no"))
-    return known
+    recorded.update(str(e.args.get("order_id")) for e in visible.calls("submit_result")
+                    if not (e.result or "").startswith("Error: submit_result: no"))
+    return Known(records.orders, records.regions, records.prices, recorded, records.lines)
 
 
 def _needed(task: Task, known: Known) -> tuple[str, dict[str, Any]] | int:

@@ -1,0 +1,84 @@
+"""What the simulated agent keeps between the requests of one mock session: readings of a message prefix.
+
+A request usually repeats the previous request's messages (the same objects) and adds a
+few. Everything the agent derives from its context is a `Fold`: state built by reading the
+request's messages in order, where the state after message i depends only on messages
+0..i. The next request reuses a fold's state up to the first position whose message is not
+the very same object (`new[i] is old[i]`: the harness never mutates a logged message) and
+reads on from there, rewinding what the dropped or replaced messages had written. So the
+agent still knows exactly what a fresh reading of this request would give it, and nothing
+else: the memory saves work, never knowledge.
+
+Two readings depend on later messages, so they are checked again on every request:
+
+* a truncated tool result read together with its pages (`reading.ReadableFold`): folds
+  record it as `volatile` and restart from its position when it reads differently now;
+* a tool result's call, looked up by id: when call ids repeat, or a result comes before its
+  call, a context is not `regular` and every fold reads it from the start.
+
+`Fold` and the folds every family uses are in `common`; here is what keeps them.
+"""
+from __future__ import annotations
+
+import operator
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Hashable
+
+if TYPE_CHECKING:
+    from harness.mock.agents.common import Fold
+
+_MISSING = object()
+
+
+class Ledger:
+    """An undo log of a fold's writes, so its state can be rewound to any earlier position."""
+
+    __slots__ = ("_log",)
+
+    def __init__(self) -> None:
+        self._log: list[tuple[int, Any, Any, Any]] = []
+
+    def put(self, position: int, mapping: dict[Any, Any], key: Any, value: Any) -> None:
+        """mapping[key] = value, written while reading message `position`."""
+        self._log.append((position, mapping, key, mapping.get(key, _MISSING)))
+        mapping[key] = value
+
+    def append(self, position: int, items: list[Any], value: Any) -> None:
+        """items.append(value), written while reading message `position`."""
+        self._log.append((position, items, None, None))
+        items.append(value)
+
+    def rewind(self, position: int) -> None:
+        """Undo every write made while reading messages at `position` or later."""
+        log = self._log
+        while log and log[-1][0] >= position:
+            _, target, key, old = log.pop()
+            if isinstance(target, list):
+                target.pop()
+            elif old is _MISSING:
+                del target[key]
+            else:
+                target[key] = old
+
+
+def shared_prefix(old: tuple[dict[str, Any], ...], new: list[dict[str, Any]]) -> int:
+    """How many leading messages of `new` are the very same objects as in `old`."""
+    same = list(map(operator.is_, old, new))
+    try:
+        return same.index(False)
+    except ValueError:
+        return len(same)
+
+
+class Memory:
+    """One session's folds, by kind and parameters; `lock` keeps concurrent requests of a session apart."""
+
+    def __init__(self) -> None:
+        self.folds: dict[Hashable, Fold] = {}
+        self.lock = threading.Lock()
+
+    def fold(self, key: Hashable, build: Callable[[], Fold]) -> Fold:
+        found = self.folds.get(key)
+        if found is None:
+            found = self.folds[key] = build()
+        return found

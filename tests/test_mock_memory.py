@@ -1,0 +1,202 @@
+"""The simulated agent's per-session memory saves work, never knowledge.
+
+With a memory the agent reuses its reading of the messages a request shares (the very same
+objects) with the one before; every reply must be exactly the reply of a fresh agent given
+the same messages, whatever a strategy did to the view in between (DESIGN.md, "The mock LLM":
+it knows nothing that is not in the request it answers).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import api
+from harness.mock import provider
+from harness.mock.agents import respond
+from harness.mock.agents.memory import Memory, shared_prefix
+from harness.replay import replay_file
+from tasks import family_module
+from tasks.base import ToolCall
+from tasks.suites import load_tasks
+
+STRATEGIES = ("none", "compaction_ladder", "agent_reset", "observation_masking", "hard_summarize",
+              "tool_output_limits")
+FAMILIES = ("chained_lookup", "work_queue", "plant_early_ask_late", "big_output", "repo_maintenance")
+
+
+class PairedReplies:
+    """Answers each mock request with the session's memory, and checks it against a fresh agent."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.view_changes = 0  # requests whose messages are not the previous request's plus new ones
+        self.volatile = 0  # requests answered while a fold held a reading that depends on later messages
+        self.mismatches: list[str] = []
+        self._previous: dict[int, tuple[dict[str, Any], ...]] = {}
+
+    def __call__(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, seed: int,
+                 knobs: Any = None, memory: Memory | None = None) -> dict[str, Any]:
+        assert memory is not None, "the mock provider must pass its session's memory"
+        reply = respond(messages, tools, seed=seed, knobs=knobs, memory=memory)
+        fresh = respond(messages, tools, seed=seed, knobs=knobs)
+        previous = self._previous.get(id(memory), ())
+        self.requests += 1
+        self.view_changes += shared_prefix(previous, messages) < len(previous)
+        self.volatile += any(fold.volatile for fold in memory.folds.values())
+        self._previous[id(memory)] = tuple(messages)
+        if reply != fresh:
+            self.mismatches.append(f"request {self.requests}: {json.dumps(reply)[:300]} != {json.dumps(fresh)[:300]}")
+        return reply
+
+
+@pytest.fixture
+def paired(monkeypatch) -> PairedReplies:
+    checker = PairedReplies()
+    monkeypatch.setattr(provider, "respond", checker)
+    return checker
+
+
+SAMPLE_WINDOW = 60_000  # small enough that every strategy here changes the view of these tasks
+
+
+def _run_and_check(paired: PairedReplies, suite: str, out: Path, strategy: str, window: int | None = None) -> None:
+    api.run(suite, strategies=strategy, profiles=api.mock_profiles(window=window), out=out)
+    for log in sorted((out / "events").glob("*.jsonl")):
+        report = replay_file(log)
+        assert report.ok, (strategy, log.name, report)
+    assert not paired.mismatches, paired.mismatches[:3]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_replies_with_memory_equal_fresh_replies_on_a_default_sample(paired, suite_file, tmp_path, strategy):
+    """The largest default task of each family: every request's reply with the session memory equals a
+    memory-less agent's reply, and `ctxbench replay` still matches every view."""
+    sample = [[t.task_id for t in load_tasks("default") if t.family == family][-1] for family in FAMILIES]
+    _run_and_check(paired, suite_file("default", task_ids=sample), tmp_path, strategy, SAMPLE_WINDOW)
+    assert paired.requests > 100
+    if strategy == "tool_output_limits":
+        assert paired.volatile, "no truncated result was read with its pages: the test would prove little"
+    elif strategy != "none":
+        assert paired.view_changes, f"{strategy} never changed the view: the test would prove little"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("strategy", [spec.name for spec in api.strategy_specs("all")])
+def test_replies_with_memory_equal_fresh_replies_on_the_default_suite(paired, tmp_path, strategy):
+    """The whole default suite under every registered strategy."""
+    _run_and_check(paired, "default", tmp_path, strategy)
+
+
+# ----- view changes made by hand: the memory must not leak what the view no longer shows
+
+def _drive(family: str, steps: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]], Memory]:
+    """Messages of a smoke task after `steps` agent replies with a memory, and that memory."""
+    row = next(r for r in load_tasks("smoke") if r.family == family)
+    env = family_module(family).build(family_module(family).Params(**row.params), 0)
+    tools = [spec.schema() for spec in env.tool_specs()]
+    messages = [{"role": "system", "content": env.system_prompt},
+                *({"role": "user", "content": text} for text in env.initial_user_messages())]
+    memory = Memory()
+    for step in range(steps):
+        messages.extend({"role": "user", "content": text} for text in env.user_messages_due(step))
+        reply = respond(messages, tools, seed=0, memory=memory)
+        messages.append(reply)
+        for raw in reply.get("tool_calls") or []:
+            result = env.execute(ToolCall.from_message(raw))
+            messages.append({"role": "tool", "tool_call_id": raw["id"], "content": result.content})
+    return messages, tools, memory
+
+
+def _placeholder(message: dict[str, Any]) -> dict[str, Any]:
+    return {**message, "content": "[Tool result cleared to save context; call the tool again to see it.]"}
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_memory_never_leaks_a_fact_the_view_dropped(family):
+    """After a view change that removes or clears what a message showed, the agent with its memory
+    answers exactly as a fresh agent given the same messages, for every message removed in turn."""
+    messages, tools, memory = _drive(family, 30)
+    respond(messages, tools, seed=0, memory=memory)
+    differs = 0
+    for position in range(2, len(messages)):
+        message = messages[position]
+        views = [messages[:position] + messages[position + 1:]]
+        if message.get("role") == "tool":
+            views.append(messages[:position] + [_placeholder(message)] + messages[position + 1:])
+        for view in views:
+            fresh = respond(view, tools, seed=0)
+            assert respond(view, tools, seed=0, memory=memory) == fresh, (family, position)
+            differs += fresh != respond(messages, tools, seed=0)
+            assert respond(messages, tools, seed=0, memory=memory) == respond(messages, tools, seed=0)
+    assert differs, f"no removal changed the {family} agent's reply: the test would prove nothing"
+
+
+def test_memory_after_a_fact_is_cleared_acts_as_if_never_read():
+    """chained_lookup: once the result holding the record it needs is cleared, the agent with a memory
+    that read the record fetches it again, like a fresh agent, instead of using the record."""
+    messages, tools, memory = _drive("chained_lookup", 30)
+    latest_read = max(i for i, m in enumerate(messages) if m.get("role") == "tool" and "| weight" in m["content"])
+    with_fact = respond(messages[:latest_read + 1], tools, seed=0, memory=memory)
+    cleared = messages[:latest_read] + [_placeholder(messages[latest_read])]
+    without = respond(cleared, tools, seed=0, memory=memory)
+    assert without == respond(cleared, tools, seed=0)
+    assert without != with_fact
+
+
+def test_irregular_contexts_are_read_afresh():
+    """A result moved before its call, or a call id repeated, makes a context irregular: the agent with a
+    memory still answers as a fresh agent does."""
+    messages, tools, memory = _drive("work_queue", 30)
+    respond(messages, tools, seed=0, memory=memory)
+    tool_at = max(i for i, m in enumerate(messages) if m.get("role") == "tool")
+    moved = messages[:tool_at - 1] + [messages[tool_at], messages[tool_at - 1]] + messages[tool_at + 1:]
+    repeated = messages + [messages[tool_at - 1], messages[tool_at]]
+    for view in (moved, repeated, messages, moved):
+        assert respond(view, tools, seed=0, memory=memory) == respond(view, tools, seed=0)
+
+
+def _call(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {"role": "assistant", "content": "", "tool_calls": [
+        {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]}
+
+
+def test_a_truncated_result_is_read_again_with_pages_that_arrive_later():
+    """A record line cut by truncation is whole only once its page is visible: the memory re-reads the
+    truncated result when a later page changes how it reads."""
+    head = "== data/a.txt (2 lines)\nrecord AB-1234 | weight 4"
+    total = len(head) + 60
+    truncated = (f"{head}\n[Output truncated: {len(head)} of {total} characters shown. Full output saved as r1; "
+                 f'call read_tool_result(result_id="r1", offset={len(head)}) to read more.]')
+    page = f"[r1: characters {len(head)}-{total} of {total}]\n2 | successor CD-5678\n== end of data/a.txt =="
+    tools = [{"type": "function", "function": {"name": name}} for name in ("search", "read_file", "read_tool_result")]
+    messages = [{"role": "system", "content": "You are an agent."},
+                {"role": "user", "content": "Start at record AB-1234 and follow the successor chain through 2 "
+                                            "records; submit the sum of their weights."},
+                _call("c1", "read_file", {"path": "data/a.txt"}), {"role": "tool", "tool_call_id": "c1",
+                                                                   "content": truncated}]
+    memory = Memory()
+    respond(messages, tools, seed=0, memory=memory)
+    messages += [_call("c2", "read_tool_result", {"offset": len(head), "result_id": "r1"}),
+                 {"role": "tool", "tool_call_id": "c2", "content": page}]
+    reply = respond(messages, tools, seed=0, memory=memory)
+    assert reply == respond(messages, tools, seed=0)
+    assert json.loads(reply["tool_calls"][0]["function"]["arguments"]) == {"text": "CD-5678"}
+
+
+def test_a_call_seen_after_its_result_makes_the_memory_read_afresh():
+    """A notes read whose call comes after its result (an irregular context) counts as a notes read, as
+    for a fresh agent, although the memory first read that result when no call was visible."""
+    question = ("Final questions. Call submit_answer with one line of 'name=value' pairs separated by '; ', in this "
+                "order: budget owner. Give the current values (after my updates).")
+    messages = [{"role": "system", "content": "You are an agent."}, {"role": "user", "content": question},
+                {"role": "tool", "tool_call_id": "n1", "content": "Fact: budget owner = Dana"}]
+    memory = Memory()
+    assert "budget owner=unknown" in respond(messages, [], seed=0, memory=memory)["tool_calls"][0]["function"][
+        "arguments"]
+    messages.append(_call("n1", "read_file", {"path": "notes/context-reset.md"}))
+    reply = respond(messages, [], seed=0, memory=memory)
+    assert reply == respond(messages, [], seed=0)
+    assert "budget owner=Dana" in reply["tool_calls"][0]["function"]["arguments"]
