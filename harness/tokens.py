@@ -11,18 +11,47 @@ from litellm.litellm_core_utils.default_encoding import encoding as _encoding
 # Per-message framing cost, as in OpenAI's chat token accounting (role and separators).
 MESSAGE_OVERHEAD_TOKENS = 4
 
+# Counts of the texts seen in this process, kept across runs (the runs of one task under several
+# strategies share most texts). The texts are the keys, so the memo is bounded by their total
+# length: it starts afresh once that would pass MAX_COUNTED_CHARS, so a long-lived worker does
+# not keep every past run's contents alive.
+MAX_COUNTED_CHARS = 32_000_000
 _text_counts: dict[str, int] = {}
+_counted_chars = 0
+# From this length on a text is counted from tiktoken's packed token buffer, not a list of Python
+# ints (~40 bytes per token: 1 MB for a 100k-character tool output, only to take its length).
+PACKED_FROM_CHARS = 4096
 
 
 def count_text(text: str) -> int:
     """Tokens in `text` with litellm's bundled tokenizer; memoized per distinct string."""
+    global _counted_chars
     if not text:
         return 0
     cached = _text_counts.get(text)
     if cached is None:
-        cached = len(_encoding.encode(text, disallowed_special=()))
+        cached = _count(text)
+        if _counted_chars + len(text) > MAX_COUNTED_CHARS:
+            forget_counts()
         _text_counts[text] = cached
+        _counted_chars += len(text)
     return cached
+
+
+def _count(text: str) -> int:
+    if len(text) >= PACKED_FROM_CHARS:
+        try:
+            return len(_encoding.encode_to_numpy(text, disallowed_special=()))
+        except UnicodeEncodeError:  # lone surrogates: encode() repairs them before counting
+            pass
+    return len(_encoding.encode(text, disallowed_special=()))
+
+
+def forget_counts() -> None:
+    """Drop every memoized count (and with it the memo's hold on its texts)."""
+    global _counted_chars
+    _text_counts.clear()
+    _counted_chars = 0
 
 
 def message_text(message: Mapping[str, Any]) -> str:

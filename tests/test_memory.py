@@ -1,0 +1,27 @@
+"""Memory of a run (issue 8.4): token counting holds little beyond the texts it counts."""
+from harness import tokens
+from harness.tokens import count_text
+
+
+def test_long_texts_count_as_the_tokenizer_counts_them():
+    """Texts past PACKED_FROM_CHARS are counted from tiktoken's packed buffer, with the same result,
+    special-token lookalikes and lone surrogates included."""
+    base = "record QX-0001 | weight 12 | successor QX-0002 <|endoftext|> \u00e9t\u00e9\n"
+    long_text = base * (tokens.PACKED_FROM_CHARS // len(base) + 2)
+    broken = long_text + "\ud800"
+    for text in (long_text, broken):
+        assert len(text) >= tokens.PACKED_FROM_CHARS
+        assert count_text(text) == len(tokens._encoding.encode(text, disallowed_special=()))
+
+
+def test_token_count_memo_is_bounded_by_the_length_of_its_texts(monkeypatch):
+    """The memo keeps its texts alive, so it starts afresh before they pass MAX_COUNTED_CHARS."""
+    monkeypatch.setattr(tokens, "MAX_COUNTED_CHARS", 100)
+    tokens.forget_counts()
+    texts = [f"text number {i} " * 3 for i in range(10)]  # 45-48 characters each
+    counts = [count_text(t) for t in texts]
+    assert len(tokens._text_counts) <= 2 and tokens._counted_chars <= 100
+    assert texts[-1] in tokens._text_counts
+    assert counts == [len(tokens._encoding.encode(t, disallowed_special=())) for t in texts]
+    tokens.forget_counts()
+    assert not tokens._text_counts and tokens._counted_chars == 0
