@@ -200,3 +200,18 @@ def test_a_call_seen_after_its_result_makes_the_memory_read_afresh():
     reply = respond(messages, [], seed=0, memory=memory)
     assert reply == respond(messages, [], seed=0)
     assert "budget owner=Dana" in reply["tool_calls"][0]["function"]["arguments"]
+
+
+MORE_LINE = '[More: call read_tool_result(result_id="{}", offset={}) to continue.]'
+
+
+@pytest.mark.parametrize("page", [
+    "abc\n" + MORE_LINE.format("r1", 20), "abc\n" + MORE_LINE.format("r1", 20) + "\n",
+    "abc" + MORE_LINE.format("r1", 20) + "  ", "abc\n" + MORE_LINE.format("r1", 20) + " tail",
+    MORE_LINE.format("r1", 20), "x\n" + MORE_LINE.format("r1", 2) + "\ny\n" + MORE_LINE.format("r2", 3),
+    "plain page", ""])
+def test_a_page_loses_its_closing_more_line_exactly_as_the_pattern_would_remove_it(page):
+    """The agent cuts the "[More: ...]" line by looking at the page's end only (issue 8); same text as MORE.sub."""
+    from harness.mock.agents.reading import MORE, _without_more_line
+
+    assert _without_more_line(page) == MORE.regex.sub("", page)

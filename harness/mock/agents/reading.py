@@ -17,6 +17,7 @@ TRUNCATED = Pattern(r"\[Output truncated: (\d+) of (\d+) characters shown\. Full
                     r"call read_tool_result\(result_id=\"([^\"]+)\", offset=(\d+)\) to read more\.\]\s*$")
 PAGE = Pattern(r"\[([^:\]\s]+): characters (\d+)-(\d+) of (\d+)\]\n")
 MORE = Pattern(r"\n?\[More: call read_tool_result\(result_id=\"[^\"]+\", offset=\d+\) to continue\.\]\s*$")
+MORE_OPENING = '[More: call read_tool_result(result_id="'
 PAGER = "read_tool_result"
 CLAMPED = "characters clamped from the middle of this message"  # the compaction ladder's clamp marker
 
@@ -40,13 +41,21 @@ class Reading:
     next_offset: int | None = None  # first character not yet seen, when the rest can be paged
 
 
+def _without_more_line(page: str) -> str:
+    """The page without its closing "[More: ...]" line (what MORE.sub would leave, without scanning the page)."""
+    at = page.rfind(MORE_OPENING)
+    if at < 0 or not MORE.regex.match(page, at):
+        return page
+    return page[:at - 1] if at and page[at - 1] == "\n" else page[:at]
+
+
 def _pages(visible: Visible, result_id: str) -> list[tuple[int, int, str]]:
     pages = []
     for exchange in visible.calls(PAGER):
         if exchange.args.get("result_id") == result_id and exchange.result:
             match = PAGE.match(exchange.result)
             if match and match.group(1) == result_id:
-                chunk = MORE.regex.sub("", exchange.result[match.end():])
+                chunk = _without_more_line(exchange.result[match.end():])
                 pages.append((int(match.group(2)), int(match.group(3)), chunk))
     return pages
 
