@@ -35,6 +35,11 @@ def _recall(key: tuple[Any, ...], compute: Any) -> Any:
     return value
 
 
+def remember(key: tuple[Any, ...], compute: Any) -> Any:
+    """`compute()`, worked out once per key: for readings that are pure functions of the texts in `key`."""
+    return _recall(key, compute)
+
+
 def forget() -> None:
     """Drop every memoized reading (a session ended; its texts need not stay alive)."""
     _memo.clear()

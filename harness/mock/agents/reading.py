@@ -7,11 +7,12 @@ start with `[` and say `cleared` or `masked`. Only visible messages are read.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from harness.mock.agents.common import Exchange, Fold, Visible, _content
-from harness.mock.agents.memo import Pattern
+from harness.mock.agents.memo import Pattern, remember
 
 TRUNCATED = Pattern(r"\[Output truncated: (\d+) of (\d+) characters shown\. Full output saved as (\S+); "
                     r"call read_tool_result\(result_id=\"([^\"]+)\", offset=(\d+)\) to read more\.\]\s*$")
@@ -49,29 +50,36 @@ def _without_more_line(page: str) -> str:
     return page[:at - 1] if at and page[at - 1] == "\n" else page[:at]
 
 
-def _pages(visible: Visible, result_id: str) -> list[tuple[int, int, str]]:
-    pages = []
-    for exchange in visible.calls(PAGER):
-        if exchange.args.get("result_id") == result_id and exchange.result:
-            match = PAGE.match(exchange.result)
-            if match and match.group(1) == result_id:
-                chunk = _without_more_line(exchange.result[match.end():])
-                pages.append((int(match.group(2)), int(match.group(3)), chunk))
-    return pages
+def _page_texts(visible: Visible, result_id: str) -> tuple[str, ...]:
+    """The visible results of read_tool_result calls that are pages of `result_id`, in call order."""
+    return tuple(e.result for e in visible.calls_with(PAGER, "result_id", result_id)
+                 if e.result and (match := PAGE.match(e.result)) and match.group(1) == result_id)
 
 
 def reading(visible: Visible, exchange: Exchange) -> Reading:
-    """The result of `exchange` as far as visible: a truncated head joined with visible pages."""
+    """The result of `exchange` as far as visible: a truncated head joined with visible pages.
+
+    A pure function of the result's text and its pages' texts, so it is worked out once per
+    such combination (memo): an unchanged reading is not rebuilt on every request.
+    """
     result = exchange.result or ""
     match = TRUNCATED.search(result)
     if not match:
         return Reading(result)
+    pages = _page_texts(visible, match.group(4))
+    return remember(("reading", result, pages), lambda: _joined(result, match, pages))
+
+
+def _joined(result: str, match: re.Match[str], pages: tuple[str, ...]) -> Reading:
     shown, total, result_id = int(match.group(1)), int(match.group(2)), match.group(4)
-    pieces = sorted([(0, shown, result[:match.start()][:shown]), *_pages(visible, result_id)])
+    pieces = [(0, shown, result[:match.start()][:shown])]
+    for page in pages:
+        header = PAGE.match(page)
+        pieces.append((int(header.group(2)), int(header.group(3)), _without_more_line(page[header.end():])))
     parts: list[str] = []
     covered = 0
     gap_at: int | None = None
-    for start, end, chunk in pieces:
+    for start, end, chunk in sorted(pieces):
         if start > covered:
             gap_at = covered if gap_at is None else gap_at
             parts.append("\n")
