@@ -5,8 +5,11 @@ what cannot be avoided, printed next to its goal:
 
 * overhead: CPU seconds (all threads) of the mock runs of a suite (default `long`), per strategy, divided
   by the CPU seconds to tokenize each distinct message content of those runs once with the
-  same tokenizer (litellm's bundled cl100k encoding, `harness.tokens`). Goal <= 3. As in a
-  comparison, each task instance is generated once per process before the runs (which copy it).
+  same tokenizer (litellm's bundled cl100k encoding, `harness.tokens`). Goal <= 3. The contents
+  are every distinct text the runs counted: the messages of every request, summarizer requests
+  included, and the tool schemas; the count memo is emptied before each strategy, so none was
+  tokenized beforehand. As in a comparison, each task instance is generated once per process
+  before the runs (which copy it).
 * flat: harness time per request with a ~400k-token context divided by that with a
   ~10k-token context, both of the same number of messages. Harness time per request is the
   CPU time (every thread of the process) of one runner step with the mock: build the view
@@ -128,6 +131,7 @@ def _warm_up() -> None:
 
 
 def overhead(suite: str, strategies: list[str]) -> list[Figure]:
+    from harness import tokens
     from harness.runner import run_cell
     from tasks.suites import load_tasks
 
@@ -138,16 +142,15 @@ def overhead(suite: str, strategies: list[str]) -> list[Figure]:
     with tempfile.TemporaryDirectory() as tmp:
         for strategy in strategies:
             cells = _cells(suite, [strategy], str(Path(tmp) / strategy))
+            tokens.forget_counts()  # every text these runs send is tokenized within them, none before
             started = time.process_time()  # every thread of the process: background work counts too
             for cell in cells:
                 run_cell(cell)
             cpu = time.process_time() - started
-            texts: set[str] = set()
-            for cell in cells:
-                texts |= distinct_contents(_events(Path(cell.events_dir) / f"{cell.run_id}.jsonl"))
-            once = tokenize_seconds(texts)
+            once = tokenize_seconds(tokens._text_counts)
             figures.append(Figure(f"overhead {strategy} ({suite})", cpu / once, 3.0,
-                                  note=f"run CPU {cpu:.2f}s / tokenize once {once * 1000:.1f}ms"))
+                                  note=f"run CPU {cpu:.2f}s / tokenize once {once * 1000:.1f}ms "
+                                       f"({len(tokens._text_counts):,} texts)"))
     return figures
 
 
