@@ -2,24 +2,61 @@
 from __future__ import annotations
 
 import threading
+from collections import deque
 from contextlib import contextmanager
 from typing import Iterator
 
-_semaphores: dict[tuple[str, int], threading.BoundedSemaphore] = {}
+
+class FairSlots:
+    """`limit` slots handed out first come, first served.
+
+    A freed slot passes straight to the longest waiter, so a run that has just finished a
+    request cannot take the slot again ahead of runs already queued (as it can with a
+    semaphore): every run in flight gets its turn and none is starved.
+    """
+
+    def __init__(self, limit: int):
+        self._lock = threading.Lock()
+        self._free = limit
+        self._waiters: deque[threading.Lock] = deque()
+
+    @contextmanager
+    def hold(self) -> Iterator[None]:
+        with self._lock:
+            turn = None
+            if self._free and not self._waiters:
+                self._free -= 1
+            else:
+                turn = threading.Lock()
+                turn.acquire()
+                self._waiters.append(turn)
+        if turn is not None:
+            turn.acquire()  # released by the holder that hands its slot over
+        try:
+            yield
+        finally:
+            with self._lock:
+                if self._waiters:
+                    self._waiters.popleft().release()
+                else:
+                    self._free += 1
+
+
+_slots: dict[tuple[str, int], FairSlots] = {}
 _lock = threading.Lock()
 
 
 @contextmanager
 def model_slot(model_key: str, limit: int | None) -> Iterator[None]:
-    """Hold one of `limit` request slots of `model_key` (no limit when None)."""
+    """Hold one of `limit` request slots of `model_key` (no limit when None), in turn."""
     if limit is None:
         yield
         return
     with _lock:
-        semaphore = _semaphores.get((model_key, limit))
-        if semaphore is None:
-            semaphore = _semaphores[(model_key, limit)] = threading.BoundedSemaphore(limit)
-    with semaphore:
+        slots = _slots.get((model_key, limit))
+        if slots is None:
+            slots = _slots[(model_key, limit)] = FairSlots(limit)
+    with slots.hold():
         yield
 
 
