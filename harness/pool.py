@@ -1,13 +1,23 @@
 """Which executor runs a batch of cells, and how many cells run at once."""
 from __future__ import annotations
 
+import itertools
+import math
 import multiprocessing
+import os
+import queue
 import sys
 import threading
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
-from typing import Any
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from typing import Any, Callable
 
+from harness import limits
 from harness.limits import INVOCATION_SPENDING
+
+# Runs in flight that one process serves without its CPU holding them up: litellm spends several
+# ms of CPU per request under one GIL, so ~100 requests/s per process; with more in flight (short
+# latencies), runs are spread over more processes.
+RUNS_PER_PROCESS = 32
 
 
 def _start_method() -> str:
@@ -44,4 +54,94 @@ def cell_executor(cells: list[Any], workers: int) -> tuple[Executor | None, int]
     parallel = min(len(cells), max(workers, 4 * limit if limit else workers))
     if parallel <= 1:
         return None, parallel
+    processes = min(os.cpu_count() or 1, math.ceil(parallel / RUNS_PER_PROCESS))
+    if processes > 1:
+        return ThreadsInProcesses(processes, math.ceil(parallel / processes), _slot_keys(cells[0].profiles)), parallel
     return ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="run"), parallel
+
+
+def _slot_keys(profiles: dict[str, dict[str, Any]]) -> set[tuple[str, int]]:
+    """The (model key, limit) pairs of model_slot that these profiles' requests hold."""
+    from harness.runner import build_profiles
+
+    return {(p.endpoint, p.max_concurrency) for p in build_profiles(profiles).values() if p.max_concurrency}
+
+
+class ThreadsInProcesses(Executor):
+    """Threads of several worker processes; a free thread takes the next call submitted.
+
+    For runs against real models when one process's CPU would hold them up. The per-model
+    request limits and the invocation's spending are shared by all the workers, so they hold
+    for the invocation as a whole, as with threads of one process.
+    """
+
+    def __init__(self, processes: int, threads: int, slot_keys: set[tuple[str, int]]):
+        context = multiprocessing.get_context(_start_method())
+        self._calls: Any = context.Queue()
+        self._results: Any = context.Queue()
+        self._futures: dict[int, Future] = {}
+        self._ids = itertools.count()
+        self._lock = threading.Lock()
+        self._threads = processes * threads
+        shared = (limits.share_slots(slot_keys, context), INVOCATION_SPENDING.share(context))
+        self._workers = [context.Process(target=_serve, args=(self._calls, self._results, threads, *shared),
+                                         name=f"runs-{index}", daemon=True) for index in range(processes)]
+        for worker in self._workers:
+            worker.start()
+        self._collector = threading.Thread(target=self._collect, name="run-results", daemon=True)
+        self._collector.start()
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
+        future: Future = Future()
+        with self._lock:
+            call_id = next(self._ids)
+            self._futures[call_id] = future
+        self._calls.put((call_id, fn, args, kwargs))
+        return future
+
+    def _collect(self) -> None:
+        while True:
+            try:
+                message = self._results.get(timeout=1.0)
+            except queue.Empty:
+                if all(worker.is_alive() for worker in self._workers):
+                    continue
+                message = None  # a worker died: what it was running will never come back
+            if message is None:
+                break
+            call_id, ok, value = message
+            with self._lock:
+                future = self._futures.pop(call_id)
+            future.set_result(value) if ok else future.set_exception(value)
+        with self._lock:
+            lost, self._futures = list(self._futures.values()), {}
+        for future in lost:
+            future.set_exception(RuntimeError("a worker process running this call exited"))
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        for _ in range(self._threads):
+            self._calls.put(None)
+        for worker in self._workers:
+            worker.join()
+        self._results.put(None)
+        self._collector.join()
+        INVOCATION_SPENDING.unshare()
+
+
+def _serve(calls: Any, results: Any, threads: int, slots: dict[tuple[str, int], Any], spending: Any) -> None:
+    """A worker process: `threads` threads each run the next call until told to stop (None)."""
+    limits.use_shared(slots, spending)
+
+    def work() -> None:
+        while (call := calls.get()) is not None:
+            call_id, fn, args, kwargs = call
+            try:
+                results.put((call_id, True, fn(*args, **kwargs)))
+            except BaseException as exc:  # handed to the caller's future, like any executor
+                results.put((call_id, False, exc))
+
+    workers = [threading.Thread(target=work, name=f"run_{index}") for index in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()

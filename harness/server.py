@@ -10,10 +10,10 @@ Faults become HTTP statuses: rate limit 429, server error 500, timeout 408.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import threading
 import time
-import uuid
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -43,6 +43,8 @@ class MockServer(ThreadingHTTPServer):
             raise ConfigError(f"latency must be 0 or more seconds, got {latency_s}")
         self.provider = MockProvider()
         self.config = config
+        self._session_configs: dict[str, MockConfig] = {}  # built once per session: building validates it
+        self._ids = itertools.count(1)
         self.latency_s = latency_s
         self.requests = 0
         self.in_flight = 0
@@ -63,6 +65,17 @@ class MockServer(ThreadingHTTPServer):
     def leave(self) -> None:
         with self._count_lock:
             self.in_flight -= 1
+
+    def session_config(self, session: str) -> MockConfig:
+        with self._count_lock:
+            config = self._session_configs.get(session)
+            if config is None:
+                config = self._session_configs[session] = replace(self.config, session=session)
+            return config
+
+    def response_id(self) -> str:
+        with self._count_lock:
+            return f"chatcmpl-{next(self._ids):024x}"
 
     def start(self) -> threading.Thread:
         """Serve in a background thread (for tests and notebooks); stop with shutdown()."""
@@ -113,7 +126,7 @@ class _Handler(BaseHTTPRequestHandler):
         model = str(body.get("model") or MODEL_IDS[0])
         try:
             reply, usage = self.server.provider.serve(model.removeprefix("mock-"), messages, tools,
-                                                      replace(self.server.config, session=session), seed=body.get("seed"))
+                                                      self.server.session_config(session), seed=body.get("seed"))
         except litellm.ContextWindowExceededError as exc:
             self._error(400, str(exc), "invalid_request_error", code="context_length_exceeded")
             return
@@ -125,7 +138,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(500, f"{type(exc).__name__}: {exc}", "server_error")
             return
         self._send(200, {
-            "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+            "id": self.server.response_id(),
             "object": "chat.completion",
             "created": int(time.time()),
             "model": model,
