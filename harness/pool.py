@@ -83,8 +83,9 @@ class ThreadsInProcesses(Executor):
         self._ids = itertools.count()
         self._lock = threading.Lock()
         self._threads = processes * threads
-        shared = (limits.share_slots(slot_keys, context), INVOCATION_SPENDING.share(context))
-        self._workers = [context.Process(target=_serve, args=(self._calls, self._results, threads, *shared),
+        # Kept here: a spawned worker rebuilds them from their names after start() has dropped its arguments.
+        self._shared = (limits.share_slots(slot_keys, context), INVOCATION_SPENDING.share(context))
+        self._workers = [context.Process(target=_serve, args=(self._calls, self._results, threads, *self._shared),
                                          name=f"runs-{index}", daemon=True) for index in range(processes)]
         for worker in self._workers:
             worker.start()
