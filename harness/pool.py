@@ -5,6 +5,7 @@ import itertools
 import math
 import multiprocessing
 import os
+import pickle
 import queue
 import sys
 import threading
@@ -68,25 +69,28 @@ def _slot_keys(profiles: dict[str, dict[str, Any]]) -> set[tuple[str, int]]:
 
 
 class ThreadsInProcesses(Executor):
-    """Threads of several worker processes; a free thread takes the next call submitted.
+    """Threads of several worker processes; each call goes to the worker with the fewest calls.
 
-    For runs against real models when one process's CPU would hold them up. The per-model
-    request limits and the invocation's spending are shared by all the workers, so they hold
-    for the invocation as a whole, as with threads of one process.
+    For runs against real models when one process's CPU would hold them up. Spreading by
+    outstanding calls keeps the CPU work even: long runs submitted together are split between
+    the workers, and a worker that finished a run gets the next. The per-model request limits
+    and the invocation's spending are shared by all the workers, so they hold for the
+    invocation as a whole, as with threads of one process.
     """
 
     def __init__(self, processes: int, threads: int, slot_keys: set[tuple[str, int]]):
         context = multiprocessing.get_context(_start_method())
-        self._calls: Any = context.Queue()
+        self._calls: list[Any] = [context.Queue() for _ in range(processes)]
         self._results: Any = context.Queue()
-        self._futures: dict[int, Future] = {}
+        self._futures: dict[int, tuple[Future, int]] = {}  # call id -> its future and worker
+        self._outstanding = [0] * processes
         self._ids = itertools.count()
         self._lock = threading.Lock()
-        self._threads = processes * threads
+        self._threads = threads
         # Kept here: a spawned worker rebuilds them from their names after start() has dropped its arguments.
         self._shared = (limits.share_slots(slot_keys, context), INVOCATION_SPENDING.share(context))
-        self._workers = [context.Process(target=_serve, args=(self._calls, self._results, threads, *self._shared),
-                                         name=f"runs-{index}", daemon=True) for index in range(processes)]
+        self._workers = [context.Process(target=_serve, args=(calls, self._results, threads, *self._shared),
+                                         name=f"runs-{index}", daemon=True) for index, calls in enumerate(self._calls)]
         for worker in self._workers:
             worker.start()
         self._collector = threading.Thread(target=self._collect, name="run-results", daemon=True)
@@ -96,8 +100,10 @@ class ThreadsInProcesses(Executor):
         future: Future = Future()
         with self._lock:
             call_id = next(self._ids)
-            self._futures[call_id] = future
-        self._calls.put((call_id, fn, args, kwargs))
+            worker = self._outstanding.index(min(self._outstanding))
+            self._outstanding[worker] += 1
+            self._futures[call_id] = (future, worker)
+        self._calls[worker].put((call_id, fn, args, kwargs))
         return future
 
     def _collect(self) -> None:
@@ -112,21 +118,32 @@ class ThreadsInProcesses(Executor):
                 break
             call_id, ok, value = message
             with self._lock:
-                future = self._futures.pop(call_id)
+                future, worker = self._futures.pop(call_id)
+                self._outstanding[worker] -= 1
             future.set_result(value) if ok else future.set_exception(value)
         with self._lock:
-            lost, self._futures = list(self._futures.values()), {}
+            lost, self._futures = [future for future, _ in self._futures.values()], {}
         for future in lost:
             future.set_exception(RuntimeError("a worker process running this call exited"))
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        for _ in range(self._threads):
-            self._calls.put(None)
+        for calls in self._calls:
+            for _ in range(self._threads):
+                calls.put(None)
         for worker in self._workers:
             worker.join()
         self._results.put(None)
         self._collector.join()
         INVOCATION_SPENDING.unshare()
+
+
+def _picklable(error: BaseException) -> BaseException:
+    """The error itself if it crosses to the parent intact, else one saying what it was."""
+    try:
+        pickle.loads(pickle.dumps(error))
+        return error
+    except Exception:
+        return RuntimeError(f"{type(error).__name__}: {error}")
 
 
 def _serve(calls: Any, results: Any, threads: int, slots: dict[tuple[str, int], Any], spending: Any) -> None:
@@ -139,9 +156,9 @@ def _serve(calls: Any, results: Any, threads: int, slots: dict[tuple[str, int], 
             try:
                 results.put((call_id, True, fn(*args, **kwargs)))
             except BaseException as exc:  # handed to the caller's future, like any executor
-                results.put((call_id, False, exc))
+                results.put((call_id, False, _picklable(exc)))
 
-    workers = [threading.Thread(target=work, name=f"run_{index}") for index in range(threads)]
+    workers = [threading.Thread(target=work, name=f"run_{index}", daemon=True) for index in range(threads)]
     for worker in workers:
         worker.start()
     for worker in workers:

@@ -79,3 +79,18 @@ def test_runs_in_worker_processes_match_the_in_process_mock(mock_server, tmp_pat
     assert comparable(remote_rows) == comparable(read_runs(local))
     assert server.peak_in_flight == 2
     assert server.requests == sum(r["requests"] for r in remote_rows)
+
+
+class Unpicklable(Exception):
+    def __init__(self, what: str, extra: int):
+        super().__init__(what)
+
+
+def fail_unpicklably() -> None:
+    raise Unpicklable("cannot be rebuilt from its args", 1)
+
+
+def test_an_error_that_cannot_cross_processes_still_reaches_the_caller():
+    with ThreadsInProcesses(1, 1, set()) as executor:
+        with pytest.raises(RuntimeError, match="Unpicklable: cannot be rebuilt from its args"):
+            executor.submit(fail_unpicklably).result(timeout=60)
