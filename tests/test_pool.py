@@ -7,7 +7,7 @@ import pytest
 from harness import pool
 from harness.api import mock_profiles, run
 from harness.limits import INVOCATION_SPENDING, model_slot
-from harness.pool import ThreadsInProcesses
+from harness.process_threads import ThreadsInProcesses
 from harness.results import read_runs
 from tests.test_server import comparable
 
@@ -35,13 +35,20 @@ def most_at_once(intervals: list[tuple[float, float]]) -> int:
     return peak
 
 
+PROFILES = {"main": {"model": "openai/x", "api_base": "http://127.0.0.1:9/v1", "max_concurrency": 3}}
+SLOT = "openai/x@http://127.0.0.1:9/v1"
+
+
+def workers(processes: int, threads: int) -> ThreadsInProcesses:
+    return ThreadsInProcesses(processes, threads, PROFILES, pool._start_method())
+
+
 def test_worker_processes_share_the_model_limit_and_the_invocation_spending():
     """The invocation's --max-concurrency holds across processes, and what each spends counts for all."""
     INVOCATION_SPENDING.start(7.0)
     try:
-        executor = ThreadsInProcesses(2, 4, {("m@", 3)})
-        with executor:
-            futures = [executor.submit(hold_slot, "m@", 3, 0.05, 0.5) for _ in range(16)]
+        with workers(2, 4) as executor:
+            futures = [executor.submit(hold_slot, SLOT, 3, 0.05, 0.5) for _ in range(16)]
             results = [future.result(timeout=60) for future in futures]
             failed = executor.submit(fail)
             with pytest.raises(ValueError, match="raised in a worker"):
@@ -91,6 +98,6 @@ def fail_unpicklably() -> None:
 
 
 def test_an_error_that_cannot_cross_processes_still_reaches_the_caller():
-    with ThreadsInProcesses(1, 1, set()) as executor:
+    with workers(1, 1) as executor:
         with pytest.raises(RuntimeError, match="Unpicklable: cannot be rebuilt from its args"):
             executor.submit(fail_unpicklably).result(timeout=60)
