@@ -86,6 +86,7 @@ class MockServer(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: the client reuses its connections
+    _due = 0.0  # monotonic time at which the chat request being served is answered (its latency)
     disable_nagle_algorithm = True  # headers and body go out at once, not after a delayed ACK
     server: MockServer
 
@@ -110,6 +111,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.leave()
 
     def _chat(self) -> None:
+        arrived = time.monotonic()
         try:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
             messages, tools = body["messages"], body.get("tools") or []
@@ -118,8 +120,7 @@ class _Handler(BaseHTTPRequestHandler):
         except (ValueError, KeyError, TypeError) as exc:
             self._error(400, f"malformed request body: {exc}", "invalid_request_error")
             return
-        if self.server.latency_s:
-            time.sleep(self.server.latency_s)
+        self._due = arrived + self.server.latency_s  # the answer goes out then, the mock's work included
         session = self.headers.get(SESSION_HEADER) or str(body.get("user") or "")
         if self.headers.get(REQUEST_HEADER) == "0":
             self.server.provider.end_session(session)
@@ -152,6 +153,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, payload: dict[str, Any]) -> None:
         data = json.dumps(payload).encode("utf-8")
+        wait = self._due - time.monotonic()
+        self._due = 0.0
+        if wait > 0:
+            time.sleep(wait)
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -185,7 +190,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     serve_mock.add_argument("--mock-knobs", metavar="JSON_OR_FILE", help="imperfection knobs of the simulated agent")
     serve_mock.add_argument("--faults", metavar="JSON_OR_FILE",
                             help="seeded fault rates, e.g. '{\"rate_limit\": 0.05, \"malformed_tool_args\": 0.05}'")
-    serve_mock.add_argument("--latency-ms", type=float, default=0.0, help="added latency per request (default 0)")
+    serve_mock.add_argument("--latency-ms", type=float, default=0.0, help="latency of each chat request: its answer goes out this long after the "
+                                "request arrived, the mock's own work included (default 0)")
 
 
 def run_command(args: argparse.Namespace) -> int:
