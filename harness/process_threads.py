@@ -73,7 +73,10 @@ class ThreadsInProcesses(Executor):
             with self._lock:
                 future, worker = self._futures.pop(call_id)
                 self._outstanding[worker] -= 1
-            future.set_result(value) if ok else future.set_exception(value)
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
         with self._lock:
             lost, self._futures = [future for future, _ in self._futures.values()], {}
         for future in lost:
