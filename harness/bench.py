@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import re
 import statistics
 import subprocess
@@ -343,6 +344,20 @@ def parallel(suite: str = "default", repeats: int = 1) -> list[Figure]:
 
 # ----- the real client path against serve-mock
 
+def _own_cpu_seconds() -> float:
+    """CPU seconds of this process and of its children reaped so far (the run's worker processes)."""
+    import resource
+
+    return sum(resource.getrusage(who).ru_utime + resource.getrusage(who).ru_stime
+               for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+
+
+def _cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) of a live process, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def real(suite: str = "default", runs: int = REAL_RUNS) -> list[Figure]:
     from harness.api import mock_profiles
     from harness.invocation import with_invocation_options
@@ -366,9 +381,11 @@ def real(suite: str = "default", runs: int = REAL_RUNS) -> list[Figure]:
         with tempfile.TemporaryDirectory() as tmp:
             cells = _cells(suite, strategies, tmp, tasks=tasks, profiles=profiles)[:runs]
             rows: list[dict[str, Any]] = []
+            server_cpu, client_cpu = _cpu_seconds(server.pid), _own_cpu_seconds()
             started = time.perf_counter()
             run_cells(cells, workers=1, on_row=rows.append, progress=False)
             wall = time.perf_counter() - started
+            server_cpu, client_cpu = _cpu_seconds(server.pid) - server_cpu, _own_cpu_seconds() - client_cpu
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -377,7 +394,9 @@ def real(suite: str = "default", runs: int = REAL_RUNS) -> list[Figure]:
     errors = sum(1 for row in rows if row["termination"] == "error")
     return [Figure(f"real {len(rows)} runs via serve-mock", wall / ideal, 1.3,
                    note=f"wall {wall:.1f}s / ideal {ideal:.1f}s ({served} requests x {REAL_LATENCY_S * 1000:g}ms "
-                        f"/ {REAL_CONCURRENCY}); {errors} runs ended in error")]
+                        f"/ {REAL_CONCURRENCY}); {errors} runs ended in error; CPU {client_cpu * 1000 / served:.1f}ms "
+                        f"(client) + {server_cpu * 1000 / served:.1f}ms (serve-mock) per request, "
+                        f"{(client_cpu + server_cpu) / wall:.2f} of {os.cpu_count()} CPUs busy")]
 
 
 # ----- entry point

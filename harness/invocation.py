@@ -157,7 +157,8 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
                      help="spending limit of this invocation: once reached no further run starts; the runs left "
                           "are listed in unstarted.json (finish them later with --resume)")
     run.add_argument("--max-concurrency", type=int, metavar="N",
-                     help="simultaneous requests per model (real models run as threads of one process)")
+                     help="simultaneous requests per model in total (real models run as threads, spread over up to one "
+                          "process per CPU when many runs are in flight)")
     run.add_argument("--retry", metavar="JSON_OR_FILE",
                      help="retry policy of the main profile, e.g. '{\"max_retries\": 6, \"initial_delay_s\": 1}'")
     run.add_argument("--mock-faults", metavar="JSON_OR_FILE",

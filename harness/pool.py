@@ -1,13 +1,21 @@
 """Which executor runs a batch of cells, and how many cells run at once."""
 from __future__ import annotations
 
+import math
 import multiprocessing
+import os
 import sys
 import threading
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
 from harness.limits import INVOCATION_SPENDING
+from harness.process_threads import ThreadsInProcesses
+
+# Runs in flight that one process serves without its CPU holding them up: litellm spends several
+# ms of CPU per request under one GIL, so ~100 requests/s per process; with more in flight (short
+# latencies), runs are spread over more processes.
+RUNS_PER_PROCESS = 32
 
 
 def _start_method() -> str:
@@ -30,8 +38,9 @@ def cell_executor(cells: list[Any], workers: int) -> tuple[Executor | None, int]
     """The executor for these runs and how many run at once (None: run them one by one here).
 
     Mock runs use the CPU: one process each. Runs against real models wait on the network:
-    threads of this process, sharing its per-model request limits (harness.limits); with a
-    limit, enough runs are in flight to keep every slot busy.
+    threads, sharing the per-model request limits (harness.limits); with a limit, enough runs
+    are in flight to keep every slot busy. When more are in flight than one process's CPU
+    keeps up with (RUNS_PER_PROCESS), the threads are spread over up to one process per CPU.
     """
     main = cells[0].profiles.get("main", {}) if cells else {}
     if str(main.get("model", "mock/")).startswith("mock/"):
@@ -44,4 +53,8 @@ def cell_executor(cells: list[Any], workers: int) -> tuple[Executor | None, int]
     parallel = min(len(cells), max(workers, 4 * limit if limit else workers))
     if parallel <= 1:
         return None, parallel
+    processes = min(os.cpu_count() or 1, math.ceil(parallel / RUNS_PER_PROCESS))
+    if processes > 1:
+        executor = ThreadsInProcesses(processes, math.ceil(parallel / processes), cells[0].profiles, _start_method())
+        return executor, parallel
     return ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="run"), parallel

@@ -10,10 +10,10 @@ Faults become HTTP statuses: rate limit 429, server error 500, timeout 408.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import threading
 import time
-import uuid
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -43,6 +43,8 @@ class MockServer(ThreadingHTTPServer):
             raise ConfigError(f"latency must be 0 or more seconds, got {latency_s}")
         self.provider = MockProvider()
         self.config = config
+        self._session_configs: dict[str, MockConfig] = {}  # built once per session: building validates it
+        self._ids = itertools.count(1)
         self.latency_s = latency_s
         self.requests = 0
         self.in_flight = 0
@@ -64,6 +66,17 @@ class MockServer(ThreadingHTTPServer):
         with self._count_lock:
             self.in_flight -= 1
 
+    def session_config(self, session: str) -> MockConfig:
+        with self._count_lock:
+            config = self._session_configs.get(session)
+            if config is None:
+                config = self._session_configs[session] = replace(self.config, session=session)
+            return config
+
+    def response_id(self) -> str:
+        with self._count_lock:
+            return f"chatcmpl-{next(self._ids):024x}"
+
     def start(self) -> threading.Thread:
         """Serve in a background thread (for tests and notebooks); stop with shutdown()."""
         thread = threading.Thread(target=self.serve_forever, name="ctxbench-serve-mock", daemon=True)
@@ -73,6 +86,7 @@ class MockServer(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: the client reuses its connections
+    _due = 0.0  # monotonic time at which the chat request being served is answered (its latency)
     disable_nagle_algorithm = True  # headers and body go out at once, not after a delayed ACK
     server: MockServer
 
@@ -97,6 +111,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.leave()
 
     def _chat(self) -> None:
+        arrived = time.monotonic()
         try:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
             messages, tools = body["messages"], body.get("tools") or []
@@ -105,15 +120,14 @@ class _Handler(BaseHTTPRequestHandler):
         except (ValueError, KeyError, TypeError) as exc:
             self._error(400, f"malformed request body: {exc}", "invalid_request_error")
             return
-        if self.server.latency_s:
-            time.sleep(self.server.latency_s)
+        self._due = arrived + self.server.latency_s  # the answer goes out then, the mock's work included
         session = self.headers.get(SESSION_HEADER) or str(body.get("user") or "")
         if self.headers.get(REQUEST_HEADER) == "0":
             self.server.provider.end_session(session)
         model = str(body.get("model") or MODEL_IDS[0])
         try:
             reply, usage = self.server.provider.serve(model.removeprefix("mock-"), messages, tools,
-                                                      replace(self.server.config, session=session), seed=body.get("seed"))
+                                                      self.server.session_config(session), seed=body.get("seed"))
         except litellm.ContextWindowExceededError as exc:
             self._error(400, str(exc), "invalid_request_error", code="context_length_exceeded")
             return
@@ -125,7 +139,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(500, f"{type(exc).__name__}: {exc}", "server_error")
             return
         self._send(200, {
-            "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+            "id": self.server.response_id(),
             "object": "chat.completion",
             "created": int(time.time()),
             "model": model,
@@ -139,6 +153,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, payload: dict[str, Any]) -> None:
         data = json.dumps(payload).encode("utf-8")
+        wait = self._due - time.monotonic()
+        self._due = 0.0
+        if wait > 0:
+            time.sleep(wait)
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -172,7 +190,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     serve_mock.add_argument("--mock-knobs", metavar="JSON_OR_FILE", help="imperfection knobs of the simulated agent")
     serve_mock.add_argument("--faults", metavar="JSON_OR_FILE",
                             help="seeded fault rates, e.g. '{\"rate_limit\": 0.05, \"malformed_tool_args\": 0.05}'")
-    serve_mock.add_argument("--latency-ms", type=float, default=0.0, help="added latency per request (default 0)")
+    serve_mock.add_argument("--latency-ms", type=float, default=0.0, help="latency of each chat request: its answer goes out this long after the "
+                                "request arrived, the mock's own work included (default 0)")
 
 
 def run_command(args: argparse.Namespace) -> int:

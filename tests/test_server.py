@@ -94,3 +94,21 @@ def test_faults_over_http_match_in_process_faults(mock_server, tmp_path):
     assert sum(r["retries"] for r in remote) > 0
     assert comparable(remote) == comparable(local)
     assert server.requests == sum(r["requests"] + r["retries"] for r in remote)
+
+
+def test_latency_counts_from_the_request_and_includes_the_mocks_work(mock_server, monkeypatch):
+    """--latency-ms: the answer leaves that long after the request arrived, however long the mock took."""
+    import time
+
+    server = mock_server(latency_s=0.3)
+    serve = server.provider.serve
+
+    def slow_serve(*args, **kwargs):
+        time.sleep(0.25)
+        return serve(*args, **kwargs)
+
+    monkeypatch.setattr(server.provider, "serve", slow_serve)
+    started = time.monotonic()
+    litellm.completion(model="openai/mock-agent", api_base=server.url, max_retries=0,
+                       messages=[{"role": "user", "content": "hello"}])
+    assert 0.3 <= time.monotonic() - started < 0.5  # not 0.3 + 0.25

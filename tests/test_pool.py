@@ -1,0 +1,103 @@
+"""Runs against real models spread over worker processes (harness.pool): limits and spending hold in total."""
+import os
+import time
+
+import pytest
+
+from harness import pool
+from harness.api import mock_profiles, run
+from harness.limits import INVOCATION_SPENDING, model_slot
+from harness.process_threads import ThreadsInProcesses
+from harness.results import read_runs
+from tests.test_server import comparable
+
+
+def hold_slot(key: str, limit: int, seconds: float, cost: float) -> tuple[int, float, float]:
+    """Hold a request slot for a while, then spend; says where and when it held the slot."""
+    with model_slot(key, limit):
+        start = time.monotonic()
+        time.sleep(seconds)
+        end = time.monotonic()
+    INVOCATION_SPENDING.add(cost)
+    return os.getpid(), start, end
+
+
+def fail() -> None:
+    raise ValueError("raised in a worker")
+
+
+def most_at_once(intervals: list[tuple[float, float]]) -> int:
+    edges = sorted([(start, 1) for start, _ in intervals] + [(end, -1) for _, end in intervals])
+    peak = current = 0
+    for _, step in edges:
+        current += step
+        peak = max(peak, current)
+    return peak
+
+
+PROFILES = {"main": {"model": "openai/x", "api_base": "http://127.0.0.1:9/v1", "max_concurrency": 3}}
+SLOT = "openai/x@http://127.0.0.1:9/v1"
+
+
+def workers(processes: int, threads: int) -> ThreadsInProcesses:
+    return ThreadsInProcesses(processes, threads, PROFILES, pool._start_method())
+
+
+def test_worker_processes_share_the_model_limit_and_the_invocation_spending():
+    """The invocation's --max-concurrency holds across processes, and what each spends counts for all."""
+    INVOCATION_SPENDING.start(7.0)
+    try:
+        with workers(2, 4) as executor:
+            futures = [executor.submit(hold_slot, SLOT, 3, 0.05, 0.5) for _ in range(16)]
+            results = [future.result(timeout=60) for future in futures]
+            failed = executor.submit(fail)
+            with pytest.raises(ValueError, match="raised in a worker"):
+                failed.result(timeout=60)
+        assert len({pid for pid, _, _ in results}) == 2 and os.getpid() not in {pid for pid, _, _ in results}
+        assert most_at_once([(start, end) for _, start, end in results]) == 3
+        assert INVOCATION_SPENDING.spent == pytest.approx(8.0) and INVOCATION_SPENDING.exhausted()
+    finally:
+        INVOCATION_SPENDING.start(None)
+
+
+def test_many_runs_in_flight_use_several_processes(monkeypatch):
+    cells = [type("Cell", (), {"profiles": {"main": {"model": "openai/x", "max_concurrency": 16}}})()] * 64
+    monkeypatch.setattr(pool.os, "cpu_count", lambda: 2)
+    executor, parallel = pool.cell_executor(cells, workers=1)
+    with executor:
+        assert isinstance(executor, ThreadsInProcesses) and parallel == 64
+    monkeypatch.setattr(pool.os, "cpu_count", lambda: 1)
+    executor, _ = pool.cell_executor(cells, workers=1)
+    with executor:
+        assert not isinstance(executor, ThreadsInProcesses)
+
+
+@pytest.mark.slow
+def test_runs_in_worker_processes_match_the_in_process_mock(mock_server, tmp_path, monkeypatch):
+    """Spread over processes, runs against serve-mock give the in-process mock's rows, within the limit."""
+    server = mock_server(latency_s=0.01)
+    monkeypatch.setattr(pool, "RUNS_PER_PROCESS", 2)
+    monkeypatch.setattr(pool.os, "cpu_count", lambda: 2)
+    local = run("smoke", strategies="none", seeds=range(2), out=tmp_path / "local", workers=1)
+    profiles = mock_profiles("openai/mock-agent", api_base=server.url, price_model="claude-sonnet-4-6")
+    remote = run("smoke", strategies="none", seeds=range(2), profiles=profiles, out=tmp_path / "http", workers=1,
+                 max_concurrency=2)
+    remote_rows = read_runs(remote)
+    assert comparable(remote_rows) == comparable(read_runs(local))
+    assert server.peak_in_flight == 2
+    assert server.requests == sum(r["requests"] for r in remote_rows)
+
+
+class Unpicklable(Exception):
+    def __init__(self, what: str, extra: int):
+        super().__init__(what)
+
+
+def fail_unpicklably() -> None:
+    raise Unpicklable("cannot be rebuilt from its args", 1)
+
+
+def test_an_error_that_cannot_cross_processes_still_reaches_the_caller():
+    with workers(1, 1) as executor:
+        with pytest.raises(RuntimeError, match="Unpicklable: cannot be rebuilt from its args"):
+            executor.submit(fail_unpicklably).result(timeout=60)
