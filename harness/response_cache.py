@@ -8,6 +8,7 @@ gets its own answer for each repeat and a rerun replays the run exactly.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 from pathlib import Path
@@ -56,6 +57,16 @@ class ResponseCache:
 
 _open: dict[str, ResponseCache] = {}
 _open_lock = threading.Lock()
+
+
+def _forget_inherited() -> None:
+    """In a forked child: open its own connections (an SQLite connection must not cross a fork)."""
+    global _open_lock
+    _open_lock = threading.Lock()
+    _open.clear()
+
+
+os.register_at_fork(after_in_child=_forget_inherited)
 
 
 def open_cache(directory: str) -> ResponseCache:

@@ -46,3 +46,23 @@ def test_repeat_index_gives_each_identical_request_its_own_entry(mock_server, tm
     other_seed = LLMClient(profile, session="run-1", seed=1)
     other_seed.complete(messages, None)
     assert server.requests == 4  # parameters are part of the key
+
+
+def test_a_forked_worker_opens_its_own_connection(tmp_path):
+    """SQLite connections must not cross a fork (mock workers fork): the child gets a new one."""
+    import multiprocessing
+
+    from harness import response_cache
+
+    parent = response_cache.open_cache(str(tmp_path))
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1) as pool:
+        child_has_parents = pool.apply(_child_reuses, (str(tmp_path), id(parent)))
+    assert child_has_parents is False
+    assert response_cache.open_cache(str(tmp_path)) is parent
+
+
+def _child_reuses(directory, parent_id):
+    from harness import response_cache
+
+    return id(response_cache.open_cache(directory)) == parent_id
