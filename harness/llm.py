@@ -9,8 +9,9 @@ import random
 import re
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping
+from dataclasses import dataclass, field
+from collections.abc import Mapping
+from typing import Any
 
 import harness  # noqa: F401  (offline environment first)
 import litellm
@@ -52,7 +53,8 @@ class Usage:
     output_tokens: int | None = None
 
     def as_dict(self) -> dict[str, int | None]:
-        return asdict(self)
+        return {"input_tokens": self.input_tokens, "cached_tokens": self.cached_tokens,
+                "cache_write_tokens": self.cache_write_tokens, "output_tokens": self.output_tokens}
 
 
 def _field(obj: Any, name: str) -> Any:

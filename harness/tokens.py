@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import harness  # noqa: F401  (sets the offline environment before litellm loads)
 from litellm.litellm_core_utils.default_encoding import encoding as _encoding

@@ -70,3 +70,10 @@ def test_mock_usage_is_the_sum_of_cached_per_message_counts_through_litellm():
     assert second.usage.cached_tokens == expected
     assert second.cost_usd < second.cost_usd_uncached
     client.end_session()
+
+
+def test_usage_as_dict_has_every_field():
+    import dataclasses
+
+    usage = Usage(input_tokens=10, cached_tokens=4, cache_write_tokens=3, output_tokens=2)
+    assert usage.as_dict() == dataclasses.asdict(usage)
