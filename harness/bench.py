@@ -322,11 +322,16 @@ def memory(suite: str = "long", strategy: str = "none") -> list[Figure]:
 # ----- parallel scaling
 
 def parallel_child(suite: str, workers: int) -> dict[str, Any]:
-    """Wall seconds of run_cells over the suite in this (fresh) process: no cache warmed by another run."""
-    from harness.runner import run_cells
+    """Wall seconds of run_cells over the suite in this (fresh) process: no cache warmed by another run.
+
+    The cells are validated first, as `ctxbench run` does before any run (which also generates
+    each task instance once).
+    """
+    from harness.runner import run_cells, validate_cells
 
     with tempfile.TemporaryDirectory() as tmp:
         cells = _cells(suite, "all", tmp)
+        validate_cells(cells)
         started = time.perf_counter()
         run_cells(cells, workers=workers, on_row=lambda row: None, progress=False)
         return {"wall_s": time.perf_counter() - started}
