@@ -94,7 +94,8 @@ def execute(results: ResultsDir, cells: list[Cell], *, workers: int, progress: b
     INVOCATION_SPENDING.start(max_total_cost_usd)
     try:
         unstarted = stopped + [cell.run_id for cell in run_cells(todo, workers=workers, on_row=on_row,
-                                                                  progress=progress, may_start=may_start)]
+                                                                  progress=progress,
+                                                                  may_start=None if max_total_cost_usd is None else may_start)]
     finally:
         INVOCATION_SPENDING.start(None)
     marker = results.path / UNSTARTED_FILE

@@ -211,13 +211,16 @@ def run_cells(cells: list[Cell], *, workers: int, on_row: Callable[[dict[str, An
     """Run cells (in parallel when workers > 1), handing each finished row to `on_row` at once.
 
     A cell starts only while `may_start()` holds (a spending limit); the cells never started
-    are returned.
+    are returned. Without such a limit, as many cells again as run at once wait queued in
+    the pool, so a worker that finishes one starts the next without waiting for this process
+    to write the finished row.
     """
     from tqdm import tqdm
 
     queue = deque(cells)
     allowed = may_start or (lambda: True)
     pool, parallel = cell_executor(cells, workers)
+    in_flight = parallel if may_start is not None else 2 * parallel
     bar = tqdm(total=len(cells), desc="runs", unit="run", disable=not progress, leave=False)
     try:
         if pool is None:
@@ -228,7 +231,7 @@ def run_cells(cells: list[Cell], *, workers: int, on_row: Callable[[dict[str, An
         with pool:
             pending: set[Future] = set()
             while queue or pending:
-                while queue and len(pending) < parallel and allowed():
+                while queue and len(pending) < in_flight and allowed():
                     pending.add(pool.submit(run_cell, queue.popleft()))
                 if not pending:
                     break
