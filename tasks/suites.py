@@ -56,7 +56,10 @@ class TaskRow:
             environment = module.build(params, self.seed)
             if not environment.copyable:
                 return environment
-            pristine = _GENERATED[key] = copy.deepcopy(environment)
+            try:
+                _GENERATED[key] = copy.deepcopy(environment)
+            except (TypeError, copy.Error):  # holds something that cannot be copied after all: build each time
+                return environment
             if len(_GENERATED) > GENERATED_KEPT:
                 _GENERATED.popitem(last=False)
             return environment

@@ -119,6 +119,28 @@ def test_a_generated_instance_is_copied_per_run_and_runs_never_share_state(famil
     assert len(suites._GENERATED) == 1
 
 
+def test_an_instance_that_cannot_be_copied_is_built_for_every_run(monkeypatch):
+    """A copyable family whose instance holds outside state (a lock) after all is simply generated each time."""
+    import threading
+
+    from tasks import suites
+
+    monkeypatch.setattr(suites, "_GENERATED", type(suites._GENERATED)())
+    row = next(t for t in load_tasks("smoke") if t.family == "work_queue")
+    module = family_module("work_queue")
+    real_build = module.build
+
+    def build_with_a_lock(params, seed):
+        environment = real_build(params, seed)
+        environment.lock = threading.Lock()
+        return environment
+
+    monkeypatch.setattr(module, "build", build_with_a_lock)
+    first, second = row.build(), row.build()
+    assert first is not second and first.lock is not second.lock
+    assert not suites._GENERATED
+
+
 @pytest.mark.parametrize("family", WORKSPACE_FAMILIES)
 @pytest.mark.parametrize("name, args", [("read_file", {"path": "../../etc/passwd"}),
                                         ("read_file", {"path": "/etc/passwd"}),
