@@ -5,6 +5,7 @@ import functools
 import json
 import random
 import re
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Hashable, TypeVar
 
@@ -47,7 +48,7 @@ def _knobs(settings: tuple[tuple[Any, type, Any], ...]) -> Knobs:
     return build_dataclass(Knobs, {key: value for key, _, value in settings}, "mock knobs")
 
 
-class Fold:
+class Fold(ABC):
     """State read from a request's messages in order; subclasses say which texts they read and how.
 
     `roles`: the roles whose messages it reads. Subclasses write their state only through
@@ -69,9 +70,9 @@ class Fold:
             return None, False
         return _content(message), False
 
+    @abstractmethod
     def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
         """Write what `text`, read from `message` at `position`, adds to the state."""
-        raise NotImplementedError
 
     def sync(self, visible: Visible) -> None:
         """Bring the state up to this request's messages, reading only what it has not read."""
