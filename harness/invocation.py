@@ -89,7 +89,7 @@ def execute(results: ResultsDir, cells: list[Cell], *, workers: int, progress: b
             results.append_run(row)
 
     def may_start() -> bool:
-        return max_total_cost_usd is None or (spent < max_total_cost_usd and not INVOCATION_SPENDING.exhausted())
+        return spent < max_total_cost_usd and not INVOCATION_SPENDING.exhausted()
 
     INVOCATION_SPENDING.start(max_total_cost_usd)
     try:

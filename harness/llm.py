@@ -9,8 +9,8 @@ import random
 import re
 import time
 from collections import Counter
-from dataclasses import dataclass, field
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import harness  # noqa: F401  (offline environment first)

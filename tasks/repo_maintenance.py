@@ -12,8 +12,8 @@ anything else was changed.
 from __future__ import annotations
 
 import random
-from typing import Any
 from dataclasses import dataclass
+from typing import Any
 
 from harness.config import require
 from tasks.base import Score, ToolCall, ToolResult, ToolSpec, tool_error
@@ -111,9 +111,8 @@ class RepoMaintenance(WorkspaceEnvironment):
                                                                       bug.line(bug.right) + "\n")
         super().__init__(files)
         self.params = params
-        self.log_seed = f"{FAMILY}:{seed}:log"
-        self._passing: tuple[list[str], Any] | None = None
         self.modules = modules
+        self.passing, self.log_state = self._passing_lines(f"{FAMILY}:{seed}:log")
 
     def initial_user_messages(self) -> list[str]:
         return [TASK]
@@ -136,25 +135,22 @@ class RepoMaintenance(WorkspaceEnvironment):
                 text = text.replace(f"\n{bug.line(bug.right)}\n", f"\n{bug.line(bug.wrong)}\n")
         return text
 
-    def _passing_lines(self) -> tuple[list[str], Any]:
-        """The log's PASSED lines and the log generator's state after them: the same for every run_tests."""
-        if self._passing is None:
-            rng = random.Random(self.log_seed)
-            lines = []
-            for i in range(self.params.log_lines):
-                module = rng.choice(self.modules)
-                percent = (i + 1) * 100 // self.params.log_lines
-                lines.append(f"tests/test_{module}.py::test_{rng.choice(_VERBS)}_{rng.choice(_NOUNS)}_{i} PASSED "
-                             f"[{percent:3d}%]")
-            self._passing = (lines, rng.getstate())
-        return self._passing
+    def _passing_lines(self, log_seed: str) -> tuple[list[str], Any]:
+        """The test log's PASSED lines and its generator's state after them: the same for every run_tests."""
+        rng = random.Random(log_seed)
+        lines = []
+        for i in range(self.params.log_lines):
+            module = rng.choice(self.modules)
+            percent = (i + 1) * 100 // self.params.log_lines
+            lines.append(f"tests/test_{module}.py::test_{rng.choice(_VERBS)}_{rng.choice(_NOUNS)}_{i} PASSED "
+                         f"[{percent:3d}%]")
+        return lines, rng.getstate()
 
     def _log(self) -> str:
-        passing, state = self._passing_lines()
         rng = random.Random()
-        rng.setstate(state)
+        rng.setstate(self.log_state)
         failing = self._failing()
-        lines = list(passing)
+        lines = list(self.passing)
         middle = len(lines) // 2
         for offset, bug in enumerate(failing):
             module = bug.path[4:-3]

@@ -20,7 +20,7 @@ from litellm import CustomLLM
 from harness.config import build_dataclass, require
 from harness.llm import DEFAULT_MOCK_WINDOW, DEFAULT_PRICE_MODEL
 from harness.mock.agents import respond
-from harness.mock.agents.common import Knobs
+from harness.mock.agents.common import build_knobs
 from harness.mock.agents.memo import forget
 from harness.mock.agents.memory import Memory
 from harness.mock.cache import CACHE_STYLES, BlockChain, PrefixCache
@@ -53,7 +53,7 @@ class MockConfig:
         require(self.cache in CACHE_STYLES, f"cache must be one of {', '.join(CACHE_STYLES)}, got {self.cache!r}")
         require(self.via in TRANSPORTS, f"via must be one of {', '.join(TRANSPORTS)}, got {self.via!r}")
         self.fault_rates = build_dataclass(Faults, self.faults, "faults")
-        self.agent_knobs = build_dataclass(Knobs, self.knobs, "knobs")
+        self.agent_knobs = build_knobs(self.knobs)  # built once: every request of the session uses them
 
 
 @dataclass

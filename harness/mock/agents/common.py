@@ -1,7 +1,6 @@
 """What every simulated agent shares: a reading of the visible context and seeded knobs."""
 from __future__ import annotations
 
-import functools
 import json
 import random
 import re
@@ -36,16 +35,7 @@ class Knobs:
 
 
 def build_knobs(data: dict[str, Any] | None) -> Knobs:
-    """Validated knobs; every request of a run sends the same few settings, so they are built once each."""
-    try:
-        return _knobs(tuple((key, type(value), value) for key, value in (data or {}).items()))
-    except TypeError:  # an unhashable value: let validation say what is wrong with it
-        return build_dataclass(Knobs, data or {}, "mock knobs")
-
-
-@functools.lru_cache(maxsize=64)
-def _knobs(settings: tuple[tuple[Any, type, Any], ...]) -> Knobs:
-    return build_dataclass(Knobs, {key: value for key, _, value in settings}, "mock knobs")
+    return build_dataclass(Knobs, data or {}, "mock knobs")
 
 
 class Fold(ABC):
