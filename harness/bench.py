@@ -186,7 +186,7 @@ class _Session:
         from harness.events import EventLog
         from harness.llm import LLMClient
         from harness.runner import build_profiles
-        from harness.tokens import count_text, stable_hash
+        from harness.tokens import count_text
         from tasks.suites import TaskRow
 
         environment = TaskRow("bench", "chained_lookup", 1, {"hops": 4, "files": 2, "distractors": 2}).build()
@@ -195,7 +195,6 @@ class _Session:
         self.ctx = RunContext(EventLog(Path(tmp) / f"{name}.jsonl"), profiles, run_id=name, seed=0)
         self.main = LLMClient(profiles[MAIN_PROFILE], session=name, seed=0)
         self.ctx.tools = [spec.schema() for spec in environment.tool_specs()]
-        self.tools_hash = stable_hash(self.ctx.tools)
         self.ctx.add_message({"role": "system", "content": environment.system_prompt}, origin="task")
         self.ctx.add_message({"role": "user", "content": "Start at record QX-0000 and follow the successor chain "
                                                          "through 100000 records; submit the sum of their weights."},
@@ -221,7 +220,7 @@ class _Session:
         ctx = self.ctx
         started = time.process_time()
         messages = ctx.view.to_messages()
-        request = {"profile": "main", "model": self.main.profile.model, "view_hash": ctx.view.hash(self.tools_hash),
+        request = {"profile": "main", "model": self.main.profile.model, "view_hash": ctx.view.hash(ctx.tools_hash),
                    "view_len": len(messages), "context_tokens": ctx.prompt_tokens_estimate()}
         result = self.main.complete(messages, ctx.tools)
         ctx.log.append("llm_call", **request, ok=True, usage=result.usage.as_dict(), cost_usd=result.cost_usd,

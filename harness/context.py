@@ -7,7 +7,7 @@ from harness.events import EventLog
 from harness.limits import INVOCATION_SPENDING
 from harness.llm import LLMClient, LLMProfile, LLMResult, Usage
 from harness.retry import RetryListener
-from harness.tokens import count_tools
+from harness.tokens import count_tools, stable_hash
 from harness.view import Message, ViewState
 
 MAIN_PROFILE = "main"
@@ -20,12 +20,23 @@ class RunContext:
         self.profiles = profiles
         self.run_id = run_id
         self.seed = seed
-        self.tools: list[dict[str, Any]] = []
+        self.tools = []
         self.turn_start = False
         self.requests = 0  # successful main-model requests so far
         self.last_usage: Usage | None = None  # of the last successful main-model request
         self.cost_usd = 0.0  # spent so far by every profile (priced requests only)
         self._clients: dict[str, LLMClient] = {}
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """The tool schemas sent with every request of the run (the runner sets them once, before the first)."""
+        return self._tools
+
+    @tools.setter
+    def tools(self, schemas: list[dict[str, Any]]) -> None:
+        self._tools = schemas
+        self.tools_hash = stable_hash(schemas)  # recorded with each request's view hash
+        self._tools_tokens = count_tools(schemas)  # counted once: the estimate is asked before every request
 
     # ----- recording
     def emit(self, type_: str, **fields: Any) -> dict[str, Any]:
@@ -48,7 +59,7 @@ class RunContext:
 
     def prompt_tokens_estimate(self) -> int:
         """The next request's input tokens as the harness counts them (view plus tool schemas)."""
-        return self.view.total_tokens + count_tools(self.tools)
+        return self.view.total_tokens + self._tools_tokens
 
     # ----- other models (summarizers)
     def client(self, profile_name: str) -> LLMClient:

@@ -146,10 +146,9 @@ def run_cell(cell: Cell) -> dict[str, Any]:
 def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strategy: Any) -> tuple[str, str | None]:
     specs = environment.tool_specs() + strategy.tools()
     ctx.tools = [spec.schema() for spec in specs]
-    tools_hash = stable_hash(ctx.tools)
     ctx.log.append("run_start", run_id=cell.run_id, task=cell.task.as_dict(), strategy=cell.strategy.display,
                    strategy_name=cell.strategy.name, strategy_config=redact(cell.strategy.config), seed=cell.seed,
-                   profiles=redact(cell.profiles), tools=ctx.tools, tools_hash=tools_hash)
+                   profiles=redact(cell.profiles), tools=ctx.tools, tools_hash=ctx.tools_hash)
     ctx.add_message({"role": "system", "content": environment.system_prompt}, origin="task")
     strategy.on_run_start(ctx)
     for text in environment.initial_user_messages():
@@ -169,7 +168,7 @@ def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strate
             return "budget", INVOCATION_LIMIT_REACHED
         strategy.before_request(ctx)
         messages = ctx.view.to_messages()
-        request = {"profile": MAIN_PROFILE, "model": main.profile.model, "view_hash": ctx.view.hash(tools_hash),
+        request = {"profile": MAIN_PROFILE, "model": main.profile.model, "view_hash": ctx.view.hash(ctx.tools_hash),
                    "view_len": len(messages), "context_tokens": ctx.prompt_tokens_estimate()}
         try:
             result = main.complete(messages, ctx.tools)

@@ -26,27 +26,43 @@ class BlockChain:
     """The blocks of a session's last request with their prefix keys and cumulative tokens.
 
     A request that starts with the same block objects as the one before (the harness never
-    changes a message it has sent) reuses their keys and counts, so it costs O(new blocks).
-    Requests that share no objects (over HTTP every message is parsed afresh) are read whole.
+    changes a message it has sent) reuses their keys and counts, so it costs O(new blocks);
+    after a block replaced in place (a masked result), the blocks behind it keep their own
+    key and count and only the running prefix is recomputed. Requests that share no objects
+    (over HTTP every message is parsed afresh) are read whole.
     """
 
     def __init__(self) -> None:
         self.blocks: list[Any] = []
+        self.block_keys: list[Hashable] = []
+        self.block_tokens: list[int] = []
         self.prefix_keys: list[int] = []
         self.cumulative: list[int] = []
 
     def read(self, blocks: list[Any], key_of: Callable[[Any], Hashable], tokens_of: Callable[[Any], int]) -> int:
         """Take `blocks` as the current request; returns its total tokens."""
-        shared = next(compress(count(), map(is_not, self.blocks, blocks)), min(len(self.blocks), len(blocks)))
+        old = self.blocks
+        shared = next(compress(count(), map(is_not, old, blocks)), min(len(old), len(blocks)))
         del self.prefix_keys[shared:], self.cumulative[shared:]
+        keys, tokens = self.block_keys[:len(blocks)], self.block_tokens[:len(blocks)]
         running_key = self.prefix_keys[-1] if shared else 0
         running_tokens = self.cumulative[-1] if shared else 0
-        for block in blocks[shared:]:
-            running_key = hash((running_key, key_of(block)))
-            running_tokens += tokens_of(block)
+        for position in range(shared, len(blocks)):
+            block = blocks[position]
+            if position < len(keys) and block is old[position]:
+                key, size = keys[position], tokens[position]
+            else:
+                key, size = key_of(block), tokens_of(block)
+                if position < len(keys):
+                    keys[position], tokens[position] = key, size
+                else:
+                    keys.append(key)
+                    tokens.append(size)
+            running_key = hash((running_key, key))
+            running_tokens += size
             self.prefix_keys.append(running_key)
             self.cumulative.append(running_tokens)
-        self.blocks = list(blocks)
+        self.blocks, self.block_keys, self.block_tokens = list(blocks), keys, tokens
         return running_tokens
 
 

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Hashable
 
 from harness.mock.agents.common import Fold, Visible, text_reply
-from harness.mock.agents.memo import Pattern
+from harness.mock.agents.memo import Pattern, remember
 from harness.mock.agents.reading import ReadableFold, failed_pages, page_call, reading
 
 OPENING = Pattern(r"call fetch_dump\(dump\) for each of the (\d+) dumps D1 to D\d+, in order")
 QUESTION = Pattern(r"Question (\d+) of (\d+): in dump (D\d+), what is the status of request (req-[0-9a-f]{8})\?")
 ANSWERED = Pattern(r"Answer (\d+) recorded\.")
 GONE = Pattern(r"dump (D\d+) was already fetched")
-STATUS = Pattern(r"^(req-[0-9a-f]{8}) host=\S+ status=(\d+)", re.MULTILINE)
+STATUS = re.compile(r"^(req-[0-9a-f]{8}) host=\S+ status=(\d+)", re.MULTILINE)  # read once per text (Statuses)
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,10 @@ class Assignment(Fold):
     def __init__(self) -> None:
         super().__init__()
         self.state: dict[str, Any] = {"dumps": None, "latest": None}
+
+    def effect(self, text: str) -> Hashable:
+        opening, questions = OPENING.search(text), QUESTION.findall(text)
+        return (opening.group(1) if opening else None, questions) if opening or questions else None
 
     def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
         match = OPENING.search(text)
@@ -78,22 +82,36 @@ def _answered(visible: Visible) -> set[int]:
 
 
 class Statuses(ReadableFold):
-    """The status of each request as first readable in its replies and results."""
+    """The status of each request as first readable in its replies and results.
+
+    One map per text read (worked out once per text), not one write per request line: a
+    dump holds thousands of lines and is asked about a few.
+    """
 
     roles = ("assistant", "tool")
 
     def __init__(self) -> None:
         super().__init__()
-        self.status: dict[str, str] = {}
+        self.maps: list[dict[str, str]] = []  # each text's first status per request, in reading order
 
     def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
-        for request, status in STATUS.findall(text):
-            if request not in self.status:
-                self.ledger.put(position, self.status, request, status)
+        statuses = remember(("statuses", text), lambda: _first_statuses(text))
+        if statuses:
+            self.ledger.append(position, self.maps, statuses)
+
+
+def _first_statuses(text: str) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for request, status in STATUS.findall(text):
+        found.setdefault(request, status)
+    return found
 
 
 def _status(visible: Visible, request: str) -> str | None:
-    return visible.fold(Statuses).status.get(request)
+    for statuses in visible.fold(Statuses).maps:
+        if request in statuses:
+            return statuses[request]
+    return None
 
 
 def act(visible: Visible, task: Task) -> dict[str, Any]:

@@ -6,6 +6,8 @@ import random
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from itertools import compress
+from operator import is_not
 from typing import Any, Hashable, TypeVar
 
 from harness.config import build_dataclass, require
@@ -64,12 +66,28 @@ class Fold(ABC):
     def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
         """Write what `text`, read from `message` at `position`, adds to the state."""
 
+    def effect(self, text: str) -> Hashable:
+        """What `absorb` takes from a text: texts of equal effect (None: nothing) write the same."""
+        return text
+
+    def alike(self, visible: Visible, position: int, old: dict[str, Any], new: dict[str, Any]) -> bool:
+        """Whether `new` in place of `old` at `position` leaves the state as it is (only asked of
+        folds whose reading of a message depends on that message alone)."""
+        old_text, new_text = self.text(visible, old)[0], self.text(visible, new)[0]
+        if old_text == new_text:
+            return True
+        old_effect = None if old_text is None else self.effect(old_text)
+        new_effect = None if new_text is None else self.effect(new_text)
+        return old_effect == new_effect
+
     def sync(self, visible: Visible) -> None:
         """Bring the state up to this request's messages, reading only what it has not read."""
         messages = visible.messages
         start = 0
         if not self.needs_regular or (self.regular and visible.regular):
             start = visible.shared_prefix(self.messages)
+            if not self.needs_regular:
+                start = self._unchanged_through(visible, start)
             for position, text in self.volatile.items():
                 if position >= start:
                     break
@@ -89,6 +107,17 @@ class Fold(ABC):
         self.messages = visible.frozen
         if self.needs_regular:
             self.regular = visible.regular
+
+    def _unchanged_through(self, visible: Visible, start: int) -> int:
+        """How far the state still holds when messages were replaced in place (a masked or cleared
+        result) by ones it reads alike; the messages after them are the very objects it read."""
+        old = self.messages
+        if len(visible.messages) < len(old):
+            return start
+        for position in visible.replaced(old):
+            if not self.alike(visible, position, old[position], visible.messages[position]):
+                return position
+        return len(old)
 
 
 F = TypeVar("F", bound=Fold)
@@ -134,6 +163,19 @@ class Calls(Fold):
 
     def text(self, visible: Visible, message: dict[str, Any]) -> tuple[str | None, bool]:
         return "", False  # absorb reads the message itself
+
+    def alike(self, visible: Visible, position: int, old: dict[str, Any], new: dict[str, Any]) -> bool:
+        """Another rendering of a tool result changes only that call's result: set here in place, as
+        in a regular context no later message writes it (the ledger's undo of it stays right)."""
+        if (old.get("role"), old.get("tool_call_id"), old.get("tool_calls") or None) != (
+                new.get("role"), new.get("tool_call_id"), new.get("tool_calls") or None):
+            return False
+        if new.get("role") != "tool" or _content(old) == _content(new):
+            return True
+        if self.irregular["count"]:
+            return False
+        self.results[new.get("tool_call_id")] = _content(new)
+        return True
 
     def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
         put = self.ledger.put
@@ -184,6 +226,9 @@ class FirstMatch(Fold):
         self.roles = roles
         self.found: dict[str, re.Match[str]] = {}
 
+    def effect(self, text: str) -> Hashable:
+        return text if self.pattern.search(text) else None
+
     def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
         if not self.found:
             match = self.pattern.search(text)
@@ -201,6 +246,9 @@ class Found(Fold):
         self.pattern = pattern
         self.roles = roles
         self.items: dict[Any, None] = {}
+
+    def effect(self, text: str) -> Hashable:
+        return self.pattern.findall(text) or None
 
     def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
         for item in self.pattern.findall(text):
@@ -225,6 +273,7 @@ class Visible:
         self.memory = memory or Memory()
         self._synced: set[Hashable] = set()
         self._prefixes: dict[int, tuple[tuple[dict[str, Any], ...], int]] = {}
+        self._replaced: dict[int, tuple[tuple[dict[str, Any], ...], list[int]]] = {}
         self._calls = self.fold(Calls)
         self.regular = self._calls.irregular["count"] == 0
 
@@ -242,6 +291,15 @@ class Visible:
         known = self._prefixes.get(id(old))
         if known is None or known[0] is not old:
             known = self._prefixes[id(old)] = (old, shared_prefix(old, self.messages))
+        return known[1]
+
+    def replaced(self, old: tuple[dict[str, Any], ...]) -> list[int]:
+        """Positions after the shared prefix, within both `old` and this request, whose objects differ."""
+        known = self._replaced.get(id(old))
+        if known is None or known[0] is not old:
+            start, end = self.shared_prefix(old), min(len(old), len(self.messages))
+            changed = list(compress(range(start, end), map(is_not, old[start:end], self.messages[start:end])))
+            known = self._replaced[id(old)] = (old, changed)
         return known[1]
 
     @property

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Hashable
 
 from harness.mock.agents.common import Fold, Visible, text_reply
 from harness.mock.agents.memo import Pattern
@@ -39,6 +39,9 @@ class Tickets(Fold):
     def __init__(self) -> None:
         super().__init__()
         self.latest: dict[str, Task] = {}
+
+    def effect(self, text: str) -> Hashable:
+        return TICKET.findall(text) or None
 
     def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
         for n, t, o in TICKET.findall(text):
