@@ -14,6 +14,9 @@ from typing import Any, Iterator
 from harness.errors import ReplayMismatch
 
 
+_LINE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)  # events are trees
+
+
 class EventLog:
     def __init__(self, path: Path | None = None):
         self.events: list[dict[str, Any]] = []
@@ -26,7 +29,7 @@ class EventLog:
         event = {"id": len(self.events), "type": type_, **fields}
         self.events.append(event)
         if self._file is not None:
-            self._file.write(json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n")
+            self._file.write(_LINE.encode(event) + "\n")
         return event
 
     def flush(self) -> None:

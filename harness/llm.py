@@ -60,7 +60,7 @@ class Usage:
 def _field(obj: Any, name: str) -> Any:
     if obj is None:
         return None
-    if isinstance(obj, Mapping):
+    if isinstance(obj, dict) or isinstance(obj, Mapping):  # dict first: the ABC check is slow
         return obj.get(name)
     return getattr(obj, name, None)
 

@@ -73,13 +73,16 @@ def count_message(message: Mapping[str, Any]) -> int:
     return count_text(message_text(message)) + MESSAGE_OVERHEAD_TOKENS
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+
+
 def count_tools(tools: list[Mapping[str, Any]] | None) -> int:
     if not tools:
         return 0
-    return count_text(json.dumps(tools, sort_keys=True, separators=(",", ":")))
+    return count_text(_CANONICAL.encode(tools))
 
 
 def stable_hash(value: Any) -> str:
     """A short content hash of plain data (canonical JSON), stable across processes."""
-    blob = value if isinstance(value, str) else json.dumps(value, sort_keys=True, separators=(",", ":"))
+    blob = value if isinstance(value, str) else _CANONICAL.encode(value)
     return hashlib.blake2b(blob.encode("utf-8"), digest_size=12).hexdigest()

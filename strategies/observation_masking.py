@@ -8,7 +8,7 @@ event with step "mask".
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness.config import require
 from harness.tokens import count_message
@@ -31,6 +31,13 @@ class ObservationMasking(Strategy):
     name = "observation_masking"
     Config = ObservationMaskingConfig
 
+    def __init__(self, config: ObservationMaskingConfig | None = None):
+        super().__init__(config)
+        self.masked: dict[int, dict[str, Any]] = {}  # message id -> its placeholder: known masked, not re-checked
+
+    def on_run_start(self, ctx: "RunContext") -> None:
+        self.masked = {}
+
     def before_request(self, ctx: "RunContext") -> None:
         view = ctx.view
         results = [i for i in view.ids if view.messages[i].get("role") == "tool"]
@@ -38,10 +45,10 @@ class ObservationMasking(Strategy):
         ops, ids, reclaimed = [], [], 0
         for message_id in older:
             message = view.message(message_id)
-            if history.is_placeholder(message):
+            if message is self.masked.get(message_id) or history.is_placeholder(message):
                 continue
             tokens = view.tokens(message_id)
-            masked = history.placeholder(message, "masked", tokens)
+            masked = self.masked[message_id] = history.placeholder(message, "masked", tokens)
             ops.append(history.replace_op(message_id, masked))
             ids.append(message_id)
             reclaimed += tokens - count_message(masked)

@@ -16,6 +16,7 @@ import pytest
 from harness import api
 from harness.mock import provider
 from harness.mock.agents import respond
+from harness.mock.agents.common import Calls
 from harness.mock.agents.memory import Memory, shared_prefix
 from harness.replay import replay_file
 from tasks import family_module
@@ -215,3 +216,37 @@ def test_a_page_loses_its_closing_more_line_exactly_as_the_pattern_would_remove_
     from harness.mock.agents.reading import MORE, _without_more_line
 
     assert _without_more_line(page) == MORE.regex.sub("", page)
+
+
+def _absorbed_positions(memory: Memory, monkeypatch) -> dict[str, list[int]]:
+    """Which positions each fold of `memory` reads from now on, by fold class name."""
+    read: dict[str, list[int]] = {}
+    for fold in memory.folds.values():
+        original = fold.absorb
+
+        def counting(position, text, message, original=original, name=type(fold).__name__):
+            read.setdefault(name, []).append(position)
+            return original(position, text, message)
+
+        monkeypatch.setattr(fold, "absorb", counting)
+    return read
+
+
+def test_a_result_replaced_in_place_is_read_again_only_by_the_folds_it_changes(monkeypatch):
+    """Masking an old result (issue 8) changes one message: folds that read it alike keep their state (the
+    call list sets that one result in place), folds it changes re-read from there, and the reply is still
+    exactly a fresh agent's."""
+    messages, tools, memory = _drive("chained_lookup", 30)
+    respond(messages, tools, seed=0, memory=memory)
+    record_at = min(i for i, m in enumerate(messages) if m.get("role") == "tool" and "| weight" in m["content"])
+    search_at = min(i for i, m in enumerate(messages) if m.get("role") == "tool" and "match(es) for" in m["content"])
+    for position, rereads in ((search_at, False), (record_at, True)):
+        read = _absorbed_positions(memory, monkeypatch)
+        view = messages[:position] + [_placeholder(messages[position])] + messages[position + 1:]
+        assert respond(view, tools, seed=0, memory=memory) == respond(view, tools, seed=0)
+        assert min(read.get("Calls", [len(view)])) >= len(messages), "the call list re-read messages it had"
+        records = read.get("Records", [])
+        assert (min(records, default=len(view)) == position) is rereads, (position, records)
+        calls = memory.folds[(Calls,)]
+        assert calls.results[messages[position]["tool_call_id"]] == _placeholder(messages[position])["content"]
+        messages = view

@@ -15,9 +15,10 @@ request is a list of block keys and block token counts, and everything is O(bloc
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import compress, count, repeat
-from operator import is_not
+from itertools import repeat
 from typing import Any, Callable, Hashable, Sequence
+
+from harness.mock.agents.memory import shared_prefix
 
 CACHE_STYLES = ("anthropic", "openai", "none")
 
@@ -42,7 +43,7 @@ class BlockChain:
     def read(self, blocks: list[Any], key_of: Callable[[Any], Hashable], tokens_of: Callable[[Any], int]) -> int:
         """Take `blocks` as the current request; returns its total tokens."""
         old = self.blocks
-        shared = next(compress(count(), map(is_not, old, blocks)), min(len(old), len(blocks)))
+        shared = shared_prefix(old, blocks)
         del self.prefix_keys[shared:], self.cumulative[shared:]
         keys, tokens = self.block_keys[:len(blocks)], self.block_tokens[:len(blocks)]
         running_key = self.prefix_keys[-1] if shared else 0

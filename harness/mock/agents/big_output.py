@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Hashable
+from typing import Any
 
 from harness.mock.agents.common import Fold, Visible, text_reply
 from harness.mock.agents.memo import Pattern, remember
@@ -42,7 +42,7 @@ class Assignment(Fold):
         super().__init__()
         self.state: dict[str, Any] = {"dumps": None, "latest": None}
 
-    def effect(self, text: str) -> Hashable:
+    def effect(self, text: str) -> Any:
         opening, questions = OPENING.search(text), QUESTION.findall(text)
         return (opening.group(1) if opening else None, questions) if opening or questions else None
 
@@ -94,8 +94,11 @@ class Statuses(ReadableFold):
         super().__init__()
         self.maps: list[dict[str, str]] = []  # each text's first status per request, in reading order
 
+    def effect(self, text: str) -> Any:
+        return remember(("statuses", text), lambda: _first_statuses(text)) or None
+
     def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
-        statuses = remember(("statuses", text), lambda: _first_statuses(text))
+        statuses = self.effect(text)
         if statuses:
             self.ledger.append(position, self.maps, statuses)
 

@@ -43,6 +43,9 @@ class Records(ReadableFold):
         super().__init__()
         self.known: dict[str, tuple[int, str]] = {}
 
+    def effect(self, text: str) -> Any:
+        return RECORD.findall(text) or None
+
     def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
         for code, weight, successor in RECORD.findall(text):
             self.ledger.put(position, self.known, code, (int(weight), successor))

@@ -66,14 +66,21 @@ class Fold(ABC):
     def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
         """Write what `text`, read from `message` at `position`, adds to the state."""
 
-    def effect(self, text: str) -> Hashable:
+    def effect(self, text: str) -> Any:
         """What `absorb` takes from a text: texts of equal effect (None: nothing) write the same."""
         return text
 
     def alike(self, visible: Visible, position: int, old: dict[str, Any], new: dict[str, Any]) -> bool:
-        """Whether `new` in place of `old` at `position` leaves the state as it is (only asked of
-        folds whose reading of a message depends on that message alone)."""
-        old_text, new_text = self.text(visible, old)[0], self.text(visible, new)[0]
+        """Whether `new` in place of `old` at `position` leaves the state as it is.
+
+        Asked only in regular contexts for folds that need one. A fold whose reading of a message
+        depends on other messages answers False unless it knows better (`ReadableFold`).
+        """
+        if self.needs_regular:
+            return False
+        return self.same_effect(self.text(visible, old)[0], self.text(visible, new)[0])
+
+    def same_effect(self, old_text: str | None, new_text: str | None) -> bool:
         if old_text == new_text:
             return True
         old_effect = None if old_text is None else self.effect(old_text)
@@ -85,9 +92,7 @@ class Fold(ABC):
         messages = visible.messages
         start = 0
         if not self.needs_regular or (self.regular and visible.regular):
-            start = visible.shared_prefix(self.messages)
-            if not self.needs_regular:
-                start = self._unchanged_through(visible, start)
+            start = self._unchanged_through(visible, visible.shared_prefix(self.messages))
             for position, text in self.volatile.items():
                 if position >= start:
                     break
@@ -226,7 +231,7 @@ class FirstMatch(Fold):
         self.roles = roles
         self.found: dict[str, re.Match[str]] = {}
 
-    def effect(self, text: str) -> Hashable:
+    def effect(self, text: str) -> Any:
         return text if self.pattern.search(text) else None
 
     def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
@@ -247,7 +252,7 @@ class Found(Fold):
         self.roles = roles
         self.items: dict[Any, None] = {}
 
-    def effect(self, text: str) -> Hashable:
+    def effect(self, text: str) -> Any:
         return self.pattern.findall(text) or None
 
     def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:

@@ -117,6 +117,18 @@ class ReadableFold(Fold):
             return _content(message), False
         return reading(visible, exchange).text, True
 
+    def alike(self, visible: Visible, position: int, old: dict[str, Any], new: dict[str, Any]) -> bool:
+        """In a regular context an untruncated result reads as its own content; a truncated one (old
+        or new) reads with its pages, so it is read again."""
+        if (old.get("role"), old.get("tool_call_id")) != (new.get("role"), new.get("tool_call_id")):
+            return False
+        old_text, new_text = _content(old), _content(new)
+        if TRUNCATED.search(old_text) or TRUNCATED.search(new_text):
+            return False
+        if old.get("role") not in self.roles:
+            return True
+        return self.same_effect(old_text, new_text)
+
 
 def obtain(visible: Visible, name: str, args: dict[str, Any], since: int = -1) -> dict[str, Any] | None:
     """The next call that could still yield what a `name(args)` result should have shown.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Hashable
+from typing import Any
 
 from harness.mock.agents.common import Fold, Visible, text_reply
 from harness.mock.agents.memo import Pattern
@@ -40,7 +40,7 @@ class Tickets(Fold):
         super().__init__()
         self.latest: dict[str, Task] = {}
 
-    def effect(self, text: str) -> Hashable:
+    def effect(self, text: str) -> Any:
         return TICKET.findall(text) or None
 
     def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
@@ -75,6 +75,10 @@ class Records(ReadableFold):
         self.regions: dict[str, str] = {}
         self.prices: dict[tuple[str, str], int] = {}
         self.lines: dict[str, str] = {}
+
+    def effect(self, text: str) -> Any:
+        lines = tuple(match.group(0) for pattern in (ORDER, CUSTOMER, PRICE) for match in pattern.finditer(text))
+        return lines or None
 
     def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
         put = self.ledger.put
