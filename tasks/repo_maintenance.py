@@ -152,22 +152,17 @@ class RepoMaintenance(WorkspaceEnvironment):
         failing = self._failing()
         lines = list(self.passing)
         middle = len(lines) // 2
+        values = {path: _assigned(self.fs.files.get(path, "")) for path in {bug.path for bug in failing}}
         for offset, bug in enumerate(failing):
             module = bug.path[4:-3]
             block = FAILURE.format(test=f"test_{bug.name.lower()}", module=module, name=bug.name,
-                                   expected=bug.right, found=self._found(bug), path=bug.path,
+                                   expected=bug.right, found=values[bug.path].get(bug.name, "missing"), path=bug.path,
                                    line=rng.randint(10, 200))
             lines.insert(middle + offset * 3, block)
         summary = (f"{len(failing)} failed, {self.params.log_lines} passed" if failing
                    else f"{self.params.log_lines} passed")
         return "\n".join(["============ test session starts ============", *lines,
                           f"============ {summary} in {rng.randint(20, 90)}.{rng.randint(0, 9)}s ============"])
-
-    def _found(self, bug: Constant) -> str:
-        for line in self.fs.files.get(bug.path, "").splitlines():
-            if line.startswith(f"{bug.name} = "):
-                return line.split("=", 1)[1].split("#")[0].strip()
-        return "missing"
 
     def run_extra(self, call: ToolCall) -> ToolResult:
         args = call.args or {}
@@ -205,3 +200,13 @@ class RepoMaintenance(WorkspaceEnvironment):
 
 def build(params: Params, seed: int) -> RepoMaintenance:
     return RepoMaintenance(params, seed)
+
+
+def _assigned(source: str) -> dict[str, str]:
+    """The value of each `NAME = value  # comment` line of a source file (the first line of each name)."""
+    values: dict[str, str] = {}
+    for line in source.splitlines():
+        name, equals, _ = line.partition(" = ")
+        if equals:
+            values.setdefault(name, line.split("=", 1)[1].split("#")[0].strip())
+    return values

@@ -89,6 +89,9 @@ class WorkQueue(WorkspaceEnvironment):
         self.by_order = {t.order: t for t in self.tickets}
         self.by_customer = {t.customer: t for t in self.tickets}
         self.prices = {(t.sku, t.region): t.unit for t in self.tickets}
+        # Each lookup's filler is a function of its key alone: made with the instance (and copied with it).
+        self.fillers = {key: self._filler(key)
+                        for t in self.tickets for key in (t.order, t.customer, f"{t.sku}:{t.region}")}
         self.recorded: dict[str, int] = {}
         self.delivered = 1  # the first ticket is in the opening message
 
@@ -124,10 +127,10 @@ class WorkQueue(WorkspaceEnvironment):
                                    ["order_id", "amount"])),
         ]
 
-    def _filler(self, key: str) -> list[str]:
+    def _filler(self, key: str) -> tuple[str, ...]:
         rng = random.Random(f"{FAMILY}:filler:{key}")
-        return ["history: " + " ".join(rng.choice(_FILLER) for _ in range(rng.randint(9, 14)))
-                for _ in range(self.params.filler_lines)]
+        return tuple("history: " + " ".join(rng.choice(_FILLER) for _ in range(rng.randint(9, 14)))
+                     for _ in range(self.params.filler_lines))
 
     def _near(self, prefix: str, number: str, key: str) -> list[str]:
         """Ids one digit swap away from `number`: records a sloppy reader would confuse."""
@@ -142,7 +145,7 @@ class WorkQueue(WorkspaceEnvironment):
         return out
 
     def _lookup(self, head: str, extra: list[str], key: str) -> ToolResult:
-        lines = [head, *self._filler(key)]
+        lines = [head, *self.fillers[key]]
         lines[1:1] = [f"related: {line}" for line in extra]
         return ToolResult("\n".join(lines))
 

@@ -250,3 +250,30 @@ def test_a_result_replaced_in_place_is_read_again_only_by_the_folds_it_changes(m
         calls = memory.folds[(Calls,)]
         assert calls.results[messages[position]["tool_call_id"]] == _placeholder(messages[position])["content"]
         messages = view
+
+
+def test_what_is_derived_from_a_fold_is_worked_out_again_after_any_change_of_its_state():
+    """Fold.derived (issue 8) may keep a value only while the fold's state is the one it came from: a
+    write, an undo (a view change) or a result set in place makes it stale."""
+    from harness.mock.agents.common import Found
+    from harness.mock.agents.memo import Pattern
+
+    fold = Found(Pattern(r"k(\d)"), ("tool",))
+    computed = []
+
+    def items() -> list[str]:
+        computed.append(1)
+        return list(fold.items)
+
+    assert fold.derived("items", items) == [] and fold.derived("items", items) == [] and len(computed) == 1
+    fold.absorb(0, "k1 k2", {})
+    assert fold.derived("items", items) == ["1", "2"] and len(computed) == 2
+    fold.ledger.rewind(0)
+    assert fold.derived("items", items) == [] and len(computed) == 3
+    calls = Calls()
+    calls.absorb(0, "", _call("c1", "read_file", {"path": "a"}))
+    calls.absorb(1, "", {"role": "tool", "tool_call_id": "c1", "content": "text"})
+    version = calls.ledger.version
+    assert calls.alike(None, 1, {"role": "tool", "tool_call_id": "c1", "content": "text"},
+                       {"role": "tool", "tool_call_id": "c1", "content": "[masked]"})
+    assert calls.ledger.version > version and calls.by_id["c1"].result == "[masked]"

@@ -95,19 +95,24 @@ def _refetches(visible: Visible, code: str, paths: list[str]) -> int:
     return repeats
 
 
-def act(visible: Visible, task: Task) -> dict[str, Any]:
-    known = _records(visible)
+def _walk(known: dict[str, tuple[int, str]], task: Task) -> tuple[int, set[str], str, int]:
+    """How many records the chain from the start walks, their codes, the code it stops at, the weights' sum."""
     chain: list[tuple[str, int]] = []
     code = task.start
     while len(chain) < task.hops and code in known:
         weight, successor = known[code]
         chain.append((code, weight))
         code = successor
-    total = sum(weight for _, weight in chain)
-    if len(chain) == task.hops:
+    return len(chain), {c for c, _ in chain}, code, sum(weight for _, weight in chain)
+
+
+def act(visible: Visible, task: Task) -> dict[str, Any]:
+    records = visible.fold(Records)
+    walked, codes, code, total = records.derived(("walk", task), lambda: _walk(records.known, task))
+    if walked == task.hops:
         return visible.call("submit_answer", {"answer": str(total)},
                             f"I have all {task.hops} records; their weights sum to {total}.")
-    note = _narration(visible, {c for c, _ in chain})
+    note = _narration(visible, codes)
     paths = _search_paths(visible, code)
     if _refetches(visible, code, paths or []) > visible.knobs.reread_budget:
         return visible.call("submit_answer", {"answer": str(total)},

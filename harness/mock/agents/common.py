@@ -8,7 +8,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from itertools import compress
 from operator import is_not
-from typing import Any, Hashable, TypeVar
+from typing import Any, Callable, Hashable, TypeVar
 
 from harness.config import build_dataclass, require
 from harness.mock.agents.memo import Pattern, arguments
@@ -55,6 +55,7 @@ class Fold(ABC):
         self.messages: tuple[dict[str, Any], ...] = ()  # the messages read so far
         self.volatile: dict[int, str] = {}  # position -> text read there that depends on later messages
         self.regular = True  # whether the messages were read as a regular context
+        self._derived: dict[Hashable, tuple[int, Any]] = {}
 
     def text(self, visible: Visible, message: dict[str, Any]) -> tuple[str | None, bool]:
         """What this fold reads of one message (None: nothing), and whether that depends on later messages."""
@@ -65,6 +66,13 @@ class Fold(ABC):
     @abstractmethod
     def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
         """Write what `text`, read from `message` at `position`, adds to the state."""
+
+    def derived(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """`compute()` from this fold's state, worked out again only once the state has changed."""
+        kept = self._derived.get(key)
+        if kept is None or kept[0] != self.ledger.version:
+            kept = self._derived[key] = (self.ledger.version, compute())
+        return kept[1]
 
     def effect(self, text: str) -> Any:
         """What `absorb` takes from a text: texts of equal effect (None: nothing) write the same."""
@@ -180,6 +188,7 @@ class Calls(Fold):
         if self.irregular["count"]:
             return False
         self.results[new.get("tool_call_id")] = _content(new)
+        self.ledger.version += 1  # a change of state like any other: what was derived from it is stale
         return True
 
     def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:

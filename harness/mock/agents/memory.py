@@ -32,22 +32,29 @@ _MISSING = object()
 
 
 class Ledger:
-    """An undo log of a fold's writes, so its state can be rewound to any earlier position."""
+    """An undo log of a fold's writes, so its state can be rewound to any earlier position.
 
-    __slots__ = ("_log",)
+    `version` changes with every write and every undo, so a fold's state at one version is
+    always the same state: what is derived from it can be kept until the version moves.
+    """
+
+    __slots__ = ("_log", "version")
 
     def __init__(self) -> None:
         self._log: list[tuple[int, Any, Any, Any]] = []
+        self.version = 0
 
     def put(self, position: int, mapping: dict[Any, Any], key: Any, value: Any) -> None:
         """mapping[key] = value, written while reading message `position`."""
         self._log.append((position, mapping, key, mapping.get(key, _MISSING)))
         mapping[key] = value
+        self.version += 1
 
     def append(self, position: int, items: list[Any], value: Any) -> None:
         """items.append(value), written while reading message `position`."""
         self._log.append((position, items, None, None))
         items.append(value)
+        self.version += 1
 
     def rewind(self, position: int) -> None:
         """Undo every write made while reading messages at `position` or later."""
@@ -60,6 +67,7 @@ class Ledger:
                 del target[key]
             else:
                 target[key] = old
+            self.version += 1
 
 
 def shared_prefix(old: Sequence[Any], new: Sequence[Any]) -> int:
