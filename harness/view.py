@@ -33,7 +33,9 @@ class ViewState:
         self._hashes: dict[int, str] = {}
         self._prefix: list[str] = []  # prefix hash after each position, valid up to its length
         self._sent: list[Message] = []  # the messages of `ids` as sent, valid up to its length
+        self._by_role: dict[str, tuple[list[int], int, list[int]]] = {}  # role -> (ids read, how far, its ids)
         self.total_tokens = 0
+        self.edits = 0  # view ops applied so far: unchanged, the view has only grown by appended messages
 
     # ----- reading
     def message(self, message_id: int) -> Message:
@@ -47,6 +49,16 @@ class ViewState:
         if count is None:
             count = self._tokens[message_id] = count_message(self.message(message_id))
         return count
+
+    def ids_of_role(self, role: str) -> list[int]:
+        """Ids in the view whose logged message has this role, in view order (read-only); O(new messages)
+        while the view only grows."""
+        ids_read, read, found = self._by_role.get(role, (None, 0, []))
+        if ids_read is not self.ids or read > len(self.ids):
+            read, found = 0, []
+        found.extend(i for i in self.ids[read:] if self.messages[i].get("role") == role)
+        self._by_role[role] = (self.ids, len(self.ids), found)
+        return found
 
     def to_messages(self) -> list[Message]:
         """A new list of the messages as sent (shared message objects); O(new messages) while the view grows."""
@@ -84,6 +96,7 @@ class ViewState:
 
     def _apply_op(self, op: Mapping[str, Any]) -> None:
         kind = op["op"]
+        self.edits += 1
         if kind == "replace":
             message_id = op["id"]
             in_view = message_id in self.ids

@@ -33,17 +33,24 @@ class ObservationMasking(Strategy):
 
     def __init__(self, config: ObservationMaskingConfig | None = None):
         super().__init__(config)
-        self.masked: dict[int, dict[str, Any]] = {}  # message id -> its placeholder: known masked, not re-checked
+        self._forget()
 
     def on_run_start(self, ctx: "RunContext") -> None:
-        self.masked = {}
+        self._forget()
+
+    def _forget(self) -> None:
+        self.masked: dict[int, dict[str, Any]] = {}  # message id -> its placeholder
+        # The older results known masked: valid while the view has had no edit but this strategy's own.
+        self.settled: tuple[list[int] | None, int, int] = (None, 0, 0)  # (view ids, view edits, how many)
 
     def before_request(self, ctx: "RunContext") -> None:
         view = ctx.view
-        results = [i for i in view.ids if view.messages[i].get("role") == "tool"]
-        older = results[: max(len(results) - self.config.keep_last, 0)]
+        results = view.ids_of_role("tool")
+        older = max(len(results) - self.config.keep_last, 0)
+        ids_seen, edits_seen, settled = self.settled
+        start = settled if ids_seen is view.ids and edits_seen == view.edits else 0
         ops, ids, reclaimed = [], [], 0
-        for message_id in older:
+        for message_id in results[start:older]:
             message = view.message(message_id)
             if message is self.masked.get(message_id) or history.is_placeholder(message):
                 continue
@@ -56,3 +63,4 @@ class ObservationMasking(Strategy):
             before = ctx.prompt_tokens_estimate()
             ctx.emit("compaction", step="mask", trigger="before_request", tokens_before=before,
                      tokens_after=before - reclaimed, reclaimed_tokens=reclaimed, message_ids=ids, view_ops=ops)
+        self.settled = (view.ids, view.edits, max(older, start))

@@ -159,3 +159,18 @@ def test_agent_rereads_what_was_masked_or_cleared_and_rereads_are_counted(tmp_pa
     for name in ("observation_masking", "clear_tool_uses"):
         assert rows[name]["compactions"] >= 1 and rows[name]["rereads"] >= 1, rows[name]
     assert all(replay_file(path).ok for path in (out / "events").glob("*.jsonl"))
+
+
+def test_masking_checks_again_every_older_result_after_an_edit_it_did_not_make():
+    """Masking skips the older results it already masked (issue 8) only while nothing else edited the view:
+    a result another strategy put back is masked again."""
+    ctx, pairs = history(14)
+    strategy = ObservationMasking()
+    strategy.before_request(ctx)
+    first = pairs[0][1]
+    original = ctx.view.messages[first]
+    ctx.emit("compaction", step="restore", view_ops=[{"op": "replace", "id": first, "message": original}])
+    assert not ctx.view.is_replaced(first) or "masked" not in ctx.view.message(first)["content"]
+    strategy.before_request(ctx)
+    assert "masked" in ctx.view.message(first)["content"]
+    assert edits(ctx)[-1]["message_ids"] == [first] and replays(ctx)

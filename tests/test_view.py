@@ -66,7 +66,8 @@ def test_set_refuses_unknown_message_ids():
 
 
 def test_messages_as_sent_kept_incrementally_equal_a_fresh_fold_after_every_op():
-    """to_messages() reuses its list while the view grows (issue 8); every op must still show in it."""
+    """to_messages() and ids_of_role() reuse their lists while the view grows (issue 8); every op must
+    still show in them."""
     import random
 
     rng = random.Random(7)
@@ -74,7 +75,8 @@ def test_messages_as_sent_kept_incrementally_equal_a_fresh_fold_after_every_op()
     for step in range(120):
         kind = rng.choice(["append", "append", "append", "replace", "drop", "set"])
         if kind == "append":
-            event = log.append("message", message={"role": "tool", "content": f"result {step}"}, origin="tool")
+            role = rng.choice(["tool", "assistant"])
+            event = log.append("message", message={"role": role, "content": f"result {step}"}, origin="tool")
         elif kind == "replace" and view.ids:
             event = log.append("compaction", view_ops=[{"op": "replace", "id": rng.choice(view.ids),
                                                          "message": {"role": "tool", "content": f"[cleared {step}]"}}])
@@ -88,5 +90,7 @@ def test_messages_as_sent_kept_incrementally_equal_a_fresh_fold_after_every_op()
             sent = view.to_messages()
             assert sent == fold(log.events).to_messages()
             sent.append({"role": "user", "content": "a caller's own list"})  # must not reach the view
+        if rng.random() < 0.5:
+            assert view.ids_of_role("tool") == [i for i in view.ids if view.messages[i]["role"] == "tool"]
     assert view.to_messages() == fold(log.events).to_messages()
     assert view.hash() == fold(log.events).hash()
