@@ -94,15 +94,16 @@ def distinct_contents(events: Iterable[dict[str, Any]]) -> set[str]:
 
 
 def tokenize_seconds(texts: Iterable[str], repeats: int = 3) -> float:
-    """CPU seconds to tokenize each text once with harness.tokens' encoding (best of `repeats`)."""
-    from harness.tokens import _encoding
+    """CPU seconds to tokenize each text once as the harness does (`harness.tokens`, the memo left out;
+    best of `repeats`). The fastest way it has: long texts are counted from tiktoken's packed buffer."""
+    from harness.tokens import tokenize_count
 
     texts = list(texts)
     best = float("inf")
     for _ in range(repeats):
         started = time.process_time()
         for text in texts:
-            _encoding.encode(text, disallowed_special=())
+            tokenize_count(text)
         best = min(best, time.process_time() - started)
     return best
 

@@ -31,7 +31,7 @@ def count_text(text: str) -> int:
         return 0
     cached = _text_counts.get(text)
     if cached is None:
-        cached = _count(text)
+        cached = tokenize_count(text)
         if _counted_chars + len(text) > MAX_COUNTED_CHARS:
             forget_counts()
         _text_counts[text] = cached
@@ -39,7 +39,8 @@ def count_text(text: str) -> int:
     return cached
 
 
-def _count(text: str) -> int:
+def tokenize_count(text: str) -> int:
+    """Tokens in `text`, counted afresh (no memo)."""
     if len(text) >= PACKED_FROM_CHARS:
         try:
             return len(_encoding.encode_to_numpy(text, disallowed_special=()))
