@@ -8,6 +8,7 @@ it knows nothing that is not in the request it answers).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -277,3 +278,42 @@ def test_what_is_derived_from_a_fold_is_worked_out_again_after_any_change_of_its
     assert calls.alike(None, 1, {"role": "tool", "tool_call_id": "c1", "content": "text"},
                        {"role": "tool", "tool_call_id": "c1", "content": "[masked]"})
     assert calls.ledger.version > version and calls.by_id["c1"].result == "[masked]"
+
+
+@pytest.mark.parametrize("expression, flags, needs", [
+    (r"^Fixed (\w+) in (\S+)\.$", re.MULTILINE, ("Fixed ",)),
+    (r"=+ (?:(\d+) failed, )?\d+ passed in [\d.]+s =+", 0, (" passed in ",)),
+    (r"Recorded (ORD-\d+)\.|(ORD-\d+) is already recorded", 0, ("Recorded ", " is already recorded")),
+    (r"Recorded (ORD-\d+)|(ORD-\d+)", 0, ()),  # the second alternative needs no literal
+    (r"Context usage warning", re.IGNORECASE, ()),
+    (r"(?i)Context usage warning", 0, ()),
+    (r"ab(cdef)?gh", 0, ()),  # an optional group is no run of its own
+    (r"\bnotes/x", 0, ("notes/x",)),
+])
+def test_the_literals_a_pattern_needs_are_required_by_every_match(expression, flags, needs):
+    """A text without any of the required literals is ruled out before the regular expression runs (issue 8):
+    each must be one that no match of its alternative can lack."""
+    from harness.mock.agents.memo import required_literals
+
+    assert required_literals(re.compile(expression, flags)) == needs
+
+
+def test_every_agent_pattern_reads_each_text_as_the_plain_regular_expression_does(tmp_path):
+    """Over every text of a smoke run, the shortcut changes no result of any agent pattern."""
+    from harness.mock.agents import big_output, chained_lookup, memo, plant_early_ask_late, reading, repo_maintenance
+    from harness.mock.agents import reset, work_queue
+
+    api.run("smoke", strategies="tool_output_limits", profiles=api.mock_profiles(window=60_000), out=tmp_path)
+    events = [json.loads(line) for log in (tmp_path / "events").glob("*.jsonl") for line in log.read_text().splitlines()]
+    texts = {str(event["message"].get("content") or "") for event in events if event["type"] == "message"}
+    patterns = [value for module in (big_output, chained_lookup, plant_early_ask_late, reading, repo_maintenance, reset,
+                                     work_queue) for value in vars(module).values() if isinstance(value, memo.Pattern)]
+    shortcuts = 0
+    for pattern in patterns:
+        for text in texts:
+            memo.forget()
+            assert pattern.findall(text) == tuple(pattern.regex.findall(text)), (pattern.regex.pattern, text[:200])
+            found = pattern.search(text)
+            assert (found and found.span()) == ((m := pattern.regex.search(text)) and m.span())
+            shortcuts += not pattern._may_match(text)
+    assert shortcuts > len(texts), "the shortcut was never taken: the test would prove little"

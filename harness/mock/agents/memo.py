@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 import re
+import re._constants as re_constants
+import re._parser as re_parser
 from typing import Any
 
 MAX_ENTRIES = 200_000
@@ -46,23 +48,65 @@ def forget() -> None:
 
 
 class Pattern:
-    """A compiled regular expression whose search/match/findall/finditer results are memoized per text."""
+    """A compiled regular expression whose search/match/findall/finditer results are memoized per text.
+
+    A text that lacks the literals every match must contain (`required_literals`) cannot match:
+    that is settled by a substring scan, much faster than the regular expression's own over a
+    long result.
+    """
 
     def __init__(self, expression: str, flags: int = 0):
         self.regex = re.compile(expression, flags)
         self._key = (expression, flags)
+        self._needs = required_literals(self.regex)
+
+    def _may_match(self, text: str) -> bool:
+        return not self._needs or any(literal in text for literal in self._needs)
 
     def search(self, text: str) -> re.Match[str] | None:
-        return _recall((*self._key, "search", text), lambda: self.regex.search(text))
+        return _recall((*self._key, "search", text), lambda: self.regex.search(text) if self._may_match(text) else None)
 
     def match(self, text: str) -> re.Match[str] | None:
-        return _recall((*self._key, "match", text), lambda: self.regex.match(text))
+        return _recall((*self._key, "match", text), lambda: self.regex.match(text) if self._may_match(text) else None)
 
     def findall(self, text: str) -> tuple[Any, ...]:
-        return _recall((*self._key, "findall", text), lambda: tuple(self.regex.findall(text)))
+        return _recall((*self._key, "findall", text),
+                       lambda: tuple(self.regex.findall(text)) if self._may_match(text) else ())
 
     def finditer(self, text: str) -> tuple[re.Match[str], ...]:
-        return _recall((*self._key, "finditer", text), lambda: tuple(self.regex.finditer(text)))
+        return _recall((*self._key, "finditer", text),
+                       lambda: tuple(self.regex.finditer(text)) if self._may_match(text) else ())
+
+
+MIN_REQUIRED_LITERAL = 4  # shorter literals are too common to rule a text out
+
+
+def required_literals(regex: re.Pattern[str]) -> tuple[str, ...]:
+    """Literals of which every match of `regex` contains one (none known: empty).
+
+    For each top-level alternative, its longest run of literal characters outside any group or
+    repeat; nothing when an alternative has no run long enough or the pattern ignores case.
+    """
+    if regex.flags & re.IGNORECASE:
+        return ()
+    parsed = list(re_parser.parse(regex.pattern, regex.flags))
+    if len(parsed) == 1 and parsed[0][0] is re_constants.BRANCH:
+        alternatives = [_longest_literal_run(branch) for branch in parsed[0][1][1]]
+    else:
+        alternatives = [_longest_literal_run(parsed)]
+    return tuple(alternatives) if all(len(run) >= MIN_REQUIRED_LITERAL for run in alternatives) else ()
+
+
+def _longest_literal_run(sequence: Any) -> str:
+    runs, run = [], []
+    for op, value in sequence:
+        if op is re_constants.LITERAL:
+            run.append(chr(value))
+        elif op is not re_constants.AT or run:  # a zero-width anchor before the run does not break it
+            runs.append("".join(run))
+            run = []
+    runs.append("".join(run))
+    return max(runs, key=len)
 
 
 def pattern(expression: str, flags: int = 0) -> Pattern:
