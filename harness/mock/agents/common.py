@@ -180,8 +180,7 @@ class Calls(Fold):
     def alike(self, visible: Visible, position: int, old: dict[str, Any], new: dict[str, Any]) -> bool:
         """Another rendering of a tool result changes only that call's result: set here in place, as
         in a regular context no later message writes it (the ledger's undo of it stays right)."""
-        if (old.get("role"), old.get("tool_call_id"), old.get("tool_calls") or None) != (
-                new.get("role"), new.get("tool_call_id"), new.get("tool_calls") or None):
+        if not same_shape(old, new):
             return False
         if new.get("role") != "tool" or _content(old) == _content(new):
             return True
@@ -368,6 +367,12 @@ class Visible:
         return {"role": "assistant", "content": content,
                 "tool_calls": [{"id": call_id, "type": "function",
                                 "function": {"name": name, "arguments": json.dumps(args, sort_keys=True)}}]}
+
+
+def same_shape(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether two messages differ at most in content: same role, same result id, same tool calls."""
+    return (old.get("role"), old.get("tool_call_id"), old.get("tool_calls") or None) == (
+        new.get("role"), new.get("tool_call_id"), new.get("tool_calls") or None)
 
 
 def _hashable(value: Any) -> bool:

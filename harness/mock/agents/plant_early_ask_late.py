@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.mock.agents.common import Exchange, Fold, Visible, text_reply
-from harness.mock.agents.memo import Pattern
+from harness.mock.agents.common import Exchange, Fold, Visible, same_shape, text_reply
+from harness.mock.agents.memo import Pattern, remember
 from harness.mock.agents.reading import obtain, reading
 
 BATCH = Pattern(r"Audit batch (\d+) of (\d+): (.+?)\. For each file")
@@ -49,21 +49,39 @@ class Statements(Fold):
             return message.get("content") or "", False
         return None, False
 
+    def alike(self, visible: Visible, position: int, old: dict[str, Any], new: dict[str, Any]) -> bool:
+        """In a regular context a result reads as a notes read by its call, which another rendering of it
+        keeps (a changed call is a change of shape, read again)."""
+        return same_shape(old, new) and self.same_effect(self.text(visible, old)[0], self.text(visible, new)[0])
+
+    def effect(self, text: str) -> Any:
+        return _statements(text) if any(_statements(text)) else None
+
     def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
         put, state = self.ledger.put, self.state
-        for number, total, files in BATCH.findall(text):
+        batches, questions, facts, recorded = _statements(text)
+        for number, total, files in batches:
             if state["batch"] is None or int(number) >= state["batch"].batch:
                 put(position, state, "batch", Task(int(number), int(total), tuple(f.strip() for f in files.split(",")),
                                                    None))
-        match = QUESTIONS.search(text)
-        if match:
-            put(position, state, "questions", tuple(name.strip() for name in match.group(1).split(",")))
-        found = [(m.start(), m.group(1), m.group(2)) for pattern in (FACT, UPDATE, NOTED_FACT)
-                 for m in pattern.finditer(text)]
-        for _, name, value in sorted(found):
+        if questions is not None:
+            put(position, state, "questions", tuple(name.strip() for name in questions.split(",")))
+        for name, value in facts:
             put(position, self.facts, name.strip(), value.strip())
-        for n, path in RECORDED.findall(text):
+        for n, path in recorded:
             put(position, self.recorded, path, int(n))
+
+
+def _statements(text: str) -> tuple[tuple[Any, ...], str | None, tuple[tuple[str, str], ...], tuple[Any, ...]]:
+    """A text's batches, final questions, facts in the order stated, and counts noted as recorded."""
+    def read() -> tuple[tuple[Any, ...], str | None, tuple[tuple[str, str], ...], tuple[Any, ...]]:
+        questions = QUESTIONS.search(text)
+        found = sorted((m.start(), m.group(1), m.group(2)) for pattern in (FACT, UPDATE, NOTED_FACT)
+                       for m in pattern.finditer(text))
+        return (BATCH.findall(text), questions.group(1) if questions else None,
+                tuple((name, value) for _, name, value in found), RECORDED.findall(text))
+
+    return remember(("statements", text), read)
 
 
 def _is_notes_read(exchange: Exchange | None) -> bool:

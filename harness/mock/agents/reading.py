@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.mock.agents.common import Exchange, Fold, Visible, _content
+from harness.mock.agents.common import Exchange, Fold, Visible, _content, same_shape
 from harness.mock.agents.memo import Pattern, remember
 
 TRUNCATED = Pattern(r"\[Output truncated: (\d+) of (\d+) characters shown\. Full output saved as (\S+); "
@@ -120,7 +120,7 @@ class ReadableFold(Fold):
     def alike(self, visible: Visible, position: int, old: dict[str, Any], new: dict[str, Any]) -> bool:
         """In a regular context an untruncated result reads as its own content; a truncated one (old
         or new) reads with its pages, so it is read again."""
-        if (old.get("role"), old.get("tool_call_id")) != (new.get("role"), new.get("tool_call_id")):
+        if not same_shape(old, new):
             return False
         old_text, new_text = _content(old), _content(new)
         if TRUNCATED.search(old_text) or TRUNCATED.search(new_text):
