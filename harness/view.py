@@ -67,9 +67,10 @@ class ViewState:
 
     def hash(self, tools_hash: str = "") -> str:
         """Hash of the view as sent; O(1) amortized while the view only grows."""
-        for position in range(len(self._prefix), len(self.ids)):
-            previous = self._prefix[position - 1] if position else ""
-            self._prefix.append(stable_hash(previous + self._message_hash(self.ids[position])))
+        prefix, ids = self._prefix, self.ids
+        for position in range(len(prefix), len(ids)):
+            previous = prefix[position - 1] if position else ""
+            prefix.append(stable_hash(previous + self._message_hash(ids[position])))
         return stable_hash(tools_hash + (self._prefix[-1] if self._prefix else ""))
 
     def _message_hash(self, message_id: int) -> str:

@@ -11,6 +11,7 @@ anything else was changed.
 """
 from __future__ import annotations
 
+import functools
 import random
 from dataclasses import dataclass
 from typing import Any
@@ -202,8 +203,10 @@ def build(params: Params, seed: int) -> RepoMaintenance:
     return RepoMaintenance(params, seed)
 
 
+@functools.lru_cache(maxsize=256)
 def _assigned(source: str) -> dict[str, str]:
-    """The value of each `NAME = value  # comment` line of a source file (the first line of each name)."""
+    """The value of each `NAME = value  # comment` line of a source file (the first line of each name).
+    Kept for the last files read (read-only): a test log reads the same unedited files again and again."""
     values: dict[str, str] = {}
     for line in source.splitlines():
         name, equals, _ = line.partition(" = ")

@@ -15,6 +15,7 @@ one grows past MAX_ENTRIES, so a long-lived process does not keep old runs' text
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 import re._constants as re_constants
@@ -109,8 +110,9 @@ def _longest_literal_run(sequence: Any) -> str:
     return max(runs, key=len)
 
 
+@functools.lru_cache(maxsize=4096)
 def pattern(expression: str, flags: int = 0) -> Pattern:
-    """A memoized Pattern for an expression built at run time."""
+    """A memoized Pattern for an expression built at run time (compiled and parsed once)."""
     return Pattern(expression, flags)
 
 
