@@ -82,7 +82,8 @@ def count_rereads(events: Iterable[Mapping[str, Any]]) -> int:
                 arguments = json.dumps(json.loads(function.get("arguments") or "{}"), sort_keys=True)
             except json.JSONDecodeError:
                 arguments = function.get("arguments") or ""
-            key = (name, arguments, stable_hash(result["message"].get("content") or ""))
+            content = result["message"].get("content") or ""
+            key = (name, arguments, content if isinstance(content, str) else stable_hash(content))
             if key in seen:
                 rereads += 1
             seen.add(key)
