@@ -27,7 +27,8 @@ class BlockChain:
 
     A request that starts with the same block objects as the one before (the harness never
     changes a message it has sent) reuses their keys and counts, so it costs O(new blocks).
-    Requests that share no objects (over HTTP every message is parsed afresh) are read whole.
+    Requests that share no objects are read whole; over HTTP, serve-mock hands on the session's
+    earlier objects for equal messages (harness.server), so those are not.
     """
 
     def __init__(self) -> None:
