@@ -120,6 +120,25 @@ class Pricing:
         return with_cache, uncached
 
 
+def litellm_prices(model: str, pricing: Pricing | None) -> dict[str, float]:
+    """Custom per-token prices to give litellm with each request to a model its cost map does not know.
+
+    litellm prices every response itself (the harness ignores that figure: cost comes from the
+    profile's `Pricing`). For a model missing from its cost map it first tries many generalizations
+    of the name, on every request, in the calling thread and again in its logging thread; that costs
+    more CPU than the rest of a small request. Given its documented custom prices
+    (`input_cost_per_token`, `output_cost_per_token`: litellm parameters, not sent to the provider)
+    it uses them instead. Models it knows, or without a price, get none: nothing changes for them.
+    """
+    if pricing is None:
+        return {}
+    try:
+        litellm.get_model_info(model)
+    except Exception:  # litellm raises a bare Exception for unknown models
+        return {"input_cost_per_token": pricing.input, "output_cost_per_token": pricing.output}
+    return {}
+
+
 @dataclass
 class LLMProfile:
     """A named model binding: the litellm model name plus what the harness needs to know about it."""
@@ -218,6 +237,7 @@ class LLMClient:
         self.on_retry = on_retry
         self.sent = 0  # requests sent, failed attempts included
         self._pricing = profile.pricing()
+        self._litellm_prices = litellm_prices(profile.model, self._pricing)
         self._rng = random.Random(stable_hash(["retry", session, seed]))
         self._repeats: Counter[str] = Counter()
         self._sends_seed = (profile.is_mock or bool(profile.api_base)
@@ -289,7 +309,8 @@ class LLMClient:
                 reply, raw_usage = self._mock.serve(self.profile.model, messages, kwargs.get("tools") or [],
                                                     self._mock_config, seed=kwargs.get("seed"))
             else:
-                response = litellm.completion(model=self.profile.model, messages=messages, **kwargs)
+                response = litellm.completion(model=self.profile.model, messages=messages,
+                                              **{**self._litellm_prices, **kwargs})
                 reply, raw_usage = response.choices[0].message, getattr(response, "usage", None)
             latency = time.perf_counter() - started
         usage = normalize_usage(raw_usage)

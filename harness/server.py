@@ -6,6 +6,12 @@ and gives the same results. Per-run state (the simulated prompt cache, fault dra
 session, named by the `X-Ctxbench-Session` header or else the request's `user` field; request
 index 0 (`X-Ctxbench-Request: 0`) starts a session afresh, so reruns stay deterministic.
 Faults become HTTP statuses: rate limit 429, server error 500, timeout 408.
+
+A request arrives as fresh JSON objects, but the mock's prefix cache and the simulated agent's
+memory reuse their readings of a request's messages by object identity (the harness never changes
+a message it sent). So each session keeps its last request's messages, and a message equal (==)
+to the one at the same position last time is replaced by that earlier object: the mock reads only
+what is new, and still exactly what it was sent.
 """
 from __future__ import annotations
 
@@ -44,6 +50,7 @@ class MockServer(ThreadingHTTPServer):
         self.provider = MockProvider()
         self.config = config
         self._session_configs: dict[str, MockConfig] = {}  # built once per session: building validates it
+        self._last_requests: dict[str, tuple[list[Any], list[Any]]] = {}  # session -> its last (tools, messages)
         self._ids = itertools.count(1)
         self.latency_s = latency_s
         self.requests = 0
@@ -72,6 +79,28 @@ class MockServer(ThreadingHTTPServer):
             if config is None:
                 config = self._session_configs[session] = replace(self.config, session=session)
             return config
+
+    def reuse(self, session: str, tools: list[Any], messages: list[Any]) -> tuple[list[Any], list[Any]]:
+        """This request's tools and messages, each replaced by the session's last object equal to it.
+
+        A message is compared with the one at its position in the session's last request, so a
+        changed, dropped or inserted message is a new object for the mock, as in process.
+        """
+        with self._count_lock:
+            last_tools, last_messages = self._last_requests.get(session, ([], []))
+        if tools == last_tools:
+            tools = last_tools
+        messages = [old if old == new else new for old, new in zip(last_messages, messages)] + \
+            messages[len(last_messages):]
+        with self._count_lock:
+            self._last_requests[session] = (tools, messages)
+        return tools, messages
+
+    def end_session(self, session: str) -> None:
+        """Start `session` afresh: the mock's state and the last request kept for reuse."""
+        with self._count_lock:
+            self._last_requests.pop(session, None)
+        self.provider.end_session(session)
 
     def response_id(self) -> str:
         with self._count_lock:
@@ -123,7 +152,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._due = arrived + self.server.latency_s  # the answer goes out then, the mock's work included
         session = self.headers.get(SESSION_HEADER) or str(body.get("user") or "")
         if self.headers.get(REQUEST_HEADER) == "0":
-            self.server.provider.end_session(session)
+            self.server.end_session(session)
+        tools, messages = self.server.reuse(session, tools, messages)
         model = str(body.get("model") or MODEL_IDS[0])
         try:
             reply, usage = self.server.provider.serve(model.removeprefix("mock-"), messages, tools,

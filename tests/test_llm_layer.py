@@ -2,7 +2,8 @@
 import litellm
 import pytest
 
-from harness.llm import DEFAULT_PRICE_MODEL, LLMClient, LLMProfile, Pricing, Usage, is_context_window_error, normalize_usage
+from harness.llm import (DEFAULT_PRICE_MODEL, LLMClient, LLMProfile, Pricing, Usage, is_context_window_error,
+                         litellm_prices, normalize_usage)
 from harness.mock.provider import register_mock_provider
 from harness.tokens import count_message, count_tools
 
@@ -77,3 +78,44 @@ def test_usage_as_dict_has_every_field():
 
     usage = Usage(input_tokens=10, cached_tokens=4, cache_write_tokens=3, output_tokens=2)
     assert usage.as_dict() == dataclasses.asdict(usage)
+
+
+def test_litellm_gets_the_profiles_prices_for_a_model_it_cannot_price_and_they_are_not_sent(monkeypatch):
+    """A model missing from litellm's cost map gets the profile's per-token prices as litellm's custom pricing
+    (so litellm skips guessing at the name on every request); they stay in litellm: the provider never sees them."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    bodies = []
+
+    class Provider(BaseHTTPRequestHandler):
+        def do_POST(self):
+            bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            data = json.dumps({"id": "r1", "object": "chat.completion", "created": 0, "model": "m", "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            return
+
+    pricing = Pricing.for_model(DEFAULT_PRICE_MODEL)
+    assert litellm_prices("openai/not-in-the-cost-map", pricing) == {
+        "input_cost_per_token": pricing.input, "output_cost_per_token": pricing.output}
+    assert litellm_prices(DEFAULT_PRICE_MODEL, pricing) == {}  # litellm knows it: nothing changes
+    assert litellm_prices("openai/not-in-the-cost-map", None) == {}
+    server = HTTPServer(("127.0.0.1", 0), Provider)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        profile = LLMProfile(model="openai/not-in-the-cost-map", api_base=f"http://127.0.0.1:{server.server_port}/v1",
+                             price_model=DEFAULT_PRICE_MODEL, params={"api_key": "unused"})
+        result = LLMClient(profile, session="prices").complete([{"role": "user", "content": "hello"}], None)
+    finally:
+        server.shutdown()
+    assert result.cost_usd == pytest.approx(3 * pricing.input + 1 * pricing.output)
+    assert [sorted(key for key in body if "cost" in key) for body in bodies] == [[]]

@@ -5,6 +5,8 @@ import urllib.request
 import litellm
 
 from harness.cli import main
+from harness.llm import REQUEST_HEADER, SESSION_HEADER
+from harness.mock.provider import MockConfig, MockProvider
 from harness.results import read_runs
 
 CLOCK_FIELDS = {"wall_s", "cpu_s", "model"}
@@ -112,3 +114,47 @@ def test_latency_counts_from_the_request_and_includes_the_mocks_work(mock_server
     litellm.completion(model="openai/mock-agent", api_base=server.url, max_retries=0,
                        messages=[{"role": "user", "content": "hello"}])
     assert 0.3 <= time.monotonic() - started < 0.5  # not 0.3 + 0.25
+
+
+def _post(server, body, session, index):
+    request = urllib.request.Request(server.url + "/chat/completions", data=json.dumps(body).encode(), headers={
+        "Content-Type": "application/json", SESSION_HEADER: session, REQUEST_HEADER: str(index)})
+    with urllib.request.urlopen(request) as reply:
+        return json.load(reply)["choices"][0]["message"]
+
+
+def test_equal_messages_reach_the_mock_as_the_sessions_earlier_objects_and_changed_ones_do_not(mock_server,
+                                                                                             monkeypatch):
+    """Each HTTP request is parsed afresh, but the mock's prefix cache and agent memory reuse readings by object
+    identity: a message equal to the one at its position in the session's last request is served as that object,
+    a changed one as itself, and the replies are the in-process mock's."""
+    server = mock_server()
+    received = []
+    serve = server.provider.serve
+
+    def recording_serve(model, messages, tools, config, seed):
+        received.append((messages, tools))
+        return serve(model, messages, tools, config, seed)
+
+    monkeypatch.setattr(server.provider, "serve", recording_serve)
+    tools = [{"type": "function", "function": {"name": "read_file", "description": "read a file", "parameters": {
+        "type": "object", "properties": {"path": {"type": "string"}}}}}]
+    call = {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a.txt"}'}}
+    first = [{"role": "system", "content": "You are an agent."},
+             {"role": "user", "content": "Start at record AB-1234 and follow the successor chain through 2 records; "
+                                         "submit the sum of their weights."},
+             {"role": "assistant", "content": "", "tool_calls": [call]},
+             {"role": "tool", "tool_call_id": "c1", "content": "AB-1234 weight 7 successor CD-5678"}]
+    second = [*first[:3], {**first[3], "content": "[result cleared: call the tool again]"},
+              {"role": "user", "content": "Go on."}]
+    replies = [_post(server, {"model": "mock-agent", "messages": messages, "tools": tools}, "reuse", index)
+               for index, messages in enumerate((first, second))]
+
+    (sent_first, tools_first), (sent_second, tools_second) = received
+    assert tools_second is tools_first
+    assert all(new is old for new, old in zip(sent_second[:3], sent_first[:3]))
+    assert sent_second[3] is not sent_first[3] and sent_second[3] == second[3]
+    assert sent_second == second
+    local = MockProvider()
+    config = MockConfig(session="reuse")
+    assert replies == [local.serve("agent", messages, tools, config, seed=None)[0] for messages in (first, second)]

@@ -29,8 +29,8 @@ class BlockChain:
     A request that starts with the same block objects as the one before (the harness never
     changes a message it has sent) reuses their keys and counts, so it costs O(new blocks);
     after a block replaced in place (a masked result), the blocks behind it keep their own
-    key and count and only the running prefix is recomputed. Requests that share no objects
-    (over HTTP every message is parsed afresh) are read whole.
+    key and count and only the running prefix is recomputed. Over HTTP, serve-mock hands on
+    the session's earlier objects for equal messages (harness.server), so the same holds.
     """
 
     def __init__(self) -> None:

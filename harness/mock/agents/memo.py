@@ -3,7 +3,7 @@
 The simulated agent keeps its readings of a message prefix between requests (`memory`),
 but some texts are still read again on every request: the results it inspects for what to
 do next (is this read whole? where does paging continue?), and every text when its memory
-cannot be reused (a request over HTTP arrives as fresh objects). A regular expression's
+cannot be reused (the request does not start with the objects it read). A regular expression's
 matches and a tool call's parsed arguments are pure functions of one text, so they are
 memoized by that text alone: a memo says how a given message reads, never which messages
 were shown. Each request still reads exactly the texts it was sent, so the agent stays
