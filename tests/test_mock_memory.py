@@ -262,15 +262,15 @@ def test_what_is_derived_from_a_fold_is_worked_out_again_after_any_change_of_its
     fold = Found(Pattern(r"k(\d)"), ("tool",))
     computed = []
 
-    def items() -> list[str]:
-        computed.append(1)
+    def items(previous: list[str] | None) -> list[str]:
+        computed.append(previous)
         return list(fold.items)
 
-    assert fold.derived("items", items) == [] and fold.derived("items", items) == [] and len(computed) == 1
+    assert fold.derived("items", items) == [] and fold.derived("items", items) == [] and computed == [None]
     fold.absorb(0, "k1 k2", {})
-    assert fold.derived("items", items) == ["1", "2"] and len(computed) == 2
+    assert fold.derived("items", items) == ["1", "2"] and computed == [None, []]
     fold.ledger.rewind(0)
-    assert fold.derived("items", items) == [] and len(computed) == 3
+    assert fold.derived("items", items) == [] and computed == [None, [], ["1", "2"]]
     calls = Calls()
     calls.absorb(0, "", _call("c1", "read_file", {"path": "a"}))
     calls.absorb(1, "", {"role": "tool", "tool_call_id": "c1", "content": "text"})
@@ -317,3 +317,21 @@ def test_every_agent_pattern_reads_each_text_as_the_plain_regular_expression_doe
             assert (found and found.span()) == ((m := pattern.regex.search(text)) and m.span())
             shortcuts += not pattern._may_match(text)
     assert shortcuts > len(texts), "the shortcut was never taken: the test would prove little"
+
+
+def test_a_chain_walk_goes_on_from_the_last_one_only_while_every_record_it_walked_reads_the_same():
+    """chained_lookup's walk (issue 8) extends the previous walk; after a record on it changes or is gone,
+    it must equal a walk from the start."""
+    from harness.mock.agents.chained_lookup import Task, _walk
+
+    task = Task("AA-0001", 4)
+    known = {"AA-0001": (3, "AA-0002"), "AA-0002": (5, "AA-0003")}
+    first = _walk(known, task, None)
+    assert (first.codes, first.stop, first.total) == (("AA-0001", "AA-0002"), "AA-0003", 8)
+    for change in ({"AA-0003": (7, "AA-0004")}, {"AA-0002": (6, "AA-0009")}, {"AA-0009": (1, "AA-0004")}):
+        known = {**known, **change}
+        extended = _walk(known, task, first)
+        assert extended == _walk(known, task, None)
+        first = extended
+    del known["AA-0002"]
+    assert _walk(known, task, first) == _walk(known, task, None) and _walk(known, task, first).codes == ("AA-0001",)

@@ -95,24 +95,39 @@ def _refetches(visible: Visible, code: str, paths: list[str]) -> int:
     return repeats
 
 
-def _walk(known: dict[str, tuple[int, str]], task: Task) -> tuple[int, set[str], str, int]:
-    """How many records the chain from the start walks, their codes, the code it stops at, the weights' sum."""
-    chain: list[tuple[str, int]] = []
-    code = task.start
-    while len(chain) < task.hops and code in known:
-        weight, successor = known[code]
-        chain.append((code, weight))
-        code = successor
-    return len(chain), {c for c, _ in chain}, code, sum(weight for _, weight in chain)
+@dataclass(frozen=True)
+class Walk:
+    """The chain of known records from the start, as far as it goes."""
+
+    codes: tuple[str, ...]  # the records walked, in order
+    values: tuple[tuple[int, str], ...]  # the (weight, successor) read for each
+    stop: str  # the code after the last record walked (the one it still needs while short of the hops)
+    total: int  # the weights' sum
+
+
+def _walk(known: dict[str, tuple[int, str]], task: Task, previous: Walk | None) -> Walk:
+    """The walk from `task.start`; it goes on from `previous` when every record that walked still reads the same."""
+    if previous is not None and tuple(map(known.get, previous.codes)) == previous.values:
+        codes, values, code, total = list(previous.codes), list(previous.values), previous.stop, previous.total
+    else:
+        codes, values, code, total = [], [], task.start, 0
+    while len(codes) < task.hops and code in known:
+        value = known[code]
+        codes.append(code)
+        values.append(value)
+        total += value[0]
+        code = value[1]
+    return Walk(tuple(codes), tuple(values), code, total)
 
 
 def act(visible: Visible, task: Task) -> dict[str, Any]:
     records = visible.fold(Records)
-    walked, codes, code, total = records.derived(("walk", task), lambda: _walk(records.known, task))
-    if walked == task.hops:
+    walk = records.derived(("walk", task), lambda previous: _walk(records.known, task, previous))
+    code, total = walk.stop, walk.total
+    if len(walk.codes) == task.hops:
         return visible.call("submit_answer", {"answer": str(total)},
                             f"I have all {task.hops} records; their weights sum to {total}.")
-    note = _narration(visible, codes)
+    note = _narration(visible, frozenset(walk.codes))
     paths = _search_paths(visible, code)
     if _refetches(visible, code, paths or []) > visible.knobs.reread_budget:
         return visible.call("submit_answer", {"answer": str(total)},
@@ -151,7 +166,7 @@ def notes(visible: Visible, task: Task) -> str:
     return "\n".join(lines)
 
 
-def _narration(visible: Visible, chain_codes: set[str]) -> str:
+def _narration(visible: Visible, chain_codes: frozenset[str]) -> str:
     """Restate chain records just found in the latest result, as a model thinking aloud might."""
     latest = visible.last_result()
     if latest is None or not latest.result:

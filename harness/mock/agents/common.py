@@ -67,11 +67,12 @@ class Fold(ABC):
     def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
         """Write what `text`, read from `message` at `position`, adds to the state."""
 
-    def derived(self, key: Hashable, compute: Callable[[], Any]) -> Any:
-        """`compute()` from this fold's state, worked out again only once the state has changed."""
+    def derived(self, key: Hashable, compute: Callable[[Any], Any]) -> Any:
+        """`compute(previous)` from this fold's state, worked out again only once the state has changed;
+        `previous` is what it gave before (None at first), which it may extend once it has checked it."""
         kept = self._derived.get(key)
         if kept is None or kept[0] != self.ledger.version:
-            kept = self._derived[key] = (self.ledger.version, compute())
+            kept = self._derived[key] = (self.ledger.version, compute(kept[1] if kept else None))
         return kept[1]
 
     def effect(self, text: str) -> Any:
