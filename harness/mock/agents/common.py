@@ -108,9 +108,10 @@ class Fold(ABC):
                 if self.text(visible, messages[position])[0] != text:
                     start = position
                     break
-        self.ledger.rewind(start)
-        for position in [p for p in self.volatile if p >= start]:
-            del self.volatile[position]
+        if start < len(self.messages):  # some of what it read is read again: undo it first
+            self.ledger.rewind(start)
+            for position in [p for p in self.volatile if p >= start]:
+                del self.volatile[position]
         for position in range(start, len(messages)):
             text, volatile = self.text(visible, messages[position])
             if text is None:
@@ -126,7 +127,7 @@ class Fold(ABC):
         """How far the state still holds when messages were replaced in place (a masked or cleared
         result) by ones it reads alike; the messages after them are the very objects it read."""
         old = self.messages
-        if len(visible.messages) < len(old):
+        if start == len(old) or len(visible.messages) < len(old):
             return start
         for position in visible.replaced(old):
             if not self.alike(visible, position, old[position], visible.messages[position]):
@@ -294,7 +295,9 @@ class Visible:
     def fold(self, kind: type[F], *params: Hashable) -> F:
         """The fold `kind(*params)` as read from exactly this request's messages."""
         key = (kind, *params)
-        found = self.memory.fold(key, lambda: kind(*params))
+        found = self.memory.folds.get(key)
+        if found is None:
+            found = self.memory.folds[key] = kind(*params)
         if key not in self._synced:
             found.sync(self)
             self._synced.add(key)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import threading
 from itertools import compress, count
 from operator import is_not
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Sequence
+from typing import TYPE_CHECKING, Any, Hashable, Sequence
 
 if TYPE_CHECKING:
     from harness.mock.agents.common import Fold
@@ -90,8 +90,3 @@ class Memory:
         self.folds: dict[Hashable, Fold] = {}
         self.lock = threading.Lock()
 
-    def fold(self, key: Hashable, build: Callable[[], Fold]) -> Fold:
-        found = self.folds.get(key)
-        if found is None:
-            found = self.folds[key] = build()
-        return found
