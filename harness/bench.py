@@ -128,11 +128,14 @@ def _cells(suite: str, strategies: list[str] | str, events_dir: str, *, tasks: l
 
 
 def _warm_up() -> None:
-    """One short mock run, so lazy imports inside litellm are not billed to the first measured run."""
+    """One short mock run, so lazy imports inside litellm are not billed to the first measured run;
+    then the heap settled as `run_cells` settles it before any run."""
+    from harness.pool import settle_heap
     from harness.runner import run_cell
 
     with tempfile.TemporaryDirectory() as tmp:
         run_cell(_cells("smoke", ["none"], tmp)[0])
+    settle_heap()
 
 
 def overhead(suite: str, strategies: list[str]) -> list[Figure]:
@@ -327,13 +330,15 @@ def parallel_child(suite: str, workers: int) -> dict[str, Any]:
     """Wall seconds of run_cells over the suite in this (fresh) process: no cache warmed by another run.
 
     The cells are validated first, as `ctxbench run` does before any run (which also generates
-    each task instance once).
+    each task instance once), and the heap is settled (`run_cells` does it once per process).
     """
+    from harness.pool import settle_heap
     from harness.runner import run_cells, validate_cells
 
     with tempfile.TemporaryDirectory() as tmp:
         cells = _cells(suite, "all", tmp)
         validate_cells(cells)
+        settle_heap()
         started = time.perf_counter()
         run_cells(cells, workers=workers, on_row=lambda row: None, progress=False)
         return {"wall_s": time.perf_counter() - started}

@@ -22,7 +22,7 @@ from harness.events import EventLog
 from harness.llm import LLMClient, LLMProfile, is_context_window_error
 from harness.limits import INVOCATION_LIMIT_REACHED, INVOCATION_SPENDING
 from harness.metrics import compute_metrics
-from harness.pool import cell_executor
+from harness.pool import cell_executor, settle_heap
 from harness.secrets import redact
 from harness.tokens import stable_hash
 from strategies import StrategySpec, build_strategy
@@ -218,6 +218,7 @@ def run_cells(cells: list[Cell], *, workers: int, on_row: Callable[[dict[str, An
 
     queue = deque(cells)
     allowed = may_start or (lambda: True)
+    settle_heap()
     pool, parallel = cell_executor(cells, workers)
     in_flight = parallel if may_start is not None else 2 * parallel
     bar = tqdm(total=len(cells), desc="runs", unit="run", disable=not progress, leave=False)

@@ -101,3 +101,20 @@ def test_an_error_that_cannot_cross_processes_still_reaches_the_caller():
     with workers(1, 1) as executor:
         with pytest.raises(RuntimeError, match="Unpicklable: cannot be rebuilt from its args"):
             executor.submit(fail_unpicklably).result(timeout=60)
+
+
+def test_the_heap_is_settled_once_per_process_before_runs_start(monkeypatch, tmp_path):
+    """run_cells takes what is already allocated out of the collector's reach (issue 8: a full collection
+    over litellm's objects cost ~0.3 s in the middle of a run), collecting garbage first, once."""
+    import gc
+
+    collections = []
+    monkeypatch.setattr(pool, "_heap_settled", False)
+    monkeypatch.setattr(pool.gc, "collect", lambda: collections.append(1) or 0)
+    frozen = gc.get_freeze_count()
+    kept = [[index] for index in range(1000)]  # allocated before the runs: must end up frozen
+    run("smoke", strategies="none", profiles=mock_profiles(), out=tmp_path / "a", progress=False)
+    assert gc.get_freeze_count() >= frozen + len(kept) and collections == [1]
+    run("smoke", strategies="none", profiles=mock_profiles(), out=tmp_path / "b", progress=False)
+    assert collections == [1], "settled again: a second full collection"
+    gc.unfreeze()
