@@ -18,9 +18,14 @@ from __future__ import annotations
 import functools
 import json
 import re
-import re._constants as re_constants
-import re._parser as re_parser
 from typing import Any
+
+try:  # the regular-expression parser, to find the literals a pattern needs
+    import re._constants as re_constants
+    import re._parser as re_parser
+except ImportError:  # Python 3.10
+    import sre_constants as re_constants  # type: ignore[no-redef]
+    import sre_parse as re_parser  # type: ignore[no-redef]
 
 MAX_ENTRIES = 200_000
 _memo: dict[tuple[Any, ...], Any] = {}  # (expression, flags, operation, text) -> result
