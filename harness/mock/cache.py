@@ -42,23 +42,20 @@ class BlockChain:
 
     def read(self, blocks: list[Any], key_of: Callable[[Any], Hashable], tokens_of: Callable[[Any], int]) -> int:
         """Take `blocks` as the current request; returns its total tokens."""
-        old = self.blocks
+        old, old_keys, old_tokens = self.blocks, self.block_keys, self.block_tokens
         shared = shared_prefix(old, blocks)
         del self.prefix_keys[shared:], self.cumulative[shared:]
-        keys, tokens = self.block_keys[:len(blocks)], self.block_tokens[:len(blocks)]
+        keys, tokens = old_keys[:shared], old_tokens[:shared]
         running_key = self.prefix_keys[-1] if shared else 0
         running_tokens = self.cumulative[-1] if shared else 0
         for position in range(shared, len(blocks)):
             block = blocks[position]
-            if position < len(keys) and block is old[position]:
-                key, size = keys[position], tokens[position]
+            if position < len(old) and block is old[position]:
+                key, size = old_keys[position], old_tokens[position]
             else:
                 key, size = key_of(block), tokens_of(block)
-                if position < len(keys):
-                    keys[position], tokens[position] = key, size
-                else:
-                    keys.append(key)
-                    tokens.append(size)
+            keys.append(key)
+            tokens.append(size)
             running_key = hash((running_key, key))
             running_tokens += size
             self.prefix_keys.append(running_key)
