@@ -63,4 +63,4 @@ class ObservationMasking(Strategy):
             before = ctx.prompt_tokens_estimate()
             ctx.emit("compaction", step="mask", trigger="before_request", tokens_before=before,
                      tokens_after=before - reclaimed, reclaimed_tokens=reclaimed, message_ids=ids, view_ops=ops)
-        self.settled = (view.ids, view.edits, max(older, start))
+        self.settled = (view.ids, view.edits, older)  # every result before `older` is masked now
