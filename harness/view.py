@@ -71,7 +71,7 @@ class ViewState:
         for position in range(len(prefix), len(ids)):
             previous = prefix[position - 1] if position else ""
             prefix.append(stable_hash(previous + self._message_hash(ids[position])))
-        return stable_hash(tools_hash + (self._prefix[-1] if self._prefix else ""))
+        return stable_hash(tools_hash + (prefix[-1] if prefix else ""))
 
     def _message_hash(self, message_id: int) -> str:
         digest = self._hashes.get(message_id)
