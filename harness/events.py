@@ -11,10 +11,28 @@ import os
 from pathlib import Path
 from typing import Any, Iterator
 
+import orjson
+
 from harness.errors import ReplayMismatch
 
-
 _LINE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)  # events are trees
+# orjson writes the same JSON ~4x faster (a run's results are most of what it writes); what it would write
+# differently or refuses (str/int/dict subclasses, dataclasses, integers past 64 bits, lone surrogates) goes
+# to the standard encoder instead, so a line always holds what json.dumps would give.
+_FAST_OPTIONS = (orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS
+                 | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_APPEND_NEWLINE)
+
+
+def _refuse(value: Any) -> Any:
+    raise TypeError(f"left to the standard encoder: {type(value).__name__}")
+
+
+def event_line(event: dict[str, Any]) -> bytes:
+    """One event as a line of UTF-8 JSON."""
+    try:
+        return orjson.dumps(event, default=_refuse, option=_FAST_OPTIONS)
+    except TypeError:
+        return (_LINE.encode(event) + "\n").encode("utf-8")
 
 
 class EventLog:
@@ -23,13 +41,13 @@ class EventLog:
         self._file = None
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(path, "w", encoding="utf-8")
+            self._file = open(path, "wb")
 
     def append(self, type_: str, **fields: Any) -> dict[str, Any]:
         event = {"id": len(self.events), "type": type_, **fields}
         self.events.append(event)
         if self._file is not None:
-            self._file.write(_LINE.encode(event) + "\n")
+            self._file.write(event_line(event))
         return event
 
     def flush(self) -> None:

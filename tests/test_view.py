@@ -1,4 +1,6 @@
 """Event log and views (issue 2.2): the view is a fold over the append-only log."""
+import json
+
 import pytest
 
 from harness.events import EventLog
@@ -94,3 +96,33 @@ def test_messages_as_sent_kept_incrementally_equal_a_fresh_fold_after_every_op()
             assert view.ids_of_role("tool") == [i for i in view.ids if view.messages[i]["role"] == "tool"]
     assert view.to_messages() == fold(log.events).to_messages()
     assert view.hash() == fold(log.events).hash()
+
+
+class _Label(str):
+    """A str subclass, as a user strategy might log (e.g. a str-valued enum)."""
+
+
+@pytest.mark.parametrize("event", [
+    {"id": 0, "type": "llm_call", "cost_usd": 1.5e-05, "latency_s": 0.000123, "usage": {"input_tokens": 10**6}},
+    {"id": 1, "type": "message", "message": {"role": "tool", "content": "é\u2028\x7f\t\"quoted\"\n" + "x" * 5000}},
+    {"id": 2, "type": "compaction", "message_ids": (3, 4), "by_id": {7: "seven", 2.5: "half", None: "none"}},
+    {"id": 3, "type": "warning", "level": _Label("0.75"), "huge": 2**70, "nested": [{"a": [1, [2, {"b": None}]]}]},
+])
+def test_an_event_line_reads_back_as_the_standard_json_encoder_writes_it(event):
+    """Event lines come from orjson for speed; what it writes differently (float spelling) reads back the
+    same, and what it refuses (str subclasses, integers past 64 bits) is written by the standard encoder."""
+    from harness.events import event_line
+
+    line = event_line(event)
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    assert json.loads(line) == json.loads(json.dumps(event, ensure_ascii=False))
+
+
+def test_an_event_log_file_reads_back_equal_to_the_events_in_memory(tmp_path):
+    from harness.events import read_events
+
+    log = EventLog(tmp_path / "run.jsonl")
+    log.append("message", message={"role": "user", "content": "naïve ☃ text"}, origin="user")
+    log.append("llm_call", ok=True, usage={"input_tokens": 12}, cost_usd=3e-06, detail={1: _Label("x")})
+    log.close()
+    assert read_events(tmp_path / "run.jsonl") == json.loads(json.dumps(log.events))
