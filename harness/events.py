@@ -16,9 +16,10 @@ import orjson
 from harness.errors import ReplayMismatch
 
 _LINE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)  # events are trees
-# orjson writes the same JSON ~4x faster (a run's results are most of what it writes); what it would write
-# differently or refuses (str/int/dict subclasses, dataclasses, integers past 64 bits, lone surrogates) goes
-# to the standard encoder instead, so a line always holds what json.dumps would give.
+# orjson writes the same JSON ~4x faster (a run's results are most of what it writes). Its floats are
+# spelled differently (0.00001 for 1e-05) but read back equal; NaN and infinities, which the json module
+# writes as non-standard tokens, become null. What it refuses (str/int/dict subclasses, dataclasses,
+# integers past 64 bits, lone surrogates) goes to the standard encoder instead.
 _FAST_OPTIONS = (orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS
                  | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_APPEND_NEWLINE)
 
