@@ -1,6 +1,7 @@
 """Validation of plain-data configuration at the edge: unknown keys and bad values fail early."""
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import MISSING, fields, is_dataclass
 from pathlib import Path
@@ -87,6 +88,12 @@ def _check_type(value: Any, annotation: Any, where: str) -> Any:
     raise ConfigError(errors[0] if len(errors) == 1 else f"{where}: {value!r} fits none of the allowed types")
 
 
+@functools.cache
+def _type_hints(cls: type) -> dict[str, Any]:
+    """A config class's resolved field types, worked out once: profiles and strategies are built for every run."""
+    return get_type_hints(cls)
+
+
 def build_dataclass(cls: type[T], data: Any, where: str) -> T:
     """Build a config dataclass from a mapping, refusing unknown keys and wrong types.
 
@@ -96,7 +103,7 @@ def build_dataclass(cls: type[T], data: Any, where: str) -> T:
         data = {}
     if not isinstance(data, Mapping):
         raise ConfigError(f"{where}: expected a mapping of options, got {data!r}")
-    hints = get_type_hints(cls)
+    hints = _type_hints(cls)
     known = {f.name: f for f in fields(cls)}
     unknown = sorted(set(data) - set(known))
     if unknown:

@@ -10,15 +10,18 @@ were shown. Each request still reads exactly the texts it was sent, so the agent
 context-faithful.
 
 Strings the harness keeps (message contents) carry their hash, so a hit costs a dict
-lookup, not a re-scan. Memos are dropped when a mock session ends (`forget`) and whenever
-one grows past MAX_ENTRIES, so a long-lived process does not keep old runs' texts alive.
+lookup, not a re-scan. Each kind of reading (one pattern's searches, say) has its own table
+keyed by the text alone: no key tuple per entry. Memos are dropped when a mock session ends
+(`forget`) and whenever they hold MAX_ENTRIES readings in all, so a long-lived process does
+not keep old runs' texts alive.
 """
 from __future__ import annotations
 
 import functools
 import json
 import re
-from typing import Any
+import weakref
+from typing import Any, Callable, Hashable
 
 try:  # the regular-expression parser, to find the literals a pattern needs
     import re._constants as re_constants
@@ -28,29 +31,62 @@ except ImportError:  # Python 3.10
     import sre_parse as re_parser  # type: ignore[no-redef]
 
 MAX_ENTRIES = 200_000
-_memo: dict[tuple[Any, ...], Any] = {}  # (expression, flags, operation, text) -> result
+_tables: weakref.WeakValueDictionary[int, Table] = weakref.WeakValueDictionary()  # every live table, by id
+_entries = 0  # readings held by every table together
 
 
-def _recall(key: tuple[Any, ...], compute: Any) -> Any:
-    try:
-        return _memo[key]
-    except KeyError:
-        pass
-    value = compute()
-    if len(_memo) >= MAX_ENTRIES:
-        _memo.clear()
-    _memo[key] = value
-    return value
+class Table(dict):
+    """Readings by what they are a pure function of, counted against MAX_ENTRIES and dropped by `forget`."""
+
+    __slots__ = ("__weakref__",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        _tables[id(self)] = self
+
+    def keep(self, key: Hashable, value: Any) -> Any:
+        global _entries
+        if _entries >= MAX_ENTRIES:
+            forget()
+        self[key] = value
+        _entries += 1
+        return value
+
+    def recall(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return self.keep(key, compute())
 
 
-def remember(key: tuple[Any, ...], compute: Any) -> Any:
+class Readings(Table):
+    """One kind of reading: `table[text]` reads `text` the first time it is asked (dict's `__missing__`
+    hook) and recalls it after that, at the cost of a dict lookup."""
+
+    __slots__ = ("_read",)
+
+    def __init__(self, read: Callable[[Any], Any]):
+        super().__init__()
+        self._read = read
+
+    def __missing__(self, key: Hashable) -> Any:
+        return self.keep(key, self._read(key))
+
+
+_remembered = Table()
+
+
+def remember(key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
     """`compute()`, worked out once per key: for readings that are pure functions of the texts in `key`."""
-    return _recall(key, compute)
+    return _remembered.recall(key, compute)
 
 
 def forget() -> None:
     """Drop every memoized reading (a session ended; its texts need not stay alive)."""
-    _memo.clear()
+    global _entries
+    for table in list(_tables.values()):
+        table.clear()
+    _entries = 0
 
 
 class Pattern:
@@ -63,25 +99,26 @@ class Pattern:
 
     def __init__(self, expression: str, flags: int = 0):
         self.regex = re.compile(expression, flags)
-        self._key = (expression, flags)
         self._needs = required_literals(self.regex)
+        self._searches = Readings(lambda text: self.regex.search(text) if self._may_match(text) else None)
+        self._matches = Readings(lambda text: self.regex.match(text) if self._may_match(text) else None)
+        self._findalls = Readings(lambda text: tuple(self.regex.findall(text)) if self._may_match(text) else ())
+        self._finditers = Readings(lambda text: tuple(self.regex.finditer(text)) if self._may_match(text) else ())
 
     def _may_match(self, text: str) -> bool:
         return not self._needs or any(literal in text for literal in self._needs)
 
     def search(self, text: str) -> re.Match[str] | None:
-        return _recall((*self._key, "search", text), lambda: self.regex.search(text) if self._may_match(text) else None)
+        return self._searches[text]
 
     def match(self, text: str) -> re.Match[str] | None:
-        return _recall((*self._key, "match", text), lambda: self.regex.match(text) if self._may_match(text) else None)
+        return self._matches[text]
 
     def findall(self, text: str) -> tuple[Any, ...]:
-        return _recall((*self._key, "findall", text),
-                       lambda: tuple(self.regex.findall(text)) if self._may_match(text) else ())
+        return self._findalls[text]
 
     def finditer(self, text: str) -> tuple[re.Match[str], ...]:
-        return _recall((*self._key, "finditer", text),
-                       lambda: tuple(self.regex.finditer(text)) if self._may_match(text) else ())
+        return self._finditers[text]
 
 
 MIN_REQUIRED_LITERAL = 4  # shorter literals are too common to rule a text out
@@ -123,7 +160,7 @@ def pattern(expression: str, flags: int = 0) -> Pattern:
 
 def arguments(text: str) -> dict[str, Any]:
     """A tool call's JSON arguments as a dict ({} when malformed or not an object); shared, so read-only."""
-    return _recall(("json", 0, "arguments", text), lambda: _parse_object(text))
+    return _arguments[text]
 
 
 def _parse_object(text: str) -> dict[str, Any]:
@@ -132,3 +169,6 @@ def _parse_object(text: str) -> dict[str, Any]:
     except json.JSONDecodeError:
         return {}
     return parsed if isinstance(parsed, dict) else {}
+
+
+_arguments = Readings(_parse_object)
