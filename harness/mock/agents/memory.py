@@ -36,31 +36,34 @@ class Ledger:
 
     `version` changes with every write and every undo, so a fold's state at one version is
     always the same state: what is derived from it can be kept until the version moves.
+    The log is one flat list, four items per write (position, target, key, old value): a
+    long run makes thousands of writes, and a tuple for each would weigh twice as much.
     """
 
     __slots__ = ("_log", "version")
 
     def __init__(self) -> None:
-        self._log: list[tuple[int, Any, Any, Any]] = []
+        self._log: list[Any] = []
         self.version = 0
 
     def put(self, position: int, mapping: dict[Any, Any], key: Any, value: Any) -> None:
         """mapping[key] = value, written while reading message `position`."""
-        self._log.append((position, mapping, key, mapping.get(key, _MISSING)))
+        self._log += (position, mapping, key, mapping.get(key, _MISSING))
         mapping[key] = value
         self.version += 1
 
     def append(self, position: int, items: list[Any], value: Any) -> None:
         """items.append(value), written while reading message `position`."""
-        self._log.append((position, items, None, None))
+        self._log += (position, items, None, None)
         items.append(value)
         self.version += 1
 
     def rewind(self, position: int) -> None:
         """Undo every write made while reading messages at `position` or later."""
         log = self._log
-        while log and log[-1][0] >= position:
-            _, target, key, old = log.pop()
+        while log and log[-4] >= position:
+            old, key, target = log.pop(), log.pop(), log.pop()
+            log.pop()
             if isinstance(target, list):
                 target.pop()
             elif old is _MISSING:
