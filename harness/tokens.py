@@ -6,6 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 import harness  # noqa: F401  (sets the offline environment before litellm loads)
 from litellm.litellm_core_utils.default_encoding import encoding as _encoding
 
@@ -85,5 +87,31 @@ def count_tools(tools: list[Mapping[str, Any]] | None) -> int:
 
 def stable_hash(value: Any) -> str:
     """A short content hash of plain data (canonical JSON), stable across processes."""
-    blob = value if isinstance(value, str) else _CANONICAL.encode(value)
-    return hashlib.blake2b(blob.encode("utf-8"), digest_size=12).hexdigest()
+    blob = value.encode("utf-8") if isinstance(value, str) else canonical_json(value)
+    return hashlib.blake2b(blob, digest_size=12).hexdigest()
+
+
+def canonical_json(value: Any) -> bytes:
+    """Plain data as JSON with sorted keys and ASCII escapes (`json.dumps(value, sort_keys=True)`, compact).
+
+    orjson writes the very same bytes ~5x faster whenever its output is ASCII without DEL and the
+    data holds no float (floats are spelled differently); anything else goes to the json module.
+    """
+    if not _holds_float(value):
+        try:
+            fast = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        except TypeError:  # what orjson refuses (non-str keys, integers past 64 bits...)
+            fast = b""
+        if fast and fast.isascii() and b"\x7f" not in fast:
+            return fast
+    return _CANONICAL.encode(value).encode("utf-8")
+
+
+def _holds_float(value: Any) -> bool:
+    if isinstance(value, float):
+        return True
+    if isinstance(value, dict):
+        return any(map(_holds_float, value.values()))
+    if isinstance(value, (list, tuple)):
+        return any(map(_holds_float, value))
+    return False

@@ -25,3 +25,25 @@ def test_token_count_memo_is_bounded_by_the_length_of_its_texts(monkeypatch):
     assert counts == [len(tokens._encoding.encode(t, disallowed_special=())) for t in texts]
     tokens.forget_counts()
     assert not tokens._text_counts and tokens._counted_chars == 0
+
+
+def test_canonical_json_is_the_json_modules_sorted_ascii_json_byte_for_byte():
+    """View hashes, call ids and the agent's seeds hash canonical JSON (issue 8): the fast orjson path
+    must give json.dumps's very bytes, and leave to it what it would spell otherwise."""
+    import json
+    import random
+
+    rng = random.Random(7)
+    alphabet = [chr(i) for i in range(128)] + ["é", "\u2028", "\U0001f600", "\ud800"]
+    values = [
+        {"role": "tool", "content": "DEL \x7f and NUL \x00 and \"quotes\" \\ / \t\n", "tool_call_id": "c1"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function",
+                                                               "function": {"name": "f", "arguments": "{}"}}]},
+        {"cost": 1e-05, "nested": [{"x": 0.5}]},  # floats: spelled 1e-05 by json, 0.00001 by orjson
+        {2: "int key", 1: "sorted as ints"}, {"big": 2**70}, ["tuple", (1, 2), True, None, -3],
+        {"zeta": 1, "Alpha": 2, "_": 3, "a b": 4},
+    ]
+    values += [{"content": "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))), "k": [rng.random() > 0.5]}
+               for _ in range(2000)]
+    for value in values:
+        assert tokens.canonical_json(value) == json.dumps(value, sort_keys=True, separators=(",", ":")).encode(), value

@@ -106,7 +106,10 @@ class Pattern:
         self._finditers = Readings(lambda text: tuple(self.regex.finditer(text)) if self._may_match(text) else ())
 
     def _may_match(self, text: str) -> bool:
-        return not self._needs or any(literal in text for literal in self._needs)
+        for literal in self._needs:  # a plain loop: a generator's frame would cost more than most scans
+            if literal in text:
+                return True
+        return not self._needs
 
     def search(self, text: str) -> re.Match[str] | None:
         return self._searches[text]
