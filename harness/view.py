@@ -66,12 +66,14 @@ class ViewState:
         return list(self._sent)
 
     def hash(self, tools_hash: str = "") -> str:
-        """Hash of the view as sent; O(1) amortized while the view only grows."""
-        prefix, ids = self._prefix, self.ids
-        for position in range(len(prefix), len(ids)):
-            previous = prefix[position - 1] if position else ""
-            prefix.append(stable_hash(previous + self._message_hash(ids[position])))
-        return stable_hash(tools_hash + (prefix[-1] if prefix else ""))
+        """Hash of the view as sent; O(1) amortized while the view only grows (after an edit at
+        position p, the chain is extended again from p: one short hash per message)."""
+        prefix = self._prefix
+        previous = prefix[-1] if prefix else ""
+        for message_id in self.ids[len(prefix):]:
+            previous = stable_hash(previous + self._message_hash(message_id))
+            prefix.append(previous)
+        return stable_hash(tools_hash + previous)
 
     def _message_hash(self, message_id: int) -> str:
         digest = self._hashes.get(message_id)

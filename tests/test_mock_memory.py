@@ -18,7 +18,7 @@ from harness import api
 from harness.mock import provider
 from harness.mock.agents import respond
 from harness.mock.agents.common import Calls
-from harness.mock.agents.memory import Memory, shared_prefix
+from harness.mock.agents.memory import Ledger, Memory, shared_prefix
 from harness.replay import replay_file
 from tasks import family_module
 from tasks.base import ToolCall
@@ -235,22 +235,55 @@ def _absorbed_positions(memory: Memory, monkeypatch) -> dict[str, list[int]]:
 
 def test_a_result_replaced_in_place_is_read_again_only_by_the_folds_it_changes(monkeypatch):
     """Masking an old result (issue 8) changes one message: folds that read it alike keep their state (the
-    call list sets that one result in place), folds it changes re-read from there, and the reply is still
-    exactly a fresh agent's."""
+    call list sets that one result in place); a fold that writes blindly undoes what the result wrote in
+    place when no later message wrote it too (`Fold.retracted`), and re-reads from there when one did; the
+    state is a fresh reading's and the reply is still exactly a fresh agent's."""
+    from harness.mock.agents.chained_lookup import Records
+    from harness.mock.agents.common import Knobs, Visible
+
     messages, tools, memory = _drive("chained_lookup", 30)
     respond(messages, tools, seed=0, memory=memory)
-    record_at = min(i for i, m in enumerate(messages) if m.get("role") == "tool" and "| weight" in m["content"])
+    records_at = [i for i, m in enumerate(messages) if m.get("role") == "tool" and "| weight" in m["content"]]
     search_at = min(i for i, m in enumerate(messages) if m.get("role") == "tool" and "match(es) for" in m["content"])
-    for position, rereads in ((search_at, False), (record_at, True)):
+
+    retracted, reread = records_at[0], records_at[1]
+    repeated = next(line for line in messages[reread]["content"].splitlines() if "| weight" in line)
+    messages = messages + [{"role": "user", "content": f"Note this record: {repeated}"}]  # written again later
+    respond(messages, tools, seed=0, memory=memory)
+    for position, rereads in ((search_at, False), (retracted, False), (reread, True)):
         read = _absorbed_positions(memory, monkeypatch)
         view = messages[:position] + [_placeholder(messages[position])] + messages[position + 1:]
         assert respond(view, tools, seed=0, memory=memory) == respond(view, tools, seed=0)
         assert min(read.get("Calls", [len(view)])) >= len(messages), "the call list re-read messages it had"
         records = read.get("Records", [])
         assert (min(records, default=len(view)) == position) is rereads, (position, records)
+        fresh = Visible(view, tools, seed=0, knobs=Knobs()).fold(Records)
+        assert list(memory.folds[(Records,)].known.items()) == list(fresh.known.items())
         calls = memory.folds[(Calls,)]
         assert calls.results[messages[position]["tool_call_id"]] == _placeholder(messages[position])["content"]
         messages = view
+
+
+def test_a_ledger_retracts_one_messages_writes_only_when_no_later_write_touches_them():
+    """Ledger.retract (issue 8): undoes one position's writes in place, keeps later ones and their undo."""
+    ledger, state, items = Ledger(), {}, []
+    ledger.put(0, state, "a", 1)
+    ledger.put(1, state, "b", 2)
+    ledger.put(1, state, "a", 3)
+    ledger.put(2, state, "c", 4)
+    version = ledger.version
+    assert ledger.retract(1) and state == {"a": 1, "c": 4} and ledger.version > version
+    ledger.rewind(0)
+    assert state == {}
+    ledger.put(0, state, "a", 1)
+    ledger.put(1, state, "b", 2)
+    ledger.put(2, state, "b", 5)  # written again later: retracting position 1 would break this write's undo
+    assert not ledger.retract(1) and state == {"a": 1, "b": 5}
+    ledger.append(3, items, "x")
+    assert not ledger.retract(3) and items == ["x"]
+    assert ledger.retract(7) and state == {"a": 1, "b": 5}  # a position that wrote nothing
+    ledger.rewind(1)
+    assert state == {"a": 1} and items == []
 
 
 def test_what_is_derived_from_a_fold_is_worked_out_again_after_any_change_of_its_state():

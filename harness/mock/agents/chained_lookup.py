@@ -39,6 +39,8 @@ class Records(ReadableFold):
 
     roles = ("assistant", "tool", "user")
 
+    writes_blindly = True  # each record line is put as it reads, whatever was known before
+
     def __init__(self) -> None:
         super().__init__()
         self.known: dict[str, tuple[int, str]] = {}

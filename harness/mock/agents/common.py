@@ -49,6 +49,7 @@ class Fold(ABC):
 
     roles: tuple[str, ...] = ALL_ROLES
     needs_regular = True  # False: what it reads of a message depends on that message alone
+    writes_blindly = False  # True: what `absorb` writes depends on its text alone, never on the state so far
 
     def __init__(self) -> None:
         self.ledger = Ledger()
@@ -88,6 +89,18 @@ class Fold(ABC):
         if self.needs_regular:
             return False
         return self.same_effect(self.text(visible, old)[0], self.text(visible, new)[0])
+
+    def retracted(self, visible: Visible, position: int, old: dict[str, Any], new: dict[str, Any]) -> bool:
+        """Whether the state now reads as if `new` had been read in place of `old` at `position`, without
+        reading the messages after it again: when `new` writes nothing (a masked or cleared result) and
+        what `old` wrote is undone in place (`Ledger.retract`). Only for folds that write blindly: a
+        later message's writes are then the same whatever `old` wrote."""
+        if not self.writes_blindly or position in self.volatile or not same_shape(old, new):
+            return False
+        text, volatile = self.text(visible, new)
+        if volatile or (text is not None and self.effect(text) is not None):
+            return False
+        return self.ledger.retract(position)
 
     def same_effect(self, old_text: str | None, new_text: str | None) -> bool:
         if old_text == new_text:
@@ -130,7 +143,8 @@ class Fold(ABC):
         if start == len(old) or len(visible.messages) < len(old):
             return start
         for position in visible.replaced(old):
-            if not self.alike(visible, position, old[position], visible.messages[position]):
+            before, after = old[position], visible.messages[position]
+            if not (self.alike(visible, position, before, after) or self.retracted(visible, position, before, after)):
                 return position
         return len(old)
 
@@ -255,6 +269,7 @@ class Found(Fold):
     """Every distinct findall() item of a pattern in the messages with some roles, in order found."""
 
     needs_regular = False
+    writes_blindly = True  # every item is put as found; one found before keeps its place in the order
 
     def __init__(self, pattern: Pattern, roles: tuple[str, ...]) -> None:
         super().__init__()
@@ -267,8 +282,7 @@ class Found(Fold):
 
     def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
         for item in self.pattern.findall(text):
-            if item not in self.items:
-                self.ledger.put(position, self.items, item, None)
+            self.ledger.put(position, self.items, item, None)
 
 
 class Visible:

@@ -58,6 +58,34 @@ class Ledger:
         items.append(value)
         self.version += 1
 
+    def retract(self, position: int) -> bool:
+        """Undo in place the writes made while reading message `position` alone, keeping those made
+        after it, when none of those later writes touches a key it wrote (their undo records stay
+        right); False, with nothing undone, otherwise or when it appended to a list."""
+        log, end = self._log, len(self._log)
+        start = end
+        while start and log[start - 4] >= position:
+            start -= 4
+        stop = start
+        while stop < end and log[stop] == position:
+            stop += 4
+        written = set()
+        for at in range(start, stop, 4):
+            if isinstance(log[at + 1], list):
+                return False
+            written.add((id(log[at + 1]), log[at + 2]))
+        if any((id(log[at + 1]), log[at + 2]) in written for at in range(stop, end, 4)):
+            return False
+        for at in range(stop - 4, start - 4, -4):
+            _, target, key, old = log[at:at + 4]
+            if old is _MISSING:
+                del target[key]
+            else:
+                target[key] = old
+        del log[start:stop]
+        self.version += 1
+        return True
+
     def rewind(self, position: int) -> None:
         """Undo every write made while reading messages at `position` or later."""
         log = self._log

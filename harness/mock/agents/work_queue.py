@@ -69,6 +69,8 @@ class Records(ReadableFold):
 
     roles = ("user", "assistant", "tool")
 
+    writes_blindly = True  # each record line is put as it reads, whatever was known before
+
     def __init__(self) -> None:
         super().__init__()
         self.orders: dict[str, tuple[str, str, int]] = {}
