@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.mock.agents.common import Fold, Visible, text_reply
+from harness.mock.agents.common import Fold, Found, Visible, text_reply
 from harness.mock.agents.memo import Pattern, remember
 from harness.mock.agents.reading import ReadableFold, failed_pages, page_call, reading
 
@@ -74,10 +74,23 @@ def _fetched(visible: Visible) -> set[str]:
     return done
 
 
-def _answered(visible: Visible) -> set[int]:
+ANSWER_REFUSED = "Error: answer_question: no"
+
+
+def _answered(visible: Visible, number: int) -> bool:
+    """Whether it sees question `number` answered: a result saying so, or its own call not refused."""
+    found = visible.fold(Found, ANSWERED, ("tool",))
+    if number in found.derived("numbers", lambda _: {int(n) for n in found.items}):
+        return True
+    return any(not (e.result or "").startswith(ANSWER_REFUSED)
+               for e in visible.calls_with("answer_question", "number", number))
+
+
+def _answered_numbers(visible: Visible) -> set[int]:
+    """Every question it sees answered, as `_answered` reads each (for its notes)."""
     done = {int(n) for n in visible.found(ANSWERED, ("tool",))}
     done.update(int(e.args.get("number", 0)) for e in visible.calls("answer_question")
-                if not (e.result or "").startswith("Error: answer_question: no"))
+                if not (e.result or "").startswith(ANSWER_REFUSED))
     return done
 
 
@@ -124,7 +137,7 @@ def act(visible: Visible, task: Task) -> dict[str, Any]:
             if f"D{number}" not in fetched:
                 return visible.call("fetch_dump", {"dump": f"D{number}"}, f"Fetching dump D{number} of {task.dumps}.")
         return text_reply(f"All {task.dumps} dumps are fetched; ready for your questions.")
-    if task.number in _answered(visible):
+    if _answered(visible, task.number):
         if task.number >= task.total:
             return visible.call("submit_answer", {"answer": "All questions answered."}, "Done.")
         return text_reply(f"Question {task.number} is answered; ready for the next one.")
@@ -154,5 +167,5 @@ def notes(visible: Visible, task: Task) -> str:
         status = _status(visible, task.request)
         if status is not None and visible.chance(visible.knobs.notes_completeness, "notes", task.request):
             lines.append(f"{task.request} host=noted status={status}")
-        lines.extend(f"Answer {n} recorded." for n in sorted(_answered(visible)))
+        lines.extend(f"Answer {n} recorded." for n in sorted(_answered_numbers(visible)))
     return "\n".join(lines)

@@ -101,12 +101,12 @@ def _facts(visible: Visible) -> dict[str, str]:
     return visible.fold(Statements).facts
 
 
-def _recorded(visible: Visible) -> dict[str, int]:
-    done = dict(visible.fold(Statements).recorded)
-    for exchange in visible.calls("record_count"):
+def _recorded(visible: Visible, path: str) -> int | None:
+    """The count it sees recorded for `path`: its latest record_count call not refused, else a statement."""
+    for exchange in reversed(visible.calls_with("record_count", "path", path)):
         if not (exchange.result or "").startswith("Error"):
-            done[str(exchange.args.get("path"))] = int(exchange.args.get("errors", 0))
-    return done
+            return int(exchange.args.get("errors", 0))
+    return visible.fold(Statements).recorded.get(path)
 
 
 def _count(visible: Visible, path: str) -> int | None:
@@ -124,9 +124,8 @@ def act(visible: Visible, task: Task) -> dict[str, Any]:
         facts = _facts(visible)
         answer = "; ".join(f"{name}={facts.get(name, 'unknown')}" for name in task.questions)
         return visible.call("submit_answer", {"answer": answer}, "Answering from what you told me.")
-    recorded = _recorded(visible)
     for path in task.files:
-        if path in recorded:
+        if _recorded(visible, path) is not None:
             continue
         errors = _count(visible, path)
         if errors is not None:
@@ -151,6 +150,6 @@ def notes(visible: Visible, task: Task) -> str:
                      "If I never told you a value, write unknown for it.")
     lines.extend(f"Fact: {name} = {value}" for name, value in _facts(visible).items()
                  if visible.chance(visible.knobs.notes_completeness, "notes", name))
-    recorded = _recorded(visible)
-    lines.extend(f"Recorded {recorded[path]} for {path}." for path in task.files if path in recorded)
+    recorded = {path: _recorded(visible, path) for path in task.files}
+    lines.extend(f"Recorded {count} for {path}." for path, count in recorded.items() if count is not None)
     return "\n".join(lines)
