@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.mock.agents.common import Fold, Visible, text_reply
+from harness.mock.agents.common import Fold, Found, Visible, text_reply
 from harness.mock.agents.memo import Pattern
 from harness.mock.agents.reading import ReadableFold, obtain
 
@@ -60,7 +60,6 @@ class Known:
     orders: dict[str, tuple[str, str, int]]
     regions: dict[str, str]
     prices: dict[tuple[str, str], int]
-    recorded: set[str]
     lines: dict[str, str]  # the record lines themselves, for narration and notes
 
 
@@ -98,11 +97,17 @@ class Records(ReadableFold):
 
 def _known(visible: Visible) -> Known:
     records = visible.fold(Records)
-    recorded = {a or b for a, b in visible.found(RECORDED, ("tool",))}
-    # Its own submit_result call is visible even when the result was cleared: it knows it recorded.
-    recorded.update(str(e.args.get("order_id")) for e in visible.calls("submit_result")
-                    if not (e.result or "").startswith("Error: submit_result: no"))
-    return Known(records.orders, records.regions, records.prices, recorded, records.lines)
+    return Known(records.orders, records.regions, records.prices, records.lines)
+
+
+def _recorded(visible: Visible, order: str) -> bool:
+    """Whether it sees `order` recorded: a result saying so, or its own submit_result call not refused
+    (visible even when its result was cleared)."""
+    found = visible.fold(Found, RECORDED, ("tool",))
+    if order in found.derived("orders", lambda _: {a or b for a, b in found.items}):
+        return True
+    return any(not (e.result or "").startswith("Error: submit_result: no")
+               for e in visible.calls_with("submit_result", "order_id", order))
 
 
 def _needed(task: Task, known: Known) -> tuple[str, dict[str, Any]] | int:
@@ -120,7 +125,7 @@ def _needed(task: Task, known: Known) -> tuple[str, dict[str, Any]] | int:
 
 def act(visible: Visible, task: Task) -> dict[str, Any]:
     known = _known(visible)
-    if task.order in known.recorded:
+    if _recorded(visible, task.order):
         if task.number >= task.total:
             return visible.call("submit_answer", {"answer": f"All {task.total} tickets recorded."},
                                 "Every ticket is recorded.")
@@ -151,7 +156,7 @@ def notes(visible: Visible, task: Task) -> str:
         keys = [task.order, customer, f"{sku}@{region}"]
         lines.extend(known.lines[k] for k in keys
                      if k in known.lines and visible.chance(visible.knobs.notes_completeness, "notes", k))
-    if task.order in known.recorded:
+    if _recorded(visible, task.order):
         lines.append(f"Recorded {task.order}.")
     return "\n".join(lines)
 
