@@ -237,7 +237,7 @@ class LLMClient:
         self.on_retry = on_retry
         self.sent = 0  # requests sent, failed attempts included
         self._pricing = profile.pricing()
-        self._litellm_prices = litellm_prices(profile.model, self._pricing)
+        self._litellm_prices: dict[str, float] | None = None  # asked of litellm's cost map at the first litellm call
         self._rng = random.Random(stable_hash(["retry", session, seed]))
         self._repeats: Counter[str] = Counter()
         self._sends_seed = (profile.is_mock or bool(profile.api_base)
@@ -309,6 +309,8 @@ class LLMClient:
                 reply, raw_usage = self._mock.serve(self.profile.model, messages, kwargs.get("tools") or [],
                                                     self._mock_config, seed=kwargs.get("seed"))
             else:
+                if self._litellm_prices is None:
+                    self._litellm_prices = litellm_prices(self.profile.model, self._pricing)
                 response = litellm.completion(model=self.profile.model, messages=messages,
                                               **{**self._litellm_prices, **kwargs})
                 reply, raw_usage = response.choices[0].message, getattr(response, "usage", None)

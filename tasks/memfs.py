@@ -29,6 +29,7 @@ class MemoryFS:
         self.files: dict[str, str] = {}
         for path, content in (files or {}).items():
             self.files[normalize_path(path)] = content
+        self._in_order: list[tuple[str, str]] | None = None  # (path, content) by path, until a write
 
     def read(self, path: str) -> str:
         key = normalize_path(path)
@@ -39,6 +40,7 @@ class MemoryFS:
     def write(self, path: str, content: str) -> str:
         key = normalize_path(path)
         self.files[key] = content
+        self._in_order = None
         return key
 
     def listing(self, prefix: str = "") -> list[str]:
@@ -48,10 +50,12 @@ class MemoryFS:
     def search(self, text: str, limit: int = 20) -> list[tuple[str, int]]:
         """(path, line number) of lines containing `text`, in path order."""
         hits: list[tuple[str, int]] = []
-        for path in sorted(self.files):
-            if text not in self.files[path]:  # one scan of the whole file before splitting it into lines
+        if self._in_order is None:
+            self._in_order = sorted(self.files.items())
+        for path, content in self._in_order:
+            if text not in content:  # one scan of the whole file before splitting it into lines
                 continue
-            for number, line in enumerate(self.files[path].splitlines(), 1):
+            for number, line in enumerate(content.splitlines(), 1):
                 if text in line:
                     hits.append((path, number))
                     if len(hits) >= limit:
