@@ -235,9 +235,10 @@ def _absorbed_positions(memory: Memory, monkeypatch) -> dict[str, list[int]]:
 
 def test_a_result_replaced_in_place_is_read_again_only_by_the_folds_it_changes(monkeypatch):
     """Masking an old result (issue 8) changes one message: folds that read it alike keep their state (the
-    call list sets that one result in place); a fold that writes blindly undoes what the result wrote in
-    place when no later message wrote it too (`Fold.retracted`), and re-reads from there when one did; the
-    state is a fresh reading's and the reply is still exactly a fresh agent's."""
+    call list sets that one result in place); a fold that writes blindly undoes in place what the result
+    wrote (`Fold.retracted`), even a record a later message wrote again (records are read by key only),
+    instead of re-reading the messages after it; the state is a fresh reading's and the reply is still
+    exactly a fresh agent's."""
     from harness.mock.agents.chained_lookup import Records
     from harness.mock.agents.common import Knobs, Visible
 
@@ -245,27 +246,25 @@ def test_a_result_replaced_in_place_is_read_again_only_by_the_folds_it_changes(m
     respond(messages, tools, seed=0, memory=memory)
     records_at = [i for i, m in enumerate(messages) if m.get("role") == "tool" and "| weight" in m["content"]]
     search_at = min(i for i, m in enumerate(messages) if m.get("role") == "tool" and "match(es) for" in m["content"])
-
-    retracted, reread = records_at[0], records_at[1]
-    repeated = next(line for line in messages[reread]["content"].splitlines() if "| weight" in line)
+    repeated = next(line for line in messages[records_at[1]]["content"].splitlines() if "| weight" in line)
     messages = messages + [{"role": "user", "content": f"Note this record: {repeated}"}]  # written again later
     respond(messages, tools, seed=0, memory=memory)
-    for position, rereads in ((search_at, False), (retracted, False), (reread, True)):
+    for position in (search_at, records_at[0], records_at[1]):
         read = _absorbed_positions(memory, monkeypatch)
         view = messages[:position] + [_placeholder(messages[position])] + messages[position + 1:]
         assert respond(view, tools, seed=0, memory=memory) == respond(view, tools, seed=0)
         assert min(read.get("Calls", [len(view)])) >= len(messages), "the call list re-read messages it had"
-        records = read.get("Records", [])
-        assert (min(records, default=len(view)) == position) is rereads, (position, records)
-        fresh = Visible(view, tools, seed=0, knobs=Knobs()).fold(Records)
-        assert list(memory.folds[(Records,)].known.items()) == list(fresh.known.items())
+        assert min(read.get("Records", [len(view)])) >= len(messages), "the records were read again"
+        assert memory.folds[(Records,)].known == Visible(view, tools, seed=0, knobs=Knobs()).fold(Records).known
         calls = memory.folds[(Calls,)]
         assert calls.results[messages[position]["tool_call_id"]] == _placeholder(messages[position])["content"]
         messages = view
 
 
-def test_a_ledger_retracts_one_messages_writes_only_when_no_later_write_touches_them():
-    """Ledger.retract (issue 8): undoes one position's writes in place, keeps later ones and their undo."""
+def test_a_ledger_retracts_one_messages_writes_and_hands_their_undo_to_later_writes():
+    """Ledger.retract (issue 8): undoes one position's writes in place and keeps later ones; a later write
+    of the same key keeps its value and takes over the undo to what was there before. A key the position
+    inserted moves in the mapping's order, so `keep_order` refuses that; lists are refused."""
     ledger, state, items = Ledger(), {}, []
     ledger.put(0, state, "a", 1)
     ledger.put(1, state, "b", 2)
@@ -276,14 +275,20 @@ def test_a_ledger_retracts_one_messages_writes_only_when_no_later_write_touches_
     ledger.rewind(0)
     assert state == {}
     ledger.put(0, state, "a", 1)
+    ledger.put(1, state, "a", 2)
     ledger.put(1, state, "b", 2)
-    ledger.put(2, state, "b", 5)  # written again later: retracting position 1 would break this write's undo
-    assert not ledger.retract(1) and state == {"a": 1, "b": 5}
+    ledger.put(2, state, "a", 5)  # "a" existed before position 1: its place in the order stays right
+    ledger.put(2, state, "b", 6)  # "b" was inserted at 1: a fresh reading would insert it at 2
+    snapshot = dict(state)
+    assert not ledger.retract(1) and state == snapshot
+    assert ledger.retract(1, keep_order=False) and state == {"a": 5, "b": 6}
+    ledger.rewind(2)
+    assert state == {"a": 1}  # the undo of position 2 now restores what was there before position 1
     ledger.append(3, items, "x")
     assert not ledger.retract(3) and items == ["x"]
-    assert ledger.retract(7) and state == {"a": 1, "b": 5}  # a position that wrote nothing
-    ledger.rewind(1)
-    assert state == {"a": 1} and items == []
+    assert ledger.retract(7) and state == {"a": 1}  # a position that wrote nothing
+    ledger.rewind(0)
+    assert state == {} and items == []
 
 
 def test_what_is_derived_from_a_fold_is_worked_out_again_after_any_change_of_its_state():

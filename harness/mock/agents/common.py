@@ -50,6 +50,7 @@ class Fold(ABC):
     roles: tuple[str, ...] = ALL_ROLES
     needs_regular = True  # False: what it reads of a message depends on that message alone
     writes_blindly = False  # True: what `absorb` writes depends on its text alone, never on the state so far
+    order_free = False  # True: nothing reads its mappings in order, only by key
 
     def __init__(self) -> None:
         self.ledger = Ledger()
@@ -100,7 +101,7 @@ class Fold(ABC):
         text, volatile = self.text(visible, new)
         if volatile or (text is not None and self.effect(text) is not None):
             return False
-        return self.ledger.retract(position)
+        return self.ledger.retract(position, keep_order=not self.order_free)
 
     def same_effect(self, old_text: str | None, new_text: str | None) -> bool:
         if old_text == new_text:

@@ -58,10 +58,14 @@ class Ledger:
         items.append(value)
         self.version += 1
 
-    def retract(self, position: int) -> bool:
+    def retract(self, position: int, keep_order: bool = True) -> bool:
         """Undo in place the writes made while reading message `position` alone, keeping those made
-        after it, when none of those later writes touches a key it wrote (their undo records stay
-        right); False, with nothing undone, otherwise or when it appended to a list."""
+        after it; False, with nothing undone, when it appended to a list.
+
+        A key it wrote that a later write overwrites keeps its current value, and the undo record of
+        the first later write takes over the value from before `position`. A key it inserted cannot
+        be moved in the mapping's order to where that later write would have inserted it, so with
+        `keep_order` that case is refused too (for readings whose order matters)."""
         log, end = self._log, len(self._log)
         start = end
         while start and log[start - 4] >= position:
@@ -69,15 +73,23 @@ class Ledger:
         stop = start
         while stop < end and log[stop] == position:
             stop += 4
-        written = set()
+        before: dict[tuple[int, Any], tuple[Any, Any, Any]] = {}  # (mapping, key) -> the state before `position`
         for at in range(start, stop, 4):
             if isinstance(log[at + 1], list):
                 return False
-            written.add((id(log[at + 1]), log[at + 2]))
-        if any((id(log[at + 1]), log[at + 2]) in written for at in range(stop, end, 4)):
-            return False
-        for at in range(stop - 4, start - 4, -4):
-            _, target, key, old = log[at:at + 4]
+            before.setdefault((id(log[at + 1]), log[at + 2]), (log[at + 1], log[at + 2], log[at + 3]))
+        handed_on: dict[tuple[int, Any], int] = {}  # (mapping, key) -> its first later write
+        for at in range(stop, end, 4):
+            written = (id(log[at + 1]), log[at + 2])
+            if written in before and written not in handed_on:
+                if keep_order and before[written][2] is _MISSING:
+                    return False
+                handed_on[written] = at
+        for written, at in handed_on.items():
+            log[at + 3] = before[written][2]
+        for written, (target, key, old) in before.items():
+            if written in handed_on:
+                continue
             if old is _MISSING:
                 del target[key]
             else:

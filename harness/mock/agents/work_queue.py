@@ -69,6 +69,7 @@ class Records(ReadableFold):
     roles = ("user", "assistant", "tool")
 
     writes_blindly = True  # each record line is put as it reads, whatever was known before
+    order_free = True  # records are looked up by key, never listed in order
 
     def __init__(self) -> None:
         super().__init__()
