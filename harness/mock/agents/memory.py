@@ -34,8 +34,8 @@ _MISSING = object()
 class Ledger:
     """An undo log of a fold's writes, so its state can be rewound to any earlier position.
 
-    `version` changes with every write and every undo, so a fold's state at one version is
-    always the same state: what is derived from it can be kept until the version moves.
+    `version` changes with every write that changes a value and every undo, so a fold's state at
+    one version is always the same state: what is derived from it can be kept until the version moves.
     The log is one flat list, four items per write (position, target, key, old value): a
     long run makes thousands of writes, and a tuple for each would weigh twice as much.
     """
@@ -47,10 +47,13 @@ class Ledger:
         self.version = 0
 
     def put(self, position: int, mapping: dict[Any, Any], key: Any, value: Any) -> None:
-        """mapping[key] = value, written while reading message `position`."""
-        self._log += (position, mapping, key, mapping.get(key, _MISSING))
+        """mapping[key] = value, written while reading message `position` (logged even when it changes
+        nothing, so `retract` knows the key was written again; the version moves only on a change)."""
+        old = mapping.get(key, _MISSING)
+        self._log += (position, mapping, key, old)
         mapping[key] = value
-        self.version += 1
+        if old is not value and (type(old) is not type(value) or old != value):
+            self.version += 1
 
     def append(self, position: int, items: list[Any], value: Any) -> None:
         """items.append(value), written while reading message `position`."""
