@@ -108,10 +108,21 @@ def canonical_json(value: Any) -> bytes:
 
 
 def _holds_float(value: Any) -> bool:
-    if isinstance(value, float):
-        return True
-    if isinstance(value, dict):
-        return any(map(_holds_float, value.values()))
-    if isinstance(value, (list, tuple)):
-        return any(map(_holds_float, value))
+    """Whether plain data holds a float anywhere (a loop over exact types first: it runs for every hash)."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        kind = type(item)
+        if kind is str or kind is int or item is None or kind is bool:
+            continue
+        if kind is dict:
+            pending.extend(item.values())
+        elif kind is list or kind is tuple:
+            pending.extend(item)
+        elif isinstance(item, float):
+            return True
+        elif isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            pending.extend(item)
     return False
