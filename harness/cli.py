@@ -178,10 +178,10 @@ def _run_options(args: argparse.Namespace) -> dict:
 
 
 def _print_outcome(out: Path, started: float) -> None:
-    from harness.report import console_table, runs_frame, summarize
+    from harness.report import NO_FINISHED_RUNS, console_table, runs_frame, summarize
 
     runs = runs_frame(out)
-    print(console_table(summarize(runs)))
+    print(NO_FINISHED_RUNS if runs.empty else console_table(summarize(runs)))
     print(f"\n{len(runs)} runs in {time.perf_counter() - started:.1f}s -> {out}/ "
           f"(runs.jsonl, summary.csv, paired.csv, report.md, events/, plots/)")
 

@@ -27,6 +27,9 @@ REQUEST_COLUMNS = ["run_id", "task_id", "family", "strategy", "seed", "profile",
                    "compactions_before"]
 
 
+NO_FINISHED_RUNS = "(no finished runs)"  # the table of a results directory whose runs.jsonl holds no run yet
+
+
 def runs_frame(results_dir: str | Path) -> pd.DataFrame:
     """The runs in run_id order: runs.jsonl holds them in completion order, which varies with the
     workers, and the seeded bootstrap resamples by position, so intervals must not depend on it."""
@@ -245,7 +248,7 @@ def write_report(results_dir: str | Path, baseline: str = DEFAULT_BASELINE,
     results_dir = Path(results_dir)
     runs = runs_frame(results_dir)
     if runs.empty:
-        return {"summary": pd.DataFrame(), "paired": pd.DataFrame(), "table": "(no finished runs)", "plots": []}
+        return {"summary": pd.DataFrame(), "paired": pd.DataFrame(), "table": NO_FINISHED_RUNS, "plots": []}
     summary = summarize(runs, seed)
     summary.to_csv(results_dir / SUMMARY_FILE, index=False)
     paired = paired_differences(runs, baseline, seed)

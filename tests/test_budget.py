@@ -42,6 +42,18 @@ def test_the_invocation_budget_stops_runs_and_lists_those_left(tmp_path, capsys)
     assert len(read_runs(out)) == 2 * len(load_tasks("smoke")) and not (out / UNSTARTED_FILE).exists()
 
 
+def test_a_budget_reached_before_any_run_finishes_leaves_an_empty_table_not_a_crash(tmp_path, capsys):
+    """Spending can run out while every run is still in flight: runs.jsonl is then empty, and the command
+    says so, lists every run as unstarted and exits 0; resume finishes them."""
+    out = tmp_path / "r"
+    assert main([*SMOKE, "--out", str(out), "--max-total-cost-usd", "0.000001"]) == 0
+    assert "(no finished runs)" in capsys.readouterr().out
+    assert read_runs(out) == []
+    assert len(json.loads((out / UNSTARTED_FILE).read_text())["run_ids"]) == len(load_tasks("smoke"))
+    assert main(["run", "--resume", str(out), "--workers", "1", "--no-progress"]) == 0
+    assert len(read_runs(out)) == len(load_tasks("smoke"))
+
+
 def test_a_budget_needs_prices(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "unused")
     code = main([*SMOKE, "--out", str(tmp_path / "r"), "--model", "openai/no-such-model-xyz",
