@@ -303,14 +303,15 @@ class LLMClient:
             headers.update({SESSION_HEADER: self.session, REQUEST_HEADER: str(self.sent)})
             kwargs = {**kwargs, "extra_headers": headers}
         self.sent += 1
+        direct = self._mock is not None and self._mock_config.via == "direct"
+        if not direct and self._litellm_prices is None:
+            self._litellm_prices = litellm_prices(self.profile.model, self._pricing)
         with model_slot(self.profile.endpoint, self.profile.max_concurrency):
             started = time.perf_counter()
-            if self._mock is not None and self._mock_config.via == "direct":
+            if direct:
                 reply, raw_usage = self._mock.serve(self.profile.model, messages, kwargs.get("tools") or [],
                                                     self._mock_config, seed=kwargs.get("seed"))
             else:
-                if self._litellm_prices is None:
-                    self._litellm_prices = litellm_prices(self.profile.model, self._pricing)
                 response = litellm.completion(model=self.profile.model, messages=messages,
                                               **{**self._litellm_prices, **kwargs})
                 reply, raw_usage = response.choices[0].message, getattr(response, "usage", None)
