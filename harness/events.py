@@ -11,29 +11,8 @@ import os
 from pathlib import Path
 from typing import Any, Iterator
 
-import orjson
-
 from harness.errors import ReplayMismatch
-
-_LINE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)  # events are trees
-# orjson writes the same JSON ~4x faster (a run's results are most of what it writes). Its floats are
-# spelled differently (0.00001 for 1e-05) but read back equal; NaN and infinities, which the json module
-# writes as non-standard tokens, become null. What it refuses (str/int/dict subclasses, dataclasses,
-# integers past 64 bits, lone surrogates) goes to the standard encoder instead.
-_FAST_OPTIONS = (orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS
-                 | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_APPEND_NEWLINE)
-
-
-def _refuse(value: Any) -> Any:
-    raise TypeError(f"left to the standard encoder: {type(value).__name__}")
-
-
-def event_line(event: dict[str, Any]) -> bytes:
-    """One event as a line of UTF-8 JSON."""
-    try:
-        return orjson.dumps(event, default=_refuse, option=_FAST_OPTIONS)
-    except TypeError:
-        return (_LINE.encode(event) + "\n").encode("utf-8")
+from harness.fast_json import json_line
 
 
 class EventLog:
@@ -48,7 +27,7 @@ class EventLog:
         event = {"id": len(self.events), "type": type_, **fields}
         self.events.append(event)
         if self._file is not None:
-            self._file.write(event_line(event))
+            self._file.write(json_line(event))
         return event
 
     def flush(self) -> None:

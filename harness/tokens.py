@@ -2,13 +2,11 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
 import harness  # noqa: F401  (sets the offline environment before litellm loads)
+from harness.fast_json import canonical_json
 from litellm.litellm_core_utils.default_encoding import encoding as _encoding
 
 # Per-message framing cost, as in OpenAI's chat token accounting (role and separators).
@@ -76,53 +74,13 @@ def count_message(message: Mapping[str, Any]) -> int:
     return count_text(message_text(message)) + MESSAGE_OVERHEAD_TOKENS
 
 
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
-
-
 def count_tools(tools: list[Mapping[str, Any]] | None) -> int:
     if not tools:
         return 0
-    return count_text(_CANONICAL.encode(tools))
+    return count_text(canonical_json(tools).decode("ascii"))
 
 
 def stable_hash(value: Any) -> str:
     """A short content hash of plain data (canonical JSON), stable across processes."""
     blob = value.encode("utf-8") if isinstance(value, str) else canonical_json(value)
     return hashlib.blake2b(blob, digest_size=12).hexdigest()
-
-
-def canonical_json(value: Any) -> bytes:
-    """Plain data as JSON with sorted keys and ASCII escapes (`json.dumps(value, sort_keys=True)`, compact).
-
-    orjson writes the very same bytes ~5x faster whenever its output is ASCII without DEL and the
-    data holds no float (floats are spelled differently); anything else goes to the json module.
-    """
-    if not _holds_float(value):
-        try:
-            fast = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-        except TypeError:  # what orjson refuses (non-str keys, integers past 64 bits...)
-            fast = b""
-        if fast and fast.isascii() and b"\x7f" not in fast:
-            return fast
-    return _CANONICAL.encode(value).encode("utf-8")
-
-
-def _holds_float(value: Any) -> bool:
-    """Whether plain data holds a float anywhere (a loop over exact types first: it runs for every hash)."""
-    pending = [value]
-    while pending:
-        item = pending.pop()
-        kind = type(item)
-        if kind is str or kind is int or item is None or kind is bool:
-            continue
-        if kind is dict:
-            pending.extend(item.values())
-        elif kind is list or kind is tuple:
-            pending.extend(item)
-        elif isinstance(item, float):
-            return True
-        elif isinstance(item, dict):
-            pending.extend(item.values())
-        elif isinstance(item, (list, tuple)):
-            pending.extend(item)
-    return False

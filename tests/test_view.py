@@ -111,9 +111,9 @@ class _Label(str):
 def test_an_event_line_reads_back_as_the_standard_json_encoder_writes_it(event):
     """Event lines come from orjson for speed; what it writes differently (float spelling) reads back the
     same, and what it refuses (str subclasses, integers past 64 bits) is written by the standard encoder."""
-    from harness.events import event_line
+    from harness.fast_json import json_line
 
-    line = event_line(event)
+    line = json_line(event)
     assert line.endswith(b"\n") and line.count(b"\n") == 1
     assert json.loads(line) == json.loads(json.dumps(event, ensure_ascii=False))
 

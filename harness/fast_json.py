@@ -1,0 +1,70 @@
+"""JSON as the json module writes it, by orjson where orjson writes the same thing ~4-5x faster.
+
+A run writes every event as a line and hashes every message it sends (view hashes, call ids,
+the agent's seeds), so both are on the hot path. What orjson refuses or only passes on (str,
+int and dict subclasses, dataclasses, datetimes, integers past 64 bits, lone surrogates) goes
+to the json module.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+
+_LINE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)  # events are trees
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+_PASS_ON = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+_LINE_OPTIONS = _PASS_ON | orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
+_CANONICAL_OPTIONS = _PASS_ON | orjson.OPT_SORT_KEYS
+
+
+def _refuse(value: Any) -> Any:
+    raise TypeError(f"left to the json module: {type(value).__name__}")
+
+
+def json_line(value: Any) -> bytes:
+    """A line of compact UTF-8 JSON that reads back as `json.dumps(value, ensure_ascii=False)` does.
+
+    Floats are spelled orjson's way (0.00001 for 1e-05) and read back equal; NaN and infinities,
+    which the json module writes as non-standard tokens, become null.
+    """
+    try:
+        return orjson.dumps(value, default=_refuse, option=_LINE_OPTIONS)
+    except TypeError:
+        return (_LINE.encode(value) + "\n").encode("utf-8")
+
+
+def canonical_json(value: Any) -> bytes:
+    """Plain data as JSON with sorted keys and ASCII escapes: `json.dumps(value, sort_keys=True)`, compact,
+    byte for byte. orjson's bytes are used when they are exactly those: ASCII output without DEL
+    (which the json module escapes) and no float in the data (spelled differently)."""
+    if not _holds_float(value):
+        try:
+            fast = orjson.dumps(value, default=_refuse, option=_CANONICAL_OPTIONS)
+        except TypeError:
+            fast = b""
+        if fast and fast.isascii() and b"\x7f" not in fast:
+            return fast
+    return _CANONICAL.encode(value).encode("utf-8")
+
+
+def _holds_float(value: Any) -> bool:
+    """Whether plain data holds a float anywhere (a loop over exact types first: it runs for every hash)."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        kind = type(item)
+        if kind is str or kind is int or item is None or kind is bool:
+            continue
+        if kind is dict:
+            pending.extend(item.values())
+        elif kind is list or kind is tuple:
+            pending.extend(item)
+        elif isinstance(item, float):
+            return True
+        elif isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            pending.extend(item)
+    return False
