@@ -18,7 +18,8 @@ from harness import api
 from harness.mock import provider
 from harness.mock.agents import respond
 from harness.mock.agents.common import Calls
-from harness.mock.agents.memory import Ledger, Memory, shared_prefix
+from harness.mock.agents.memory import Ledger, Memory
+from harness.mock.prefix import shared_prefix
 from harness.replay import replay_file
 from tasks import family_module
 from tasks.base import ToolCall

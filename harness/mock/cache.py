@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any, Callable, Hashable, Sequence
 
-from harness.mock.agents.memory import shared_prefix
+from harness.mock.prefix import shared_prefix
 
 CACHE_STYLES = ("anthropic", "openai", "none")
 

@@ -12,7 +12,8 @@ from typing import Any, Callable, Hashable, TypeVar
 
 from harness.config import build_dataclass, require
 from harness.mock.agents.memo import Pattern, arguments
-from harness.mock.agents.memory import Ledger, Memory, shared_prefix
+from harness.mock.agents.memory import Ledger, Memory
+from harness.mock.prefix import shared_prefix
 from harness.tokens import stable_hash
 
 ALL_ROLES = ("system", "user", "assistant", "tool")

@@ -21,9 +21,7 @@ Two readings depend on later messages, so they are checked again on every reques
 from __future__ import annotations
 
 import threading
-from itertools import compress, count
-from operator import is_not
-from typing import TYPE_CHECKING, Any, Hashable, Sequence
+from typing import TYPE_CHECKING, Any, Hashable
 
 if TYPE_CHECKING:
     from harness.mock.agents.common import Fold
@@ -114,19 +112,6 @@ class Ledger:
             else:
                 target[key] = old
             self.version += 1
-
-
-def shared_prefix(old: Sequence[Any], new: Sequence[Any]) -> int:
-    """How many leading items of `new` are the very same objects as in `old`.
-
-    Usually all of `old` is: comparing whole slices first settles that in C (a sequence
-    comparison takes an identical item as equal at once). Items that are equal but not the
-    same object count as shared there, which is as good: a reading depends on content alone.
-    """
-    shared = min(len(old), len(new))
-    if list(old[:shared]) == list(new[:shared]):
-        return shared
-    return next(compress(count(), map(is_not, old, new)), shared)
 
 
 class Memory:
