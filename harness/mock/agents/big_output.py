@@ -82,8 +82,7 @@ def _answered(visible: Visible, number: int) -> bool:
     found = visible.fold(Found, ANSWERED, ("tool",))
     if number in found.derived("numbers", lambda _: {int(n) for n in found.items}):
         return True
-    return any(not (e.result or "").startswith(ANSWER_REFUSED)
-               for e in visible.calls_with("answer_question", "number", number))
+    return bool(visible.accepted_calls("answer_question", "number", number, ANSWER_REFUSED))
 
 
 def _answered_numbers(visible: Visible) -> set[int]:

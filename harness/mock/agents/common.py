@@ -350,6 +350,11 @@ class Visible:
             return self._calls.by_arg.get((name, argument, value), [])
         return [e for e in self.calls(name) if e.args.get(argument) == value]
 
+    def accepted_calls(self, name: str, argument: str, value: Any, refused: str) -> list[Exchange]:
+        """The visible calls of one tool with `argument` equal to `value` whose result, when visible,
+        does not start with `refused` (the tool's refusal), in order."""
+        return [e for e in self.calls_with(name, argument, value) if not (e.result or "").startswith(refused)]
+
     def exchange(self, call_id: Any) -> Exchange | None:
         """The latest visible call with this id."""
         return self._calls.by_id.get(call_id)

@@ -103,9 +103,9 @@ def _facts(visible: Visible) -> dict[str, str]:
 
 def _recorded(visible: Visible, path: str) -> int | None:
     """The count it sees recorded for `path`: its latest record_count call not refused, else a statement."""
-    for exchange in reversed(visible.calls_with("record_count", "path", path)):
-        if not (exchange.result or "").startswith("Error"):
-            return int(exchange.args.get("errors", 0))
+    accepted = visible.accepted_calls("record_count", "path", path, "Error")
+    if accepted:
+        return int(accepted[-1].args.get("errors", 0))
     return visible.fold(Statements).recorded.get(path)
 
 

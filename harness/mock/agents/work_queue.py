@@ -107,8 +107,7 @@ def _recorded(visible: Visible, order: str) -> bool:
     found = visible.fold(Found, RECORDED, ("tool",))
     if order in found.derived("orders", lambda _: {a or b for a, b in found.items}):
         return True
-    return any(not (e.result or "").startswith("Error: submit_result: no")
-               for e in visible.calls_with("submit_result", "order_id", order))
+    return bool(visible.accepted_calls("submit_result", "order_id", order, "Error: submit_result: no"))
 
 
 def _needed(task: Task, known: Known) -> tuple[str, dict[str, Any]] | int:
