@@ -1,5 +1,6 @@
-"""Runs on threads of several worker processes, for runs against real models when one process's CPU
-(litellm spends milliseconds of it per request, under one GIL) would hold them up."""
+"""Runs on threads of several worker processes: mock runs, one per process (they use the CPU), and
+runs against real models when one process's CPU (litellm spends milliseconds of it per request,
+under one GIL) would hold them up."""
 from __future__ import annotations
 
 import itertools
@@ -22,13 +23,13 @@ def _slot_keys(profiles: dict[str, dict[str, Any]]) -> set[tuple[str, int]]:
 
 
 class ThreadsInProcesses(Executor):
-    """Threads of several worker processes; each call goes to the worker with the fewest calls.
+    """Threads of several worker processes; a call goes to the worker named (`submit_to`) or to the
+    one with the fewest calls (`submit`).
 
-    For runs against real models when one process's CPU would hold them up. Spreading by
-    outstanding calls keeps the CPU work even: long runs submitted together are split between
-    the workers, and a worker that finished a run gets the next. The per-model request limits
-    and the invocation's spending are shared by all the workers, so they hold for the
-    invocation as a whole, as with threads of one process.
+    Spreading by outstanding calls keeps the CPU work even: long runs submitted together are
+    split between the workers, and a worker that finished a run gets the next. The per-model
+    request limits and the invocation's spending are shared by all the workers, so they hold
+    for the invocation as a whole, as with threads of one process.
     """
 
     def __init__(self, processes: int, threads: int, profiles: dict[str, dict[str, Any]], start_method: str = "spawn"):
@@ -39,9 +40,9 @@ class ThreadsInProcesses(Executor):
         self._outstanding = [0] * processes
         self._ids = itertools.count()
         self._lock = threading.Lock()
-        self._threads = threads
         # Kept here: a spawned worker rebuilds them from their names after start() has dropped its arguments.
         self._shared = (limits.share_slots(_slot_keys(profiles), context), INVOCATION_SPENDING.share(context))
+        self.processes, self.threads = processes, threads
         self._workers = [context.Process(target=_serve, args=(calls, self._results, threads, *self._shared),
                                          name=f"runs-{index}", daemon=True) for index, calls in enumerate(self._calls)]
         for worker in self._workers:
@@ -50,10 +51,15 @@ class ThreadsInProcesses(Executor):
         self._collector.start()
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
+        return self.submit_to(None, fn, *args, **kwargs)
+
+    def submit_to(self, worker: int | None, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
+        """Run fn on this worker process (0 to processes - 1; None: the one with the fewest calls)."""
         future: Future = Future()
         with self._lock:
             call_id = next(self._ids)
-            worker = self._outstanding.index(min(self._outstanding))
+            if worker is None:
+                worker = self._outstanding.index(min(self._outstanding))
             self._outstanding[worker] += 1
             self._futures[call_id] = (future, worker)
         self._calls[worker].put((call_id, fn, args, kwargs))
@@ -84,7 +90,7 @@ class ThreadsInProcesses(Executor):
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         for calls in self._calls:
-            for _ in range(self._threads):
+            for _ in range(self.threads):
                 calls.put(None)
         for worker in self._workers:
             worker.join()

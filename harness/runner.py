@@ -22,7 +22,7 @@ from harness.events import EventLog
 from harness.llm import LLMClient, LLMProfile, is_context_window_error
 from harness.limits import INVOCATION_LIMIT_REACHED, INVOCATION_SPENDING
 from harness.metrics import compute_metrics
-from harness.pool import cell_executor, settle_heap
+from harness.pool import CellPlan, cell_executor, settle_heap
 from harness.secrets import redact
 from harness.tokens import stable_hash
 from strategies import StrategySpec, build_strategy
@@ -210,36 +210,41 @@ def run_cells(cells: list[Cell], *, workers: int, on_row: Callable[[dict[str, An
     """Run cells (in parallel when workers > 1), handing each finished row to `on_row` at once.
 
     A cell starts only while `may_start()` holds (a spending limit); the cells never started
-    are returned. Without such a limit, as many cells again as run at once wait queued in
-    the pool, so a worker that finishes one starts the next without waiting for this process
-    to write the finished row.
+    are returned. Without such a limit, as many cells again as a worker runs at once wait
+    queued for it, so a worker that finishes one starts the next without waiting for this
+    process to write the finished row. Which worker runs which cell: harness.pool.CellPlan.
     """
     from tqdm import tqdm
 
-    queue = deque(cells)
     allowed = may_start or (lambda: True)
     settle_heap()
-    pool, parallel = cell_executor(cells, workers)
-    in_flight = parallel if may_start is not None else 2 * parallel
+    pool, _ = cell_executor(cells, workers)
     bar = tqdm(total=len(cells), desc="runs", unit="run", disable=not progress, leave=False)
     try:
         if pool is None:
+            queue = deque(cells)
             while queue and allowed():
                 on_row(run_cell(queue.popleft()))
                 bar.update()
             return list(queue)
+        plan = CellPlan(cells)
+        queued_per_worker = pool.threads if may_start is not None else 2 * pool.threads
         with pool:
-            pending: set[Future] = set()
-            while queue or pending:
-                while queue and len(pending) < in_flight and allowed():
-                    pending.add(pool.submit(run_cell, queue.popleft()))
+            pending: dict[Future, int] = {}  # each submitted cell's future -> its worker
+            queued = [0] * pool.processes
+            while plan or pending:
+                for worker in range(pool.processes):
+                    while plan and queued[worker] < queued_per_worker and allowed():
+                        pending[pool.submit_to(worker, run_cell, plan.take(worker))] = worker
+                        queued[worker] += 1
                 if not pending:
                     break
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
+                    queued[pending.pop(future)] -= 1
                     on_row(future.result())
                     bar.update()
-        return list(queue)
+        return plan.remaining()
     finally:
         bar.close()
 

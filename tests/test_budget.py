@@ -54,6 +54,24 @@ def test_a_budget_reached_before_any_run_finishes_leaves_an_empty_table_not_a_cr
     assert len(read_runs(out)) == len(load_tasks("smoke"))
 
 
+def test_the_invocation_budget_stops_mock_runs_in_flight_in_worker_processes(tmp_path, capsys):
+    """With --workers 2 the mock runs in two processes; they share the invocation's spending as threads do,
+    so a run in flight stops at its next request once the limit is reached, as with one worker. Each smoke
+    run costs ~0.0125 USD in requests of at most ~0.0035: both runs in flight are stopped before finishing."""
+    out = tmp_path / "r"
+    args = ["run", "--suite", "smoke", "--strategies", "none", "--workers", "2", "--no-progress", "--seeds", "0,1"]
+    assert main([*args, "--out", str(out), "--max-total-cost-usd", "0.005"]) == 0
+    assert "(no finished runs)" in capsys.readouterr().out and read_runs(out) == []
+    unstarted = json.loads((out / UNSTARTED_FILE).read_text())["run_ids"]
+    assert len(unstarted) == 2 * len(load_tasks("smoke"))
+    stopped = [read_events(path) for path in (out / "events").glob("*.jsonl")]
+    assert len(stopped) == 2 and all(events[-1]["error"] == INVOCATION_LIMIT_REACHED for events in stopped)
+    costs = [e["cost_usd"] for events in stopped for e in events if e["type"] == "llm_call" and e["ok"]]
+    assert 0.005 <= sum(costs) < 0.005 + 2 * max(costs)  # past the limit by at most one request per worker
+    assert main(["run", "--resume", str(out), "--workers", "2", "--no-progress"]) == 0
+    assert len(read_runs(out)) == 2 * len(load_tasks("smoke")) and not (out / UNSTARTED_FILE).exists()
+
+
 def test_a_budget_needs_prices(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "unused")
     code = main([*SMOKE, "--out", str(tmp_path / "r"), "--model", "openai/no-such-model-xyz",

@@ -1,10 +1,13 @@
-"""Runs against real models spread over worker processes (harness.pool): limits and spending hold in total."""
+"""Runs spread over worker processes (harness.pool): limits and spending hold in total, and the runs of
+one task instance stay in one worker."""
 import os
 import time
+from concurrent.futures import Future
+from types import SimpleNamespace
 
 import pytest
 
-from harness import pool
+from harness import pool, runner
 from harness.api import mock_profiles, run
 from harness.limits import INVOCATION_SPENDING, model_slot
 from harness.process_threads import ThreadsInProcesses
@@ -118,3 +121,61 @@ def test_the_heap_is_settled_once_per_process_before_runs_start(monkeypatch, tmp
     run("smoke", strategies="none", profiles=mock_profiles(), out=tmp_path / "b", progress=False)
     assert collections == [1], "settled again: a second full collection"
     gc.unfreeze()
+
+
+def cells_of(tasks: dict[str, int]) -> list[SimpleNamespace]:
+    return [SimpleNamespace(task=SimpleNamespace(task_id=task), name=f"{task}{index}")
+            for task, count in tasks.items() for index in range(1, count + 1)]
+
+
+def names(cells: list[SimpleNamespace]) -> list[str]:
+    return [cell.name for cell in cells]
+
+
+def test_a_worker_keeps_its_task_then_starts_a_new_one_then_helps_with_the_longest():
+    """CellPlan: a task instance's runs share texts that a process tokenizes once, so a worker stays on its
+    task; a free worker starts a task nobody has started; at the end it takes from the task with the most
+    cells left."""
+    plan = pool.CellPlan(cells_of({"A": 4, "B": 2, "C": 1}))
+    taken = [(worker, plan.take(worker).name) for worker in (0, 1, 0, 1, 1, 1, 0)]
+    assert taken == [(0, "A1"), (1, "B1"), (0, "A2"), (1, "B2"), (1, "C1"), (1, "A3"), (0, "A4")]
+    assert not plan and plan.remaining() == []
+
+
+def test_cells_never_handed_out_come_back_in_the_order_given():
+    plan = pool.CellPlan(cells_of({"A": 3, "B": 2, "C": 1}))
+    assert [plan.take(0).name, plan.take(1).name, plan.take(0).name] == ["A1", "B1", "A2"]
+    assert plan and names(plan.remaining()) == ["A3", "B2", "C1"]
+
+
+class RecordingWorkers:
+    """Two worker processes that run each call at once here, noting which worker got which cell."""
+
+    processes, threads = 2, 1
+
+    def __init__(self) -> None:
+        self.got: dict[str, int] = {}
+
+    def submit_to(self, worker, fn, cell):
+        self.got[cell.name] = worker
+        future: Future = Future()
+        future.set_result(fn(cell))
+        return future
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_run_cells_sends_each_cell_to_the_worker_it_was_planned_for(monkeypatch):
+    workers = RecordingWorkers()
+    monkeypatch.setattr(runner, "cell_executor", lambda cells, count: (workers, 2))
+    monkeypatch.setattr(runner, "run_cell", lambda cell: {"run_id": cell.name})
+    cells = cells_of({"A": 4, "B": 4, "C": 4, "D": 4})
+    rows: list[dict] = []
+    assert runner.run_cells(cells, workers=2, on_row=rows.append, progress=False) == []
+    assert sorted(row["run_id"] for row in rows) == sorted(names(cells))
+    by_task = {task: {workers.got[f"{task}{index}"] for index in range(1, 5)} for task in "ABCD"}
+    assert by_task == {"A": {0}, "B": {1}, "C": {0}, "D": {1}}
