@@ -233,10 +233,12 @@ def run_cells(cells: list[Cell], *, workers: int, on_row: Callable[[dict[str, An
             pending: dict[Future, int] = {}  # each submitted cell's future -> its worker
             queued = [0] * pool.processes
             while plan or pending:
-                for worker in range(pool.processes):
-                    while plan and queued[worker] < queued_per_worker and allowed():
-                        pending[pool.submit_to(worker, run_cell, plan.take(worker))] = worker
-                        queued[worker] += 1
+                while plan and allowed():
+                    worker = queued.index(min(queued))  # the least busy, so the workers stay even
+                    if queued[worker] >= queued_per_worker:
+                        break
+                    pending[pool.submit_to(worker, run_cell, plan.take(worker))] = worker
+                    queued[worker] += 1
                 if not pending:
                     break
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)

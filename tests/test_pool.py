@@ -151,13 +151,16 @@ def test_cells_never_handed_out_come_back_in_the_order_given():
 class RecordingWorkers:
     """Two worker processes that run each call at once here, noting which worker got which cell."""
 
-    processes, threads = 2, 1
+    processes = 2
 
-    def __init__(self) -> None:
+    def __init__(self, threads: int = 1) -> None:
+        self.threads = threads
         self.got: dict[str, int] = {}
+        self.order: list[int] = []
 
     def submit_to(self, worker, fn, cell):
         self.got[cell.name] = worker
+        self.order.append(worker)
         future: Future = Future()
         future.set_result(fn(cell))
         return future
@@ -179,3 +182,15 @@ def test_run_cells_sends_each_cell_to_the_worker_it_was_planned_for(monkeypatch)
     assert sorted(row["run_id"] for row in rows) == sorted(names(cells))
     by_task = {task: {workers.got[f"{task}{index}"] for index in range(1, 5)} for task in "ABCD"}
     assert by_task == {"A": {0}, "B": {1}, "C": {0}, "D": {1}}
+
+
+def test_workers_with_several_threads_are_filled_evenly(monkeypatch):
+    """Runs against real models: 2 processes x 32 threads. Each new cell goes to the least busy worker, so
+    both start at once (filling one first left the other idle: measured 1.8-1.95x the ideal wall time)."""
+    workers = RecordingWorkers(threads=4)
+    monkeypatch.setattr(runner, "cell_executor", lambda cells, count: (workers, 8))
+    monkeypatch.setattr(runner, "run_cell", lambda cell: {"run_id": cell.name})
+    runner.run_cells(cells_of({"A": 4, "B": 4, "C": 4, "D": 4}), workers=1, on_row=lambda row: None, progress=False)
+    assert workers.order[:8] == [0, 1] * 4
+    assert {task: {workers.got[f"{task}{index}"] for index in range(1, 5)} for task in "ABCD"} == {
+        "A": {0}, "B": {1}, "C": {0}, "D": {1}}
