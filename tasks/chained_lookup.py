@@ -120,7 +120,7 @@ class ChainedLookup(WorkspaceEnvironment):
                                               custodian=rng.choice(_NAMES)))
             for _ in range(params.filler_lines):
                 lines.append("note: " + " ".join(rng.choice(_FILLER) for _ in range(rng.randint(8, 14))))
-        super().__init__({path: "\n".join(lines) + "\n" for path, lines in contents.items()})
+        super().__init__({path: "\n".join(lines) + "\n" for path, lines in contents.items()}, indexed=True)
 
     def initial_user_messages(self) -> list[str]:
         return [TASK_TEMPLATE.format(start=self.start, hops=self.params.hops)]

@@ -44,9 +44,9 @@ class WorkspaceEnvironment(Environment):
 
     copyable = True  # files and facts are plain data
 
-    def __init__(self, files: dict[str, str] | None = None) -> None:
+    def __init__(self, files: dict[str, str] | None = None, *, indexed: bool = False) -> None:
         super().__init__()
-        self.fs = MemoryFS(files)
+        self.fs = MemoryFS(files, indexed=indexed)
 
     def tool_specs(self) -> list[ToolSpec]:
         return [LIST_FILES, READ_FILE, WRITE_FILE, *self.extra_specs(), SUBMIT_ANSWER]
