@@ -26,7 +26,8 @@ what cannot be avoided, printed next to its goal:
   divided by the UTF-8 size of the distinct message contents of the run's event log. As for the overhead
   figure, the task instance is generated before (once per process); the run works on its copy. Goal <= 3.
 * parallel: wall time of the default suite (all strategies) with 1 worker divided by that with 2, each
-  measured in a fresh subprocess around the runs alone (imports excluded, no cache warmed by the other). Goal >= 1.7.
+  measured in a fresh subprocess around the runs alone (imports excluded, no cache warmed by the other);
+  the median of `--repeats` (default 3) such pairs. Goal >= 1.7.
 * real: 64 runs against `serve-mock` (100 ms latency per request) at --max-concurrency 16,
   wall time divided by the ideal, requests x latency / concurrency. Goal <= 1.3.
 
@@ -57,6 +58,7 @@ REAL_RUNS = 64
 REAL_LATENCY_S = 0.1
 REAL_CONCURRENCY = 16
 OVERHEAD_REPEATS = 3  # repeats of each strategy's runs and tokenizing; each side's best is taken
+PARALLEL_REPEATS = 3  # pairs of 1-worker and 2-worker runs; the median ratio is taken
 STEP_RESULT_TOKENS = 200  # the tool result each measured step adds: the same at every context size
 
 
@@ -356,7 +358,7 @@ def parallel_child(suite: str, workers: int) -> dict[str, Any]:
         return {"wall_s": time.perf_counter() - started}
 
 
-def parallel(suite: str = "default", repeats: int = 1) -> list[Figure]:
+def parallel(suite: str = "default", repeats: int = PARALLEL_REPEATS) -> list[Figure]:
     ratios, walls = [], []
     for _ in range(repeats):
         one = _child(["--parallel-child", suite, "1"])["wall_s"]
@@ -452,7 +454,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--overhead-suite", default="long", help="suite of the overhead figure (default long)")
     parser.add_argument("--overhead-repeats", type=int, default=OVERHEAD_REPEATS,
                         help=f"repeats of each strategy's runs in the overhead figure, best taken (default {OVERHEAD_REPEATS})")
-    parser.add_argument("--repeats", type=int, default=1, help="repeats of the parallel figure (default 1)")
+    parser.add_argument("--repeats", type=int, default=PARALLEL_REPEATS,
+                        help=f"pairs of runs of the parallel figure, median taken (default {PARALLEL_REPEATS})")
     parser.add_argument("--check", action="store_true", help="exit 1 when a measured figure misses its goal")
     parser.add_argument("--memory-child", nargs=3, metavar=("SUITE", "TASK", "STRATEGY"), help=argparse.SUPPRESS)
     parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
