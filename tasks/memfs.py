@@ -105,7 +105,7 @@ class MemoryFS:
 
     def __deepcopy__(self, memo: dict[int, object]) -> MemoryFS:
         """Contents are immutable strings: a copy shares them, and the search index."""
-        copy = MemoryFS.__new__(MemoryFS)
+        copy = memo[id(self)] = MemoryFS.__new__(MemoryFS)
         copy.files = dict(self.files)
         copy._in_order = self._in_order
         copy._index = self._index
