@@ -104,10 +104,9 @@ def test_request_step(benchmark, tmp_path, tokens):
 
 @pytest.mark.benchmark
 def test_flat_per_request_cost():
-    """Issue 8.3: harness time per request at ~400k tokens / at ~10k tokens <= 1.5."""
-    small, _ = bench.per_request_seconds(10_000, 200)
-    big, _ = bench.per_request_seconds(400_000, 200)
-    assert big / small <= 1.5
+    """Issue 8.3: harness time per request at ~400k tokens / at ~10k tokens <= 1.5 (bench.flat's definition)."""
+    figure = bench.flat()[0]
+    assert figure.met, figure.line()
 
 
 @pytest.mark.benchmark
