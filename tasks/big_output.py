@@ -76,6 +76,7 @@ def _line(rng: random.Random, request: str, status: int | None = None) -> str:
 class BigOutput(WorkspaceEnvironment):
     family = FAMILY
     system_prompt = SYSTEM_PROMPT
+    generated = ("params", "names", "questions", "dumps")
 
     def __init__(self, params: Params, seed: int):
         super().__init__()

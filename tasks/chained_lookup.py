@@ -89,6 +89,7 @@ def _near_miss(code: str, rng: random.Random, used: set[str]) -> str | None:
 class ChainedLookup(WorkspaceEnvironment):
     family = FAMILY
     system_prompt = SYSTEM_PROMPT
+    generated = ("params", "start", "expected")
 
     def __init__(self, params: Params, seed: int):
         self.params = params

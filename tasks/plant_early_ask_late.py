@@ -74,6 +74,7 @@ ANSWER_PAIR = re.compile(r"\s*([^=;]+?)\s*=\s*([^;]*?)\s*(?:;|$)")
 class PlantEarlyAskLate(WorkspaceEnvironment):
     family = FAMILY
     system_prompt = SYSTEM_PROMPT
+    generated = ("params", "given", "never", "values", "current", "counts", "batch_files", "messages", "asked")
 
     def __init__(self, params: Params, seed: int):
         rng = random.Random(f"{FAMILY}:{seed}")

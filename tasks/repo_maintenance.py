@@ -80,6 +80,7 @@ class Constant:
 class RepoMaintenance(WorkspaceEnvironment):
     family = FAMILY
     system_prompt = SYSTEM_PROMPT
+    generated = ("params", "bugs", "expected", "modules", "passing", "log_state")
 
     def __init__(self, params: Params, seed: int):
         rng = random.Random(f"{FAMILY}:{seed}")

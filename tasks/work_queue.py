@@ -75,6 +75,7 @@ class Ticket:
 class WorkQueue(WorkspaceEnvironment):
     family = FAMILY
     system_prompt = SYSTEM_PROMPT
+    generated = ("params", "tickets", "by_order", "by_customer", "prices", "fillers")
 
     def __init__(self, params: Params, seed: int):
         super().__init__()

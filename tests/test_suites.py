@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from harness.cli import main as cli_main
+from harness.config import build_dataclass
 from harness.errors import TaskFileError
 from harness.mock.agents import AGENTS, respond
 from harness.mock.agents.common import Visible, build_knobs
@@ -117,6 +118,31 @@ def test_a_generated_instance_is_copied_per_run_and_runs_never_share_state(famil
     assert second.initial_user_messages() == first.initial_user_messages()
     assert second.score() == third.score()
     assert len(suites._GENERATED) == 1
+
+
+def test_runs_share_the_generated_data_and_never_change_it(monkeypatch, tmp_path):
+    """Environment.generated: what a family declares fixed at generation is shared by the runs' copies, not
+    copied again. Every comparison strategy runs every smoke task on copies of one generated instance; the
+    shared data then still equals a fresh generation's, and each declared name is an attribute."""
+    import copy
+
+    from harness.api import run
+    from tasks import suites
+
+    monkeypatch.setattr(suites, "_GENERATED", type(suites._GENERATED)())
+    rows = load_tasks("smoke")
+    shared = {row.task_id: row.build() for row in rows}
+    for row in rows:
+        assert shared[row.task_id].generated, f"{row.family} declares no generated data"
+        run_copy = copy.deepcopy(shared[row.task_id])
+        for name in shared[row.task_id].generated:
+            assert getattr(run_copy, name) is getattr(shared[row.task_id], name), (row.family, name)
+    run("smoke", strategies="all", out=tmp_path / "r", workers=1)  # in this process: the copies share with `shared`
+    for row in rows:
+        module = family_module(row.family)
+        fresh = module.build(build_dataclass(module.Params, row.params, "params"), row.seed)
+        for name in fresh.generated:
+            assert getattr(shared[row.task_id], name) == getattr(fresh, name), (row.family, name)
 
 
 def test_an_instance_that_cannot_be_copied_is_built_for_every_run(monkeypatch):
