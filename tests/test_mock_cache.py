@@ -70,3 +70,33 @@ def test_block_chain_reuses_a_shared_prefix_and_equals_a_fresh_reading_after_any
         shared = next((i for i, (a, b) in enumerate(zip(previous, view)) if a is not b), min(len(previous), len(view)))
         new = [p for p in range(shared, len(view)) if p >= len(previous) or view[p] is not previous[p]]
         assert len(reads) == len(new) + len(view)  # blocks new at their position here, the whole view for `fresh`
+
+
+def test_shared_prefix_is_the_first_position_where_the_items_differ():
+    """harness.mock.prefix.shared_prefix (halving over slice comparisons) against an item-by-item scan, on
+    random edits of lists and tuples of messages: appended, replaced in place (same or equal object),
+    dropped from the front, reset."""
+    import random
+
+    from harness.mock.prefix import shared_prefix
+
+    rng = random.Random(5)
+    for _ in range(3000):
+        old = [{"role": "tool", "content": str(rng.randint(0, 3))} for _ in range(rng.randint(0, 40))]
+        new = list(old)
+        for _ in range(rng.randint(0, 3)):
+            edit = rng.choice(["append", "replace", "equal copy", "drop front", "reset"])
+            if edit == "append" or not new:
+                new.append({"role": "assistant", "content": "next"})
+            elif edit == "replace":
+                new[rng.randrange(len(new))] = {"role": "tool", "content": "[masked]"}
+            elif edit == "equal copy":
+                at = rng.randrange(len(new))
+                new[at] = dict(new[at])
+            elif edit == "drop front":
+                del new[: rng.randint(1, len(new))]
+            else:
+                new = [{"role": "user", "content": "again"}]
+        sent = tuple(old) if rng.random() < 0.5 else old
+        expected = next((i for i, (a, b) in enumerate(zip(sent, new)) if not (a is b or a == b)), min(len(old), len(new)))
+        assert shared_prefix(sent, new) == expected
