@@ -64,8 +64,9 @@ class ThreadsInThisProcess(ThreadPoolExecutor):
 Workers = ThreadsInProcesses | ThreadsInThisProcess
 
 
-def cell_executor(cells: list[Any], workers: int) -> tuple[Workers | None, int]:
-    """The executor for these runs and how many run at once (None: run them one by one here).
+def cell_executor(cells: list[Any], workers: int) -> Workers | None:
+    """The executor for these runs (None: run them one by one here); its `processes` x `threads`
+    runs go at once.
 
     Mock runs use the CPU: one process each, one run at a time. Runs against real models wait
     on the network: threads, sharing the per-model request limits (harness.limits); with a
@@ -77,17 +78,16 @@ def cell_executor(cells: list[Any], workers: int) -> tuple[Workers | None, int]:
     if str(main.get("model", "mock/")).startswith("mock/"):
         parallel = min(workers, len(cells))
         if parallel <= 1:
-            return None, parallel
-        return ThreadsInProcesses(parallel, 1, cells[0].profiles, _start_method()), parallel
+            return None
+        return ThreadsInProcesses(parallel, 1, cells[0].profiles, _start_method())
     limit = main.get("max_concurrency")
     parallel = min(len(cells), max(workers, 4 * limit if limit else workers))
     if parallel <= 1:
-        return None, parallel
+        return None
     processes = min(os.cpu_count() or 1, math.ceil(parallel / RUNS_PER_PROCESS))
     if processes > 1:
-        executor = ThreadsInProcesses(processes, math.ceil(parallel / processes), cells[0].profiles, _start_method())
-        return executor, parallel
-    return ThreadsInThisProcess(parallel), parallel
+        return ThreadsInProcesses(processes, math.ceil(parallel / processes), cells[0].profiles, _start_method())
+    return ThreadsInThisProcess(parallel)
 
 
 class CellPlan:

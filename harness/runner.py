@@ -218,7 +218,7 @@ def run_cells(cells: list[Cell], *, workers: int, on_row: Callable[[dict[str, An
 
     allowed = may_start or (lambda: True)
     settle_heap()
-    pool, _ = cell_executor(cells, workers)
+    pool = cell_executor(cells, workers)
     bar = tqdm(total=len(cells), desc="runs", unit="run", disable=not progress, leave=False)
     try:
         if pool is None:

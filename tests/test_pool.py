@@ -66,11 +66,11 @@ def test_worker_processes_share_the_model_limit_and_the_invocation_spending():
 def test_many_runs_in_flight_use_several_processes(monkeypatch):
     cells = [type("Cell", (), {"profiles": {"main": {"model": "openai/x", "max_concurrency": 16}}})()] * 64
     monkeypatch.setattr(pool.os, "cpu_count", lambda: 2)
-    executor, parallel = pool.cell_executor(cells, workers=1)
+    executor = pool.cell_executor(cells, workers=1)
     with executor:
-        assert isinstance(executor, ThreadsInProcesses) and parallel == 64
+        assert isinstance(executor, ThreadsInProcesses) and executor.processes * executor.threads == 64
     monkeypatch.setattr(pool.os, "cpu_count", lambda: 1)
-    executor, _ = pool.cell_executor(cells, workers=1)
+    executor = pool.cell_executor(cells, workers=1)
     with executor:
         assert not isinstance(executor, ThreadsInProcesses)
 
@@ -174,7 +174,7 @@ class RecordingWorkers:
 
 def test_run_cells_sends_each_cell_to_the_worker_it_was_planned_for(monkeypatch):
     workers = RecordingWorkers()
-    monkeypatch.setattr(runner, "cell_executor", lambda cells, count: (workers, 2))
+    monkeypatch.setattr(runner, "cell_executor", lambda cells, count: workers)
     monkeypatch.setattr(runner, "run_cell", lambda cell: {"run_id": cell.name})
     cells = cells_of({"A": 4, "B": 4, "C": 4, "D": 4})
     rows: list[dict] = []
@@ -188,7 +188,7 @@ def test_workers_with_several_threads_are_filled_evenly(monkeypatch):
     """Runs against real models: 2 processes x 32 threads. Each new cell goes to the least busy worker, so
     both start at once (filling one first left the other idle: measured 1.8-1.95x the ideal wall time)."""
     workers = RecordingWorkers(threads=4)
-    monkeypatch.setattr(runner, "cell_executor", lambda cells, count: (workers, 8))
+    monkeypatch.setattr(runner, "cell_executor", lambda cells, count: workers)
     monkeypatch.setattr(runner, "run_cell", lambda cell: {"run_id": cell.name})
     runner.run_cells(cells_of({"A": 4, "B": 4, "C": 4, "D": 4}), workers=1, on_row=lambda row: None, progress=False)
     assert workers.order[:8] == [0, 1] * 4
