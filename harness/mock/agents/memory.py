@@ -74,6 +74,8 @@ class Ledger:
         stop = start
         while stop < end and log[stop] == position:
             stop += 4
+        if start == stop:  # it wrote nothing there: nothing to undo, and the state has not changed
+            return True
         before: dict[tuple[int, Any], tuple[Any, Any, Any]] = {}  # (mapping, key) -> the state before `position`
         for at in range(start, stop, 4):
             if isinstance(log[at + 1], list):
