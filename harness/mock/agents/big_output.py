@@ -77,17 +77,22 @@ def _fetched(visible: Visible) -> set[str]:
 ANSWER_REFUSED = "Error: answer_question: no"
 
 
+def _numbers_answered_in_results(visible: Visible) -> set[int]:
+    """The question numbers that visible results say are recorded (kept until that reading changes)."""
+    found = visible.fold(Found, ANSWERED, ("tool",))
+    return found.derived("numbers", lambda _: {int(n) for n in found.items})
+
+
 def _answered(visible: Visible, number: int) -> bool:
     """Whether it sees question `number` answered: a result saying so, or its own call not refused."""
-    found = visible.fold(Found, ANSWERED, ("tool",))
-    if number in found.derived("numbers", lambda _: {int(n) for n in found.items}):
+    if number in _numbers_answered_in_results(visible):
         return True
     return bool(visible.accepted_calls("answer_question", "number", number, ANSWER_REFUSED))
 
 
 def _answered_numbers(visible: Visible) -> set[int]:
     """Every question it sees answered, as `_answered` reads each (for its notes)."""
-    done = {int(n) for n in visible.found(ANSWERED, ("tool",))}
+    done = set(_numbers_answered_in_results(visible))
     done.update(int(e.args.get("number", 0)) for e in visible.calls("answer_question")
                 if not (e.result or "").startswith(ANSWER_REFUSED))
     return done
