@@ -212,7 +212,7 @@ class _Session:
         environment = TaskRow("bench", "chained_lookup", 1, {"hops": 4, "files": 2, "distractors": 2}).build()
         profiles = build_profiles(mock_profiles(window=10 * tokens + 100_000))
         name = f"bench-{tokens}-{messages}"
-        self.ctx = RunContext(EventLog(Path(tmp) / f"{name}.jsonl"), profiles, run_id=name, seed=0)
+        self.ctx = RunContext(EventLog(Path(tmp) / f"{name}.jsonl", in_memory=False), profiles, run_id=name, seed=0)
         self.main = LLMClient(profiles[MAIN_PROFILE], session=name, seed=0)
         self.ctx.tools = [spec.schema() for spec in environment.tool_specs()]
         self.ctx.add_message({"role": "system", "content": environment.system_prompt}, origin="task")
@@ -227,11 +227,14 @@ class _Session:
         for text in self.results:
             count_text(text)  # tokenized once, before any clock starts
 
-    def _exchange(self, call_id: str, content: str, reply: dict[str, Any] | None = None) -> None:
+    def _exchange(self, call_id: str, content: str) -> None:
         path = content.split(" ", 2)[1]
-        self.ctx.add_message(reply or {"role": "assistant", "content": "", "tool_calls": [
+        self.ctx.add_message({"role": "assistant", "content": "", "tool_calls": [
             {"id": call_id, "type": "function",
              "function": {"name": "read_file", "arguments": json.dumps({"path": path})}}]}, origin="agent")
+        self._result(call_id, content)
+
+    def _result(self, call_id: str, content: str) -> None:
         self.ctx.add_message({"role": "tool", "tool_call_id": call_id, "name": "read_file", "content": content},
                              origin="tool")
 
@@ -243,10 +246,9 @@ class _Session:
         request = {"profile": "main", "model": self.main.profile.model, "view_hash": ctx.view.hash(ctx.tools_hash),
                    "view_len": len(messages), "context_tokens": ctx.prompt_tokens_estimate()}
         result = self.main.complete(messages, ctx.tools)
-        ctx.log.append("llm_call", **request, ok=True, usage=result.usage.as_dict(), cost_usd=result.cost_usd,
-                       cost_usd_uncached=result.cost_usd_uncached, latency_s=round(result.latency_s, 6))
+        ctx.record_response(request, result)
         call_id = (result.message.get("tool_calls") or [{"id": f"step_{index}"}])[0]["id"]
-        self._exchange(call_id, self.results[index], reply=result.message)
+        self._result(call_id, self.results[index])
         return time.process_time() - started
 
     def close(self) -> None:

@@ -24,6 +24,7 @@ class RunContext:
         self.turn_start = False
         self.requests = 0  # successful main-model requests so far
         self.last_usage: Usage | None = None  # of the last successful main-model request
+        self.last_request_id = -1  # the event id of its llm_call
         self.cost_usd = 0.0  # spent so far by every profile (priced requests only)
         self._clients: dict[str, LLMClient] = {}
 
@@ -48,6 +49,22 @@ class RunContext:
     def add_message(self, message: Message, origin: str, placement: str = "append", **extra: Any) -> dict[str, Any]:
         """Log a chat message. origin: task | user | agent | tool | strategy | environment."""
         return self.emit("message", message=message, origin=origin, placement=placement, **extra)
+
+    def record_response(self, request: dict[str, Any], result: LLMResult) -> dict[str, Any]:
+        """Count and log a successful main-model request (`request`: what was sent) and the agent's
+        reply; returns the reply's message event."""
+        self.requests += 1
+        self.last_usage = result.usage
+        self.spend(result.cost_usd)
+        call = self.log.append("llm_call", **request, ok=True, usage=result.usage.as_dict(), cost_usd=result.cost_usd,
+                               cost_usd_uncached=result.cost_usd_uncached, latency_s=round(result.latency_s, 6),
+                               from_cache=result.from_cache)
+        self.last_request_id = call["id"]
+        return self.add_message(result.message, origin="agent")
+
+    def last_message_id(self, origin: str) -> int:
+        """Id of the last message logged with this origin (in the view or not), or -1."""
+        return next((i for i in reversed(self.view.origins) if self.view.origins[i] == origin), -1)
 
     # ----- sizes and budgets
     @property

@@ -3,31 +3,54 @@
 Nothing is ever removed from the log. Strategies change what the model sees only by
 appending events that carry `view_ops` (see harness.view), so the view that was sent can
 always be rebuilt from the file alone.
+
+A run's log lives in its file: the runner keeps none of its events in memory
+(`in_memory=False`) and folds what it needs as they are appended (the view, the metrics).
+A log without a file keeps its events in `events`, for tests and scripts to read back.
 """
 from __future__ import annotations
 
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from harness.errors import ReplayMismatch
 from harness.fast_json import json_line
 
 
 class EventLog:
-    def __init__(self, path: Path | None = None):
-        self.events: list[dict[str, Any]] = []
+    def __init__(self, path: Path | None = None, *, in_memory: bool = True,
+                 on_append: Callable[[dict[str, Any]], None] | None = None):
+        """`in_memory`: also keep every event in `events` (needs a file when False);
+        `on_append`: called with each event once it is logged."""
+        if path is None and not in_memory:
+            raise ValueError("an event log kept nowhere: give it a file or keep it in memory")
+        self.path = path
+        self._events: list[dict[str, Any]] | None = [] if in_memory else None
+        self._count = 0
+        self._on_append = on_append
         self._file = None
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._file = open(path, "wb")
 
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        if self._events is None:
+            raise RuntimeError(f"this run's events are not kept in memory: read them from {self.path} "
+                               "(harness.events.read_events), or fold what you need from ctx.view")
+        return self._events
+
     def append(self, type_: str, **fields: Any) -> dict[str, Any]:
-        event = {"id": len(self.events), "type": type_, **fields}
-        self.events.append(event)
+        event = {"id": self._count, "type": type_, **fields}
+        self._count += 1
+        if self._events is not None:
+            self._events.append(event)
         if self._file is not None:
             self._file.write(json_line(event))
+        if self._on_append is not None:
+            self._on_append(event)
         return event
 
     def flush(self) -> None:
@@ -45,7 +68,7 @@ class EventLog:
         return iter(self.events)
 
     def __len__(self) -> int:
-        return len(self.events)
+        return self._count
 
     def of_type(self, type_: str) -> Iterator[dict[str, Any]]:
         return (e for e in self.events if e["type"] == type_)

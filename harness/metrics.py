@@ -44,114 +44,172 @@ TOKEN_FIELDS = ("input_tokens", "cached_tokens", "cache_write_tokens", "output_t
 NON_READING_TOOLS = frozenset({"submit_answer", "write_file", "condense"})
 
 
-def _sum(values: Iterable[Any]) -> Any:
-    """Sum of the known values; None when no value was reported at all."""
-    known = [v for v in values if v is not None]
-    return sum(known) if known else None
+class _UsageTotals:
+    """Token and cost sums of some successful calls, in the order logged; None while no call reported one."""
+
+    FIELDS = (*TOKEN_FIELDS, "cost_usd", "cost_usd_uncached")
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.sums: dict[str, Any] = dict.fromkeys(self.FIELDS)
+
+    def add(self, event: Mapping[str, Any], usage: Mapping[str, Any]) -> None:
+        self.calls += 1
+        for name in self.FIELDS:
+            value = usage.get(name) if name in TOKEN_FIELDS else event.get(name)
+            if value is not None:
+                total = self.sums[name]
+                self.sums[name] = (0 if total is None else total) + value
+
+    def as_dict(self, prefix: str = "") -> dict[str, Any]:
+        return {prefix + name: total for name, total in self.sums.items()}
 
 
-def _usage_totals(calls: list[Mapping[str, Any]], prefix: str = "") -> dict[str, Any]:
-    usages = [c.get("usage") or {} for c in calls]
-    totals = {prefix + name: _sum(u.get(name) for u in usages) for name in TOKEN_FIELDS}
-    totals[prefix + "cost_usd"] = _sum(c.get("cost_usd") for c in calls)
-    totals[prefix + "cost_usd_uncached"] = _sum(c.get("cost_usd_uncached") for c in calls)
-    return totals
+class RunMetrics:
+    """The metrics of one run, folded from its events one at a time (as harness.view folds the view).
 
-
-def count_rereads(events: Iterable[Mapping[str, Any]]) -> int:
-    """Tool calls that fetched content already fetched before: the price of forgetting.
-
-    A call counts when an earlier call had the same name and arguments and got the very same
-    successful result; running the tests again after an edit (new output) does not count.
+    The runner feeds each event as it is logged, so a run need not hold its log in memory;
+    `compute_metrics` folds a saved log the same way, so both give the same numbers. It keeps
+    counters, plus references to the messages that re-reads are judged from (the view holds them).
     """
-    events = list(events)
-    results = {e["message"].get("tool_call_id"): e for e in events
-               if e["type"] == "message" and e["message"].get("role") == "tool"}
-    seen: set[tuple[str, str, str]] = set()
-    rereads = 0
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()  # events by type
+        self.calls = _UsageTotals()  # every successful call
+        self.side = _UsageTotals()  # those of other profiles than the main one (summarizers)
+        self.main_calls = 0
+        self.failed_requests = 0
+        self.response_cache_hits = 0
+        self.context_peak: int | None = None
+        self.context_sum = 0
+        self.context_count = 0
+        self.condensation_kinds: Counter[Any] = Counter()
+        self.condense_refusals = 0
+        self.warning_levels: Counter[str] = Counter()
+        self.compaction_steps: Counter[str] = Counter()
+        self.reclaimed_by_step: Counter[str] = Counter()
+        self.reclaimed_tokens = 0
+        self.offloaded_chars = 0
+        self.cache_read_lost = 0
+        self._previous_input: int | None = None  # of the last successful main request
+        self._edited = False  # a compaction since then
+        self._agent_messages: list[Mapping[str, Any]] = []
+        self._results: dict[Any, tuple[Any, Mapping[str, Any]]] = {}  # tool_call_id -> (is_error, message): the last
+
+    def add(self, event: Mapping[str, Any]) -> None:
+        kind = event["type"]
+        self.counts[kind] += 1
+        if kind == "llm_call":
+            self._add_call(event)
+        elif kind == "message":
+            message = event["message"]
+            if event.get("is_error") and message.get("name") == "condense":
+                self.condense_refusals += 1
+            if message.get("role") == "tool":
+                self._results[message.get("tool_call_id")] = (event.get("is_error"), message)
+            if event.get("origin") == "agent":
+                self._agent_messages.append(message)
+        elif kind == "condensation":
+            self.condensation_kinds[event.get("kind")] += 1
+        elif kind == "warning":
+            self.warning_levels[str(event.get("level"))] += 1
+        elif kind == "compaction":
+            step = str(event.get("step"))
+            self.compaction_steps[step] += 1
+            self.reclaimed_tokens += event.get("reclaimed_tokens") or 0
+            self.reclaimed_by_step[step] += event.get("reclaimed_tokens") or 0
+            self._edited = True
+        elif kind == "tool_output_offloaded":
+            self.offloaded_chars += (event.get("total_chars") or 0) - (event.get("shown_chars") or 0)
+
+    def _add_call(self, event: Mapping[str, Any]) -> None:
+        if not event.get("ok"):
+            self.failed_requests += 1
+            return
+        usage = event.get("usage") or {}
+        if event.get("from_cache"):
+            self.response_cache_hits += 1
+        self.calls.add(event, usage)
+        if event.get("profile") != MAIN_PROFILE:
+            self.side.add(event, usage)
+            return
+        self.main_calls += 1
+        context = usage.get("input_tokens")
+        if context is not None:
+            self.context_peak = context if self.context_peak is None else max(self.context_peak, context)
+            self.context_sum += context
+            self.context_count += 1
+        cached = usage.get("cached_tokens")
+        if self._edited and self._previous_input is not None and cached is not None:
+            self.cache_read_lost += max(self._previous_input - cached, 0)
+        self._previous_input = context
+        self._edited = False
+
+    def rereads(self) -> int:
+        """Tool calls that fetched content already fetched before: the price of forgetting.
+
+        A call counts when an earlier call had the same name and arguments and got the very same
+        successful result; running the tests again after an edit (new output) does not count.
+        """
+        seen: set[tuple[str, str, str]] = set()
+        rereads = 0
+        for message in self._agent_messages:
+            for call in message.get("tool_calls") or ():
+                function = call.get("function", {})
+                name = function.get("name", "")
+                result = self._results.get(call.get("id"))
+                if name in NON_READING_TOOLS or result is None or result[0]:
+                    continue
+                try:
+                    arguments = json.dumps(json.loads(function.get("arguments") or "{}"), sort_keys=True)
+                except json.JSONDecodeError:
+                    arguments = function.get("arguments") or ""
+                content = result[1].get("content") or ""
+                key = (name, arguments, content if isinstance(content, str) else stable_hash(content))
+                if key in seen:
+                    rereads += 1
+                seen.add(key)
+        return rereads
+
+    def result(self) -> dict[str, Any]:
+        counts = self.counts
+        metrics: dict[str, Any] = {"requests": self.main_calls, "summarizer_requests": self.side.calls}
+        metrics.update(self.calls.as_dict())
+        metrics.update(self.side.as_dict(prefix="summarizer_"))
+        cached, total_in = metrics["cached_tokens"], metrics["input_tokens"]
+        metrics["cache_hit_rate"] = (cached / total_in) if cached is not None and total_in else None
+        metrics["peak_context_tokens"] = self.context_peak
+        metrics["mean_context_tokens"] = (self.context_sum / self.context_count) if self.context_count else None
+        metrics["failed_requests"] = self.failed_requests
+        metrics["retries"] = counts["llm_retry"]
+        metrics["response_cache_hits"] = self.response_cache_hits
+        metrics["agent_resets"] = self.condensation_kinds.get("agent_reset", 0)
+        metrics["hard_resets"] = self.condensation_kinds.get("hard_reset", 0)
+        metrics["summaries"] = self.condensation_kinds.get("summary", 0)
+        metrics["condensation_requests"] = counts["condensation_request"]
+        metrics["condensations_refused"] = counts["condensation_refused"]
+        metrics["summary_attempts"] = counts["summary_attempt"]
+        metrics["hard_reset_failures"] = counts["hard_reset_failed"]
+        metrics["hard_resets_blocked"] = counts["hard_reset_blocked"]
+        metrics["condense_refusals"] = self.condense_refusals
+        metrics["warnings"] = sum(self.warning_levels.values())
+        metrics["warnings_by_level"] = dict(sorted(self.warning_levels.items()))
+        metrics["compactions"] = sum(self.compaction_steps.values())
+        metrics["compactions_by_step"] = dict(sorted(self.compaction_steps.items()))
+        metrics["compaction_reclaimed_tokens"] = self.reclaimed_tokens
+        metrics["compaction_reclaimed_by_step"] = dict(sorted(self.reclaimed_by_step.items()))
+        metrics["compaction_cache_read_lost_tokens"] = self.cache_read_lost
+        metrics["compactions_skipped"] = counts["compaction_skipped"]
+        metrics["tool_outputs_offloaded"] = counts["tool_output_offloaded"]
+        metrics["tool_output_offloaded_chars"] = self.offloaded_chars
+        metrics["cache_bust_warnings"] = counts["cache_bust_warning"]
+        metrics["rereads"] = self.rereads()
+        return metrics
+
+
+def compute_metrics(events: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The metrics of a saved (or in-memory) event log."""
+    metrics = RunMetrics()
     for event in events:
-        if event["type"] != "message" or event.get("origin") != "agent":
-            continue
-        for call in event["message"].get("tool_calls") or ():
-            function = call.get("function", {})
-            name = function.get("name", "")
-            result = results.get(call.get("id"))
-            if name in NON_READING_TOOLS or result is None or result.get("is_error"):
-                continue
-            try:
-                arguments = json.dumps(json.loads(function.get("arguments") or "{}"), sort_keys=True)
-            except json.JSONDecodeError:
-                arguments = function.get("arguments") or ""
-            content = result["message"].get("content") or ""
-            key = (name, arguments, content if isinstance(content, str) else stable_hash(content))
-            if key in seen:
-                rereads += 1
-            seen.add(key)
-    return rereads
-
-
-def compaction_cache_loss(events: Iterable[Mapping[str, Any]]) -> int:
-    """Cached tokens not read back on the main request right after each compaction edit."""
-    lost = 0
-    previous_input: int | None = None
-    edited = False
-    for event in events:
-        if event["type"] == "compaction":
-            edited = True
-        elif event["type"] == "llm_call" and event.get("ok") and event.get("profile") == MAIN_PROFILE:
-            usage = event.get("usage") or {}
-            cached = usage.get("cached_tokens")
-            if edited and previous_input is not None and cached is not None:
-                lost += max(previous_input - cached, 0)
-            previous_input = usage.get("input_tokens")
-            edited = False
-    return lost
-
-
-def compute_metrics(events: list[Mapping[str, Any]]) -> dict[str, Any]:
-    calls = [e for e in events if e["type"] == "llm_call" and e.get("ok")]
-    main = [c for c in calls if c.get("profile") == MAIN_PROFILE]
-    side = [c for c in calls if c.get("profile") != MAIN_PROFILE]
-    metrics: dict[str, Any] = {"requests": len(main), "summarizer_requests": len(side)}
-    metrics.update(_usage_totals(calls))
-    metrics.update(_usage_totals(side, prefix="summarizer_"))
-    cached, total_in = metrics["cached_tokens"], metrics["input_tokens"]
-    metrics["cache_hit_rate"] = (cached / total_in) if cached is not None and total_in else None
-    contexts = [c["usage"]["input_tokens"] for c in main if (c.get("usage") or {}).get("input_tokens") is not None]
-    metrics["peak_context_tokens"] = max(contexts) if contexts else None
-    metrics["mean_context_tokens"] = (sum(contexts) / len(contexts)) if contexts else None
-    metrics["failed_requests"] = sum(1 for e in events if e["type"] == "llm_call" and not e.get("ok"))
-    metrics["retries"] = sum(1 for e in events if e["type"] == "llm_retry")
-    metrics["response_cache_hits"] = sum(1 for c in calls if c.get("from_cache"))
-    kinds = Counter(e.get("kind") for e in events if e["type"] == "condensation")
-    metrics["agent_resets"] = kinds.get("agent_reset", 0)
-    metrics["hard_resets"] = kinds.get("hard_reset", 0)
-    metrics["summaries"] = kinds.get("summary", 0)
-    metrics["condensation_requests"] = sum(1 for e in events if e["type"] == "condensation_request")
-    metrics["condensations_refused"] = sum(1 for e in events if e["type"] == "condensation_refused")
-    metrics["summary_attempts"] = sum(1 for e in events if e["type"] == "summary_attempt")
-    metrics["hard_reset_failures"] = sum(1 for e in events if e["type"] == "hard_reset_failed")
-    metrics["hard_resets_blocked"] = sum(1 for e in events if e["type"] == "hard_reset_blocked")
-    metrics["condense_refusals"] = sum(1 for e in events if e["type"] == "message" and e.get("is_error")
-                                       and e["message"].get("name") == "condense")
-    levels = Counter(str(e.get("level")) for e in events if e["type"] == "warning")
-    metrics["warnings"] = sum(levels.values())
-    metrics["warnings_by_level"] = dict(sorted(levels.items()))
-    steps = Counter(str(e.get("step")) for e in events if e["type"] == "compaction")
-    metrics["compactions"] = sum(steps.values())
-    metrics["compactions_by_step"] = dict(sorted(steps.items()))
-    compactions = [e for e in events if e["type"] == "compaction"]
-    metrics["compaction_reclaimed_tokens"] = sum(e.get("reclaimed_tokens") or 0 for e in compactions)
-    reclaimed_by_step: Counter[str] = Counter()
-    for event in compactions:
-        reclaimed_by_step[str(event.get("step"))] += event.get("reclaimed_tokens") or 0
-    metrics["compaction_reclaimed_by_step"] = dict(sorted(reclaimed_by_step.items()))
-    metrics["compaction_cache_read_lost_tokens"] = compaction_cache_loss(events)
-    metrics["compactions_skipped"] = sum(1 for e in events if e["type"] == "compaction_skipped")
-    offloads = [e for e in events if e["type"] == "tool_output_offloaded"]
-    metrics["tool_outputs_offloaded"] = len(offloads)
-    metrics["tool_output_offloaded_chars"] = sum((e.get("total_chars") or 0) - (e.get("shown_chars") or 0)
-                                                 for e in offloads)
-    metrics["cache_bust_warnings"] = sum(1 for e in events if e["type"] == "cache_bust_warning")
-    metrics["rereads"] = count_rereads(events)
-    return metrics
+        metrics.add(event)
+    return metrics.result()

@@ -21,7 +21,7 @@ from harness.errors import ConfigError
 from harness.events import EventLog
 from harness.llm import LLMClient, LLMProfile, is_context_window_error
 from harness.limits import INVOCATION_LIMIT_REACHED, INVOCATION_SPENDING
-from harness.metrics import compute_metrics
+from harness.metrics import RunMetrics
 from harness.pool import CellPlan, cell_executor, settle_heap
 from harness.secrets import redact
 from harness.tokens import stable_hash
@@ -101,7 +101,8 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     """Execute one run to its end and return its runs.jsonl row."""
     wall_start, cpu_start = time.perf_counter(), time.thread_time()  # this run's thread alone
     events_path = Path(cell.events_dir) / f"{cell.run_id}.jsonl"
-    log = EventLog(events_path)
+    metrics = RunMetrics()
+    log = EventLog(events_path, in_memory=False, on_append=metrics.add)
     profiles = build_profiles(cell.profiles)
     ctx = RunContext(log, profiles, run_id=cell.run_id, seed=cell.seed)
     main = LLMClient(profiles[MAIN_PROFILE], session=cell.run_id, seed=cell.seed,
@@ -137,7 +138,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         "termination": termination,
         "error": error,
     }
-    row.update(compute_metrics(log.events))
+    row.update(metrics.result())
     row["wall_s"] = round(time.perf_counter() - wall_start, 4)
     row["cpu_s"] = round(time.thread_time() - cpu_start, 4)
     return row
@@ -180,14 +181,8 @@ def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strate
                     continue
                 return "context_overflow", f"{type(exc).__name__}: {str(exc)[:500]}"
             return "error", f"{type(exc).__name__}: {str(exc)[:500]}"
-        ctx.requests += 1
-        ctx.last_usage = result.usage
-        ctx.spend(result.cost_usd)
-        ctx.log.append("llm_call", **request, ok=True, usage=result.usage.as_dict(), cost_usd=result.cost_usd,
-                       cost_usd_uncached=result.cost_usd_uncached, latency_s=round(result.latency_s, 6),
-                       from_cache=result.from_cache)
+        ctx.record_response(request, result)
         ctx.turn_start = False
-        ctx.add_message(result.message, origin="agent")
         strategy.after_response(ctx, result)
         calls = result.message.get("tool_calls") or []
         if not calls:

@@ -120,8 +120,8 @@ class AgentReset(Strategy):
     def handle_tool_call(self, ctx: "RunContext", call: ToolCall) -> ToolResult | None:
         if call.name != CONDENSE:
             return None
-        action = next(e for e in reversed(ctx.log.events) if e["type"] == "message" and e.get("origin") == "agent")
-        count = len(action["message"].get("tool_calls") or ())
+        action_id = ctx.last_message_id("agent")  # the response that made this call
+        count = len(ctx.view.messages[action_id].get("tool_calls") or ())
         if count != 1:
             return tool_error(f"condense must be the only tool call of its response; this response made {count} tool "
                               "calls. No reset happened. Finish the other calls, then call condense alone.")
@@ -132,8 +132,8 @@ class AgentReset(Strategy):
         if message is not None and utf16_length(message) > MAX_MESSAGE_UTF16:
             return tool_error(f"condense: message_to_future_self is {utf16_length(message)} UTF-16 code units; "
                               f"the limit is {MAX_MESSAGE_UTF16}. No reset happened. Shorten it and call again.")
-        boundary = max(e["id"] for e in ctx.log.events[: action["id"]] if e["type"] == "llm_call")
-        self.request = ctx.emit("condensation_request", reason="agent", boundary=boundary, action_id=action["id"],
+        self.request = ctx.emit("condensation_request", reason="agent", boundary=ctx.last_request_id,
+                                action_id=action_id,
                                 tool_call_id=call.id,
                                 action={"type": "CondenseAction", "message_to_future_self": message})
         text = RECOVERY_TEXT + (PAST_SELF_HEADER + message if message else "")
@@ -148,15 +148,15 @@ class AgentReset(Strategy):
         self._warn(ctx)
 
     def _commit(self, ctx: "RunContext", request: dict[str, Any]) -> None:
-        observation = next(e for e in ctx.log.events[request["id"]:] if e["type"] == "message"
-                           and e["message"].get("tool_call_id") == request["tool_call_id"])
+        observation_id = next(i for i, message in ctx.view.messages.items()
+                              if i > request["id"] and message.get("tool_call_id") == request["tool_call_id"])
         notice = ctx.add_message({"role": "user", "content": RESET_NOTICE}, origin="environment", placement="none")
         fixed = fixed_ids(ctx)
         pending = pending_user_ids(ctx, request["boundary"])
-        kept = fixed + [notice["id"], request["action_id"], observation["id"]] + pending
+        kept = fixed + [notice["id"], request["action_id"], observation_id] + pending
         forgotten = [i for i in ctx.view.ids if i not in kept]
         ctx.emit("condensation", kind="agent_reset", request_id=request["id"], action_id=request["action_id"],
-                 observation_id=observation["id"], notice_id=notice["id"], pending_user_ids=pending,
+                 observation_id=observation_id, notice_id=notice["id"], pending_user_ids=pending,
                  forgotten_ids=forgotten, view_ops=[{"op": "set", "ids": kept}])
         self._rearm()
 

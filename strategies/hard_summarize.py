@@ -15,7 +15,7 @@ from harness.config import require
 from harness.llm import is_context_window_error
 from strategies.base import Strategy
 from strategies.summaries import (EMERGENCY_NOTICE, SUMMARY_HEADER, HardResetConfig, RecoverableRunError,
-                                  fixed_ids, last_main_request_id, pending_user_ids, summarize)
+                                  fixed_ids, pending_user_ids, summarize)
 
 if TYPE_CHECKING:
     from harness.context import RunContext
@@ -57,7 +57,7 @@ class HardCondenser:
             ctx.log.append("hard_reset_blocked", reason="no main-model response has succeeded since the last hard reset")
             raise RecoverableRunError("context window exceeded again before any main-model response succeeded "
                                       "after a hard reset; another automatic hard reset is blocked; history kept")
-        boundary = last_main_request_id(ctx)
+        boundary = ctx.last_request_id
         fixed = fixed_ids(ctx)
         pending = pending_user_ids(ctx, boundary)
         eligible = [i for i in ctx.view.ids if i not in fixed and i not in pending]

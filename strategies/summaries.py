@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.config import require
-from harness.context import MAIN_PROFILE
 from harness.errors import CtxbenchError
 from harness.tokens import message_text
 from strategies.history import USER_ORIGIN
@@ -85,14 +84,6 @@ def fixed_ids(ctx: "RunContext") -> list[int]:
 def pending_user_ids(ctx: "RunContext", after_event: int) -> list[int]:
     """Genuine user messages in the view logged after event `after_event` (not yet answered)."""
     return [i for i in ctx.view.ids if i > after_event and ctx.view.origins.get(i) == USER_ORIGIN]
-
-
-def last_main_request_id(ctx: "RunContext") -> int:
-    """Id of the last successful main-model llm_call event, or -1."""
-    for event in reversed(ctx.log.events):
-        if event["type"] == "llm_call" and event.get("profile") == MAIN_PROFILE and event.get("ok"):
-            return event["id"]
-    return -1
 
 
 def summarize(ctx: "RunContext", profile: str, ids: list[int], retry: HardResetConfig,

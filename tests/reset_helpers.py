@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import api
-from harness.context import RunContext
+from harness.context import MAIN_PROFILE, RunContext
 from harness.events import EventLog
 from harness.llm import LLMClient, LLMResult, Usage
 from harness.runner import Cell, _loop, build_profiles
@@ -28,10 +28,9 @@ def context(profiles: dict[str, Any] | None = None, **main: Any) -> RunContext:
 
 def success(ctx: RunContext, strategy: Any, message: dict[str, Any], input_tokens: int | None) -> dict[str, Any]:
     """Record a successful main request with its reply, as the runner does, and tell the strategy."""
-    ctx.log.append("llm_call", profile="main", ok=True, usage={"input_tokens": input_tokens})
-    ctx.requests += 1
-    event = ctx.add_message(message, origin="agent")
-    strategy.after_response(ctx, LLMResult(message, Usage(input_tokens=input_tokens), None, None, 0.0))
+    result = LLMResult(message, Usage(input_tokens=input_tokens), None, None, 0.0)
+    event = ctx.record_response({"profile": MAIN_PROFILE}, result)
+    strategy.after_response(ctx, result)
     return event
 
 

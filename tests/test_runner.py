@@ -110,3 +110,14 @@ def test_default_run_prints_a_table_per_strategy(tmp_path, capsys):
     assert main(["run", "--suite", "smoke", "--out", str(tmp_path / "t"), "--workers", "1", "--no-progress"]) == 0
     printed = capsys.readouterr().out
     assert "success" in printed and "cache hit" in printed and "none" in printed
+
+
+def test_the_metrics_folded_during_a_run_equal_those_recomputed_from_its_saved_log(run_suite):
+    from harness.metrics import compute_metrics
+
+    out = run_suite("smoke", strategies="all", window=8_000).attrs["out"]
+    rows = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    assert len(rows) >= 8 and any(row["summarizer_requests"] for row in rows) and any(row["compactions"] for row in rows)
+    for row in rows:
+        saved = compute_metrics(read_events(out / "events" / f"{row['run_id']}.jsonl"))
+        assert saved == {name: row[name] for name in saved}, row["run_id"]

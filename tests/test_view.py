@@ -126,3 +126,19 @@ def test_an_event_log_file_reads_back_equal_to_the_events_in_memory(tmp_path):
     log.append("llm_call", ok=True, usage={"input_tokens": 12}, cost_usd=3e-06, detail={1: _Label("x")})
     log.close()
     assert read_events(tmp_path / "run.jsonl") == json.loads(json.dumps(log.events))
+
+
+def test_a_run_log_kept_on_disk_alone_hands_each_event_on_and_says_where_its_events_are(tmp_path):
+    from harness.events import read_events
+
+    seen = []
+    log = EventLog(tmp_path / "run.jsonl", in_memory=False, on_append=seen.append)
+    for i in range(3):
+        log.append("message", message={"role": "user", "content": f"m{i}"}, origin="user")
+    log.close()
+    assert len(log) == 3 and [e["id"] for e in seen] == [0, 1, 2]
+    assert read_events(tmp_path / "run.jsonl") == seen
+    with pytest.raises(RuntimeError, match="run.jsonl"):
+        log.events
+    with pytest.raises(ValueError, match="kept nowhere"):
+        EventLog(in_memory=False)
