@@ -82,5 +82,10 @@ def count_tools(tools: list[Mapping[str, Any]] | None) -> int:
 
 def stable_hash(value: Any) -> str:
     """A short content hash of plain data (canonical JSON), stable across processes."""
+    return stable_digest(value).hex()
+
+
+def stable_digest(value: Any) -> bytes:
+    """`stable_hash` as its 12 bytes (a third of the memory of its hex text, for digests kept by the thousand)."""
     blob = value.encode("utf-8") if isinstance(value, str) else canonical_json(value)
-    return hashlib.blake2b(blob, digest_size=12).hexdigest()
+    return hashlib.blake2b(blob, digest_size=12).digest()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from harness.tokens import count_message, stable_hash
+from harness.tokens import count_message, stable_digest, stable_hash
 
 Message = dict[str, Any]
 
@@ -30,8 +30,8 @@ class ViewState:
         self.ids: list[int] = []
         self._overrides: dict[int, Message] = {}
         self._tokens: dict[int, int] = {}
-        self._hashes: dict[int, str] = {}
-        self._prefix: list[str] = []  # prefix hash after each position, valid up to its length
+        self._digests: dict[int, bytes] = {}  # of each message as sent
+        self._prefix: list[bytes] = []  # digest of the view up to each position, valid up to its length
         self._sent: list[Message] = []  # the messages of `ids` as sent, valid up to its length
         self._by_role: dict[str, tuple[list[int], int, list[int]]] = {}  # role -> (ids read, how far, its ids)
         self.total_tokens = 0
@@ -67,18 +67,19 @@ class ViewState:
 
     def hash(self, tools_hash: str = "") -> str:
         """Hash of the view as sent; O(1) amortized while the view only grows (after an edit at
-        position p, the chain is extended again from p: one short hash per message)."""
+        position p, the chain is extended again from p: one short hash per message). Each link
+        hashes the hex text of the one before and of the message's own hash."""
         prefix = self._prefix
-        previous = prefix[-1] if prefix else ""
+        previous = prefix[-1] if prefix else b""
         for message_id in self.ids[len(prefix):]:
-            previous = stable_hash(previous + self._message_hash(message_id))
+            previous = stable_digest(previous.hex() + self._message_digest(message_id).hex())
             prefix.append(previous)
-        return stable_hash(tools_hash + previous)
+        return stable_hash(tools_hash + previous.hex())
 
-    def _message_hash(self, message_id: int) -> str:
-        digest = self._hashes.get(message_id)
+    def _message_digest(self, message_id: int) -> bytes:
+        digest = self._digests.get(message_id)
         if digest is None:
-            digest = self._hashes[message_id] = stable_hash(self.message(message_id))
+            digest = self._digests[message_id] = stable_digest(self.message(message_id))
         return digest
 
     def _invalidate_from(self, position: int) -> None:
@@ -107,7 +108,7 @@ class ViewState:
                 self.total_tokens -= self.tokens(message_id)
             self._overrides[message_id] = op["message"]
             self._tokens.pop(message_id, None)
-            self._hashes.pop(message_id, None)
+            self._digests.pop(message_id, None)
             if in_view:
                 self.total_tokens += self.tokens(message_id)
                 self._invalidate_from(self.ids.index(message_id))

@@ -15,6 +15,7 @@ request is a list of block keys and block token counts, and everything is O(bloc
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from array import array
 from itertools import repeat
 from typing import Any, Callable, Hashable, Sequence
 
@@ -36,9 +37,9 @@ class BlockChain:
     def __init__(self) -> None:
         self.blocks: list[Any] = []
         self.block_keys: list[Hashable] = []
-        self.block_tokens: list[int] = []
-        self.prefix_keys: list[int] = []
-        self.cumulative: list[int] = []
+        self.block_tokens = array("q")
+        self.prefix_keys = array("q")
+        self.cumulative = array("q")
 
     def read(self, blocks: list[Any], key_of: Callable[[Any], Hashable], tokens_of: Callable[[Any], int]) -> int:
         """Take `blocks` as the current request; returns its total tokens."""
