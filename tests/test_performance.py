@@ -110,9 +110,6 @@ def test_flat_per_request_cost():
 
 
 @pytest.mark.benchmark
-@pytest.mark.xfail(reason="met for 4 of 6 tasks (1.8-3.1x); work_queue 4.2-4.4x, plant_early_ask_late 4.0-4.1x: "
-                          "per request of work_queue the event log holds ~2.2 kB of dicts against ~1.2 kB of content; "
-                          "see the README's Performance section", strict=False)
 def test_memory_of_a_long_run():
     """Issue 8.4: peak RSS growth of a long run <= 3x the distinct content of its event log."""
     figures = bench.memory()
