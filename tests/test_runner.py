@@ -121,3 +121,15 @@ def test_the_metrics_folded_during_a_run_equal_those_recomputed_from_its_saved_l
     for row in rows:
         saved = compute_metrics(read_events(out / "events" / f"{row['run_id']}.jsonl"))
         assert saved == {name: row[name] for name in saved}, row["run_id"]
+
+
+def test_a_strategy_reading_past_events_from_memory_is_told_where_the_run_log_is(tmp_path):
+    out = tmp_path / "looks_back"
+    assert main(["run", "--suite", "smoke", "--strategies", "forgetful:LooksBackInTheLog", "--out", str(out),
+                 "--workers", "1", "--no-progress"]) == 0
+    rows = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    assert rows and all(row["termination"] == "error" for row in rows)
+    for row in rows:
+        assert "not kept in memory" in row["error"] and f"{row['run_id']}.jsonl" in row["error"], row["error"]
+        assert "ctx.view" in row["error"]
+        assert read_events(out / "events" / f"{row['run_id']}.jsonl")[-1]["type"] == "run_end"

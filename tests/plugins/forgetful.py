@@ -24,3 +24,12 @@ class PlaceholderEverything(Strategy):
                if ctx.view.messages[i].get("role") == "tool" and not ctx.view.is_replaced(i)]
         if ops:
             ctx.emit("compaction", step="placeholder_all", view_ops=ops, reclaimed_tokens=0)
+
+
+class LooksBackInTheLog(Strategy):
+    """Reads the run's past events from memory, which a run does not keep: it must be told where they are."""
+
+    name = "looks_back_in_the_log"
+
+    def before_request(self, ctx):
+        return ctx.log.events[-1]
