@@ -132,9 +132,8 @@ class AgentReset(Strategy):
         if message is not None and utf16_length(message) > MAX_MESSAGE_UTF16:
             return tool_error(f"condense: message_to_future_self is {utf16_length(message)} UTF-16 code units; "
                               f"the limit is {MAX_MESSAGE_UTF16}. No reset happened. Shorten it and call again.")
-        self.request = ctx.emit("condensation_request", reason="agent", boundary=ctx.last_request_id,
-                                action_id=action_id,
-                                tool_call_id=call.id,
+        self.request = ctx.emit("condensation_request", reason="agent", boundary=ctx.last_request_id,  # made the call
+                                action_id=action_id, tool_call_id=call.id,
                                 action={"type": "CondenseAction", "message_to_future_self": message})
         text = RECOVERY_TEXT + (PAST_SELF_HEADER + message if message else "")
         return ToolResult(text, payload={"type": "CondenseObservation", "request_id": self.request["id"],
