@@ -77,8 +77,6 @@ class RunMetrics:
         self.counts: Counter[str] = Counter()  # events by type
         self.calls = _UsageTotals()  # every successful call
         self.side = _UsageTotals()  # those of other profiles than the main one (summarizers)
-        self.main_calls = 0
-        self.failed_requests = 0
         self.response_cache_hits = 0
         self.context_peak: int | None = None
         self.context_sum = 0
@@ -88,7 +86,6 @@ class RunMetrics:
         self.warning_levels: Counter[str] = Counter()
         self.compaction_steps: Counter[str] = Counter()
         self.reclaimed_by_step: Counter[str] = Counter()
-        self.reclaimed_tokens = 0
         self.offloaded_chars = 0
         self.cache_read_lost = 0
         self._previous_input: int | None = None  # of the last successful main request
@@ -116,7 +113,6 @@ class RunMetrics:
         elif kind == "compaction":
             step = str(event.get("step"))
             self.compaction_steps[step] += 1
-            self.reclaimed_tokens += event.get("reclaimed_tokens") or 0
             self.reclaimed_by_step[step] += event.get("reclaimed_tokens") or 0
             self._edited = True
         elif kind == "tool_output_offloaded":
@@ -124,8 +120,7 @@ class RunMetrics:
 
     def _add_call(self, event: Mapping[str, Any]) -> None:
         if not event.get("ok"):
-            self.failed_requests += 1
-            return
+            return  # counted with the llm_call events
         usage = event.get("usage") or {}
         if event.get("from_cache"):
             self.response_cache_hits += 1
@@ -133,7 +128,6 @@ class RunMetrics:
         if event.get("profile") != MAIN_PROFILE:
             self.side.add(event, usage)
             return
-        self.main_calls += 1
         context = usage.get("input_tokens")
         if context is not None:
             self.context_peak = context if self.context_peak is None else max(self.context_peak, context)
@@ -173,14 +167,15 @@ class RunMetrics:
 
     def result(self) -> dict[str, Any]:
         counts = self.counts
-        metrics: dict[str, Any] = {"requests": self.main_calls, "summarizer_requests": self.side.calls}
+        metrics: dict[str, Any] = {"requests": self.calls.calls - self.side.calls,
+                                   "summarizer_requests": self.side.calls}
         metrics.update(self.calls.as_dict())
         metrics.update(self.side.as_dict(prefix="summarizer_"))
         cached, total_in = metrics["cached_tokens"], metrics["input_tokens"]
         metrics["cache_hit_rate"] = (cached / total_in) if cached is not None and total_in else None
         metrics["peak_context_tokens"] = self.context_peak
         metrics["mean_context_tokens"] = (self.context_sum / self.context_count) if self.context_count else None
-        metrics["failed_requests"] = self.failed_requests
+        metrics["failed_requests"] = counts["llm_call"] - self.calls.calls
         metrics["retries"] = counts["llm_retry"]
         metrics["response_cache_hits"] = self.response_cache_hits
         metrics["agent_resets"] = self.condensation_kinds.get("agent_reset", 0)
@@ -196,7 +191,7 @@ class RunMetrics:
         metrics["warnings_by_level"] = dict(sorted(self.warning_levels.items()))
         metrics["compactions"] = sum(self.compaction_steps.values())
         metrics["compactions_by_step"] = dict(sorted(self.compaction_steps.items()))
-        metrics["compaction_reclaimed_tokens"] = self.reclaimed_tokens
+        metrics["compaction_reclaimed_tokens"] = sum(self.reclaimed_by_step.values())
         metrics["compaction_reclaimed_by_step"] = dict(sorted(self.reclaimed_by_step.items()))
         metrics["compaction_cache_read_lost_tokens"] = self.cache_read_lost
         metrics["compactions_skipped"] = counts["compaction_skipped"]

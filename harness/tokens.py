@@ -86,6 +86,6 @@ def stable_hash(value: Any) -> str:
 
 
 def stable_digest(value: Any) -> bytes:
-    """`stable_hash` as its 12 bytes (a third of the memory of its hex text, for digests kept by the thousand)."""
+    """`stable_hash` as its 12 bytes: a 45-byte object against 73 for its hex text, for digests kept by the thousand."""
     blob = value.encode("utf-8") if isinstance(value, str) else canonical_json(value)
     return hashlib.blake2b(blob, digest_size=12).digest()

@@ -14,8 +14,8 @@ request is a list of block keys and block token counts, and everything is O(bloc
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from array import array
+from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any, Callable, Hashable, Sequence
 
