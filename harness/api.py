@@ -19,8 +19,10 @@ from strategies import StrategySpec, comparison_strategies
 def strategy_specs(names: Iterable[str] | str = "all", configs: dict[str, Any] | None = None) -> list[StrategySpec]:
     """Specs for registered names or import paths, with an optional config per name."""
     if isinstance(names, str):
-        names = comparison_strategies() if names == "all" else [n.strip() for n in names.split(",") if n.strip()]
-    chosen = list(names)
+        names = [n.strip() for n in names.split(",") if n.strip()]
+    chosen: list[str] = []
+    for name in names:  # "all" stands for the native comparison, and can be extended: all,pai.tiered_compaction
+        chosen.extend(n for n in (comparison_strategies() if name == "all" else [name]) if n not in chosen)
     configs = configs or {}
     if not isinstance(configs, dict):
         raise ConfigError("strategy configs: expected a mapping of strategy name to config")

@@ -149,14 +149,26 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "tasks":
             return _cmd_tasks(args)
         if args.command == "strategies":
-            from strategies import REGISTRY
-
-            print("\n".join(f"{name:24s} {target}" for name, target in sorted(REGISTRY.items())))
+            print(_strategies_text())
             return 0
     except CtxbenchError as exc:
         print(f"ctxbench: error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def _strategies_text() -> str:
+    """Every registered strategy; an adapter with the library it runs and its installed version."""
+    from strategies import REGISTRY, strategy_class
+
+    lines = []
+    for name, target in sorted(REGISTRY.items()):
+        library = strategy_class(name).library
+        wraps = "" if library is None else (
+            f"  runs {library.distribution} {library.version()}" if library.version() and
+            sys.version_info >= library.min_python else f"  runs {library.distribution}: {library.install_hint()}")
+        lines.append(f"{name:28s} {target}{wraps}")
+    return "\n".join(lines)
 
 
 def _profiles(args: argparse.Namespace) -> dict:

@@ -19,14 +19,24 @@ REGISTRY: dict[str, str] = {
     "agent_reset": "strategies.agent_reset:AgentReset",
     "hard_summarize": "strategies.hard_summarize:HardSummarize",
     "llm_summarizing": "strategies.llm_summarizing:LLMSummarizing",
+    # Adapters: the real libraries' code (strategies.adapters), each needing its extra.
+    "pai.tiered_compaction": "strategies.adapters.pydantic_ai:TieredCompactionAdapter",
+    "pai.tool_output_limits": "strategies.adapters.pydantic_ai:ToolOutputLimitsAdapter",
+    "pai.warn_on_cache_busts": "strategies.adapters.pydantic_ai:WarnOnCacheBustsAdapter",
+    "inspect.compaction_edit": "strategies.adapters.inspect_ai:CompactionEditAdapter",
+    "inspect.compaction_trim": "strategies.adapters.inspect_ai:CompactionTrimAdapter",
+    "inspect.compaction_summary": "strategies.adapters.inspect_ai:CompactionSummaryAdapter",
+    "openhands.llm_summarizing": "strategies.adapters.openhands:LLMSummarizingAdapter",
+    "openhands.pipeline": "strategies.adapters.openhands:PipelineAdapter",
 }
 
 COMPOSE_KEY = "with"
 
 
 def comparison_strategies() -> list[str]:
-    """The registered strategies that `--strategies all` compares (observe-only add-ons excluded)."""
-    return sorted(name for name in REGISTRY if strategy_class(name).standalone)
+    """The native strategies that `--strategies all` compares (observe-only add-ons and the adapters,
+    which need extras, excluded)."""
+    return sorted(name for name in REGISTRY if "." not in name and strategy_class(name).standalone)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from tasks.base import ToolCall, ToolResult, ToolSpec
 
 if TYPE_CHECKING:
     from harness.context import RunContext
+    from strategies.adapters import Library
     from harness.llm import LLMResult
 
 
@@ -46,6 +47,8 @@ class Strategy:
     Config: ClassVar[type] = NoOptions
     # False for observe-only add-ons, which alone behave exactly like `none`: left out of "all".
     standalone: ClassVar[bool] = True
+    # The real library an adapter runs (strategies.adapters); None for ctxbench's own strategies.
+    library: ClassVar["Library | None"] = None
 
     def __init__(self, config: Any = None):
         self.config = config if config is not None else self.Config()

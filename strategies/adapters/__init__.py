@@ -1,0 +1,166 @@
+"""Adapters: the real libraries' own context-management code, run by ctxbench's runner.
+
+A native strategy is ctxbench's reading of a source; an adapter runs the source itself. Each
+module here wraps one library (`pydantic_ai`, `inspect_ai`, `openhands`): it converts the view
+to the library's own message or event types, calls the library's own entry point, and turns
+what the library returns into view ops (harness.view), recorded as events, so a saved log
+replays without the library. Every model call the library makes goes through ctxbench's LLM
+layer as a side call of the `summary` profile (counted, cached, faulted, priced, mockable).
+
+What they share lives here: which library an adapter needs and how to say it is missing
+(`Library`), errors that name the library (`Library.calling`), running a library's async entry
+point from the runner's synchronous hooks (`run_sync`), and the one step that turns "the view
+the library wants" into view ops (`apply_view`). Nothing here imports a library; the core
+never does.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import importlib.metadata
+import sys
+import threading
+from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Awaitable, Iterator, Sequence, TypeVar
+
+from harness.errors import ConfigError, CtxbenchError
+from harness.tokens import count_message
+
+if TYPE_CHECKING:
+    from harness.context import RunContext
+    from harness.view import Message
+
+T = TypeVar("T")
+
+
+class LibraryError(CtxbenchError):
+    """The wrapped library raised: the run ends `error`, the message names the library and version."""
+
+
+@dataclass(frozen=True)
+class Library:
+    """A real library an adapter runs: its PyPI name, the ctxbench extra that installs it, its import."""
+
+    distribution: str
+    extra: str
+    module: str
+    min_python: tuple[int, int] = (3, 10)
+
+    def version(self) -> str | None:
+        """The installed version, read from package metadata without importing the library."""
+        try:
+            return importlib.metadata.version(self.distribution)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    @property
+    def label(self) -> str:
+        return f"{self.distribution} {self.version() or '(not installed)'}"
+
+    def install_hint(self) -> str:
+        needs = "" if sys.version_info >= self.min_python else (
+            f" (it needs Python >= {'.'.join(map(str, self.min_python))}; this is "
+            f"{sys.version_info.major}.{sys.version_info.minor})")
+        return f"pip install -e '.[{self.extra}]'{needs}"
+
+    def load(self, where: str, module: str | None = None) -> ModuleType:
+        """Import the library (or one of its modules), or fail naming the extra to install."""
+        if sys.version_info < self.min_python or self.version() is None:
+            raise ConfigError(f"{where} runs the real {self.distribution}, which is not installed: "
+                              f"{self.install_hint()}")
+        try:
+            return importlib.import_module(module or self.module)
+        except ImportError as exc:
+            raise ConfigError(f"{where}: {self.label} is installed but cannot be imported ({exc}); "
+                              f"reinstall it with {self.install_hint()}") from exc
+
+    @contextlib.contextmanager
+    def calling(self, what: str) -> Iterator[None]:
+        """Around a call into the library: what it raises becomes a LibraryError naming it.
+
+        ctxbench's own errors raised inside (a failed side call, a spending limit) pass unchanged.
+        """
+        try:
+            yield
+        except CtxbenchError:
+            raise
+        except Exception as exc:
+            raise LibraryError(f"{self.label} raised in {what}: {type(exc).__name__}: {exc}") from exc
+
+    @contextlib.contextmanager
+    def configuring(self, where: str) -> Iterator[None]:
+        """Around building the library's objects from a config: its own validators' errors are
+        configuration errors (exit 2 before any model call), named by where they were given."""
+        try:
+            yield
+        except CtxbenchError:
+            raise
+        except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
+            raise ConfigError(f"{where}: {self.distribution} refused the configuration: {exc}") from exc
+
+
+PYDANTIC_AI_HARNESS = Library("pydantic-ai-harness", "pydantic-ai", "pydantic_ai_harness")
+INSPECT_AI = Library("inspect-ai", "inspect", "inspect_ai")
+OPENHANDS_SDK = Library("openhands-sdk", "openhands", "openhands.sdk", min_python=(3, 12))
+
+_loops = threading.local()
+
+
+def run_sync(awaitable: Awaitable[T]) -> T:
+    """Run a library's coroutine to its end from a synchronous hook (one event loop per thread,
+    kept: the runner's hooks are synchronous and each run has its own thread)."""
+    loop = getattr(_loops, "loop", None)
+    if loop is None or loop.is_closed():
+        loop = _loops.loop = asyncio.new_event_loop()
+    return loop.run_until_complete(awaitable)
+
+
+# An entry of the view a library asks for: (id of a logged message, or None for a new one;
+# its rendering, or None to keep the message as it is now shown).
+Wanted = tuple["int | None", "Message | None"]
+
+
+def apply_view(ctx: "RunContext", wanted: Sequence[Wanted], event_type: str, *, origin: str = "strategy",
+               **fields: Any) -> dict[str, Any] | None:
+    """Make the view what a library returned, with as few view ops as say it, in one event.
+
+    A logged message shown unchanged keeps its identity (so the provider cache and the simulated
+    agent see no change); another rendering of it is a `replace`; a message the library made (a
+    summary) is logged first, with placement "none", under `origin`; an order or membership that
+    differs is one `set` (or a `drop`, when messages only left). The event carries
+    `tokens_before`, `tokens_after` and `reclaimed_tokens` besides `fields`; it names the new
+    messages in `new_ids`. Returns None, logging nothing, when the view would not change.
+    """
+    view = ctx.view
+    ops: list[dict[str, Any]] = []
+    ids: list[int] = []
+    new_ids: list[int] = []
+    after = ctx.prompt_tokens_estimate() - view.total_tokens  # the tool schemas
+    for message_id, rendering in wanted:
+        if message_id is None:
+            if rendering is None:
+                raise ValueError("a new message needs a rendering")
+            message_id = ctx.add_message(rendering, origin=origin, placement="none")["id"]
+            new_ids.append(message_id)
+            after += count_message(rendering)
+        elif rendering is not None and rendering is not view.message(message_id) and \
+                rendering != view.message(message_id):
+            ops.append({"op": "replace", "id": message_id, "message": rendering})
+            after += count_message(rendering)
+        else:
+            after += view.tokens(message_id)
+        ids.append(message_id)
+    if ids != view.ids:
+        kept = set(ids)
+        in_order = [i for i in view.ids if i in kept] == ids
+        if in_order and not new_ids:
+            ops.append({"op": "drop", "ids": [i for i in view.ids if i not in kept]})
+        else:
+            ops.append({"op": "set", "ids": ids})
+    if not ops:
+        return None
+    before = ctx.prompt_tokens_estimate()
+    return ctx.emit(event_type, **fields, tokens_before=before, tokens_after=after,
+                    reclaimed_tokens=before - after, new_ids=new_ids, view_ops=ops)
