@@ -1,6 +1,7 @@
 """What a strategy may see and do during a run: the log, the view, budgets, extra LLM profiles."""
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from harness.events import EventLog
@@ -26,6 +27,8 @@ class RunContext:
         self.last_usage: Usage | None = None  # of the last successful main-model request
         self.last_request_id = -1  # the event id of its llm_call
         self.cost_usd = 0.0  # spent so far by every profile (priced requests only)
+        self.side_call_cpu_s = 0.0  # CPU of this run's thread inside side calls (summaries)
+        self.library_cpu_s = 0.0  # CPU inside a wrapped library's own code (adapters), side calls left out
         self._clients: dict[str, LLMClient] = {}
 
     @property
@@ -90,12 +93,15 @@ class RunContext:
     def call_llm(self, profile_name: str, messages: list[Message], purpose: str) -> LLMResult:
         """A side call (e.g. a summary), logged as an llm_call of its profile and counted in the totals."""
         client = self.client(profile_name)
+        started = time.thread_time()
         try:
             result = client.complete(messages, None)
         except Exception as exc:
+            self.side_call_cpu_s += time.thread_time() - started
             self.log.append("llm_call", profile=profile_name, model=client.profile.model, purpose=purpose, ok=False,
                             error_type=type(exc).__name__, error=str(exc)[:2000])
             raise
+        self.side_call_cpu_s += time.thread_time() - started
         self.spend(result.cost_usd)
         self.log.append("llm_call", profile=profile_name, model=client.profile.model, purpose=purpose, ok=True,
                         usage=result.usage.as_dict(), cost_usd=result.cost_usd,

@@ -141,6 +141,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     row.update(metrics.result())
     row["wall_s"] = round(time.perf_counter() - wall_start, 4)
     row["cpu_s"] = round(time.thread_time() - cpu_start, 4)
+    row["library_cpu_s"] = round(ctx.library_cpu_s, 4)  # of cpu_s, inside a wrapped library (adapters)
     return row
 
 

@@ -21,6 +21,7 @@ import importlib
 import importlib.metadata
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Awaitable, Iterator, Sequence, TypeVar
@@ -77,17 +78,23 @@ class Library:
                               f"reinstall it with {self.install_hint()}") from exc
 
     @contextlib.contextmanager
-    def calling(self, what: str) -> Iterator[None]:
+    def calling(self, what: str, ctx: "RunContext | None" = None) -> Iterator[None]:
         """Around a call into the library: what it raises becomes a LibraryError naming it.
 
         ctxbench's own errors raised inside (a failed side call, a spending limit) pass unchanged.
+        With `ctx`, the CPU spent inside is added to `ctx.library_cpu_s` (the runs.jsonl column
+        `library_cpu_s`), less what its side calls (summaries: ctxbench's LLM layer) took.
         """
+        started, side = time.thread_time(), ctx.side_call_cpu_s if ctx is not None else 0.0
         try:
             yield
         except CtxbenchError:
             raise
         except Exception as exc:
             raise LibraryError(f"{self.label} raised in {what}: {type(exc).__name__}: {exc}") from exc
+        finally:
+            if ctx is not None:
+                ctx.library_cpu_s += time.thread_time() - started - (ctx.side_call_cpu_s - side)
 
     @contextlib.contextmanager
     def configuring(self, where: str) -> Iterator[None]:
