@@ -362,11 +362,11 @@ class TieredCompactionAdapter(Strategy):
 
     def before_request(self, ctx: "RunContext") -> None:
         history = self.converter.history(ctx)
-        pctx = run_context(self.lib, ctx, self.model, history)
+        pctx = run_context(self.lib, ctx, self.model, list(history))  # the library rewrites it in place
         with self.library.calling("TieredCompaction.before_model_request"):
             run_sync(self.capability.before_model_request(pctx, request_context(self.lib, ctx, self.model, history)))
         compacted = pctx.messages
-        if compacted is history or compacted == history:
+        if compacted == history:
             return
         wanted = self.converter.wanted(ctx, compacted)
         before_ids = list(ctx.view.ids)
