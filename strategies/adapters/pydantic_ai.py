@@ -536,7 +536,10 @@ def build_bands(tol: Any, data: Any, where: str) -> list[Any]:
         if "action" not in fields:
             raise ConfigError(f"{band_where}.action: a band needs an action")
         fields["action"] = build_action(tol, fields["action"], f"{band_where}.action")
-        bands.append(build(PYDANTIC_AI_HARNESS, band_where, tol.Band, fields))
+        band = build(PYDANTIC_AI_HARNESS, band_where, tol.Band, fields)
+        with PYDANTIC_AI_HARNESS.configuring(band_where):
+            tol.ToolOutputLimits._prepare_bands([band])  # the library checks a band's `over` there
+        bands.append(band)
     return bands
 
 
