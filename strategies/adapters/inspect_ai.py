@@ -259,6 +259,7 @@ class _InspectCompaction(Strategy):
         api_class = _model_api_class()
         with _contained():
             model = Model(api_class(self.profile(), adapter=self, window=window), self._generate_config())
+        self.model = model
         if window:
             set_model_info(model.canonical_name(), ModelInfo(context_length=window, input_tokens=window))
         self._sync(ctx)
@@ -356,11 +357,12 @@ class _InspectCompaction(Strategy):
         compactions = [e for e in self._transcript.events[seen:] if type(e).__name__ == "CompactionEvent"]
         del self._transcript.events[:]  # nothing else reads it: keep it from growing with the run
         if compactions:
-            self._apply(ctx, compactions[-1])
+            self._apply(ctx, compactions[-1], self.event_type)
         elif len(self._input) != len(ctx.view.ids):
-            self._apply(ctx, None)  # a message Inspect added without compacting (its memory warning)
+            self._apply(ctx, None, "memory_warning")  # Inspect added its memory warning without compacting
+        self._last_id = len(ctx.log) - 1  # every message logged so far is in the history or was Inspect's
 
-    def _apply(self, ctx: "RunContext", event: Any) -> None:
+    def _apply(self, ctx: "RunContext", event: Any, event_type: str) -> None:
         """Make the view Inspect's input: one event of view ops (O(view), on a compaction only)."""
         view = ctx.view
         before = list(view.ids)
@@ -377,13 +379,15 @@ class _InspectCompaction(Strategy):
                 wanted.append((cid, to_ctxbench(message, view.messages[cid])))
                 self._shown[cid] = message
         fields = self._event_fields(event)
-        if self.event_type == "condensation":
+        if event_type == "condensation":
+            request = ctx.emit("condensation_request", reason=fields["trigger"], boundary=len(ctx.log) - 1,
+                               library=INSPECT_AI.label)
             kept = {cid for cid, _ in wanted if cid is not None}
             upcoming = len(ctx.log)  # apply_view logs the new messages first, in order
             summaries = [upcoming + k for k, m in enumerate(made) if "summary" in (m.metadata or {})]
-            fields.update(forgotten_ids=[i for i in before if i not in kept],
+            fields.update(request_id=request["id"], forgotten_ids=[i for i in before if i not in kept],
                           summary_id=summaries[-1] if summaries else None)
-        logged = apply_view(ctx, wanted, self.event_type, **fields)
+        logged = apply_view(ctx, wanted, event_type, **fields)
         if logged is None:
             return
         for message, cid in zip(made, logged["new_ids"]):
@@ -392,7 +396,7 @@ class _InspectCompaction(Strategy):
 
     def _event_fields(self, event: Any) -> dict[str, Any]:
         if event is None:
-            return {"step": "memory_warning", "trigger": "memory", "library": INSPECT_AI.label}
+            return {"library": INSPECT_AI.label}
         meta = event.metadata or {}
         return {"step": event.type, "trigger": meta.get("trigger", "threshold"), "library": INSPECT_AI.label,
                 "inspect_strategy": meta.get("strategy"), "inspect_tokens_before": event.tokens_before,
@@ -453,5 +457,6 @@ class CompactionSummaryAdapter(_InspectCompaction):
 
     def _event_fields(self, event: Any) -> dict[str, Any]:
         fields = super()._event_fields(event)
-        fields["kind"] = "summary" if event is not None else "memory_warning"
+        if event is not None:
+            fields["kind"] = "summary"
         return fields
