@@ -29,8 +29,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping
 
 from harness.config import build_dataclass, require
-from harness.errors import CtxbenchError
-from strategies.adapters import INSPECT_AI, Wanted, apply_view, run_sync
+from strategies.adapters import INSPECT_AI, LibraryError, Wanted, apply_view, run_sync
 from strategies.base import Strategy
 
 if TYPE_CHECKING:
@@ -242,7 +241,6 @@ class _InspectCompaction(Strategy):
     # -- per run
     def _start(self, ctx: "RunContext") -> None:
         """Create the handler as react() does at agent start: prefix = system + sample input."""
-        from inspect_ai.log._transcript import Transcript
         from inspect_ai.model import Model, ModelInfo, set_model_info
         from inspect_ai.model._compaction import compaction
         from inspect_ai.model._trim import partition_messages
@@ -254,7 +252,6 @@ class _InspectCompaction(Strategy):
         self._last_id = -1  # the newest ctxbench message id folded into the history
         self._input: list[Any] = []  # what the handler returned for the request under way
         self._overflow_compacted = False
-        self._transcript = Transcript()
         window = ctx.budget()
         api_class = _model_api_class()
         with _contained():
@@ -288,14 +285,15 @@ class _InspectCompaction(Strategy):
         return infos
 
     @contextlib.contextmanager
-    def _inspect(self, what: str) -> Iterator[None]:
-        """Around a call into Inspect: its errors named, its transcript this adapter's own, its
-        process-wide changes undone."""
-        from inspect_ai.log._transcript import _transcript
-        token = _transcript.set(self._transcript)
+    def _inspect(self, what: str) -> Iterator[Any]:
+        """Around a call into Inspect: its errors named, a transcript of this call alone (yielded:
+        the handler logs its CompactionEvent there), its process-wide changes undone."""
+        from inspect_ai.log._transcript import Transcript, _transcript
+        transcript = Transcript()
+        token = _transcript.set(transcript)
         try:
             with INSPECT_AI.calling(what), _contained():
-                yield
+                yield transcript
         finally:
             _transcript.reset(token)
 
@@ -341,21 +339,17 @@ class _InspectCompaction(Strategy):
         self._overflow_compacted = True
         try:
             self._compact(ctx, force=True)
-        except CtxbenchError as exc:
-            if exc.__cause__ is None:
-                raise  # ctxbench's own limits
+        except LibraryError as exc:  # react falls back to its overflow filter: here, none
             ctx.log.append("compaction_failed", library=INSPECT_AI.label, trigger="forced", error=str(exc)[:2000])
             return False
         return True
 
     def _compact(self, ctx: "RunContext", force: bool) -> None:
-        seen = len(self._transcript.events)
-        with self._inspect("compact_input"):
+        with self._inspect("compact_input") as transcript:
             self._input, extra = run_sync(self._handler.compact_input(self._history, force=force))
         if extra is not None:
             self._history.append(extra)
-        compactions = [e for e in self._transcript.events[seen:] if type(e).__name__ == "CompactionEvent"]
-        del self._transcript.events[:]  # nothing else reads it: keep it from growing with the run
+        compactions = [e for e in transcript.events if type(e).__name__ == "CompactionEvent"]
         if compactions:
             self._apply(ctx, compactions[-1], self.event_type)
         elif len(self._input) != len(ctx.view.ids):
@@ -411,8 +405,8 @@ class _InspectCompaction(Strategy):
         sent = []
         for message in messages:
             cid = self._cid(message)
-            if cid is not None and message is self._shown.get(cid) and cid in ctx.view.messages:
-                sent.append(ctx.view.message(cid) if cid in ctx.view.ids else to_ctxbench(message, ctx.view.messages[cid]))
+            if cid is not None and message is self._shown.get(cid):
+                sent.append(ctx.view.message(cid))  # the rendering this very Inspect message stands for
             else:
                 sent.append(to_ctxbench(message, ctx.view.messages.get(cid) if cid is not None else None))
         return ctx.call_llm(profile, sent, purpose=self.inspect_class)
