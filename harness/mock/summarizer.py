@@ -27,9 +27,9 @@ def is_summarizer(model: str) -> bool:
     return model.split("/")[-1].startswith(SUMMARIZER_PREFIX)
 
 
-def _kept_without_task(text: str) -> list[str]:
+def _kept_without_task(text: str, previews: list[tuple[str, str]] | None = None) -> list[str]:
     """What the agent said, earlier summaries, and shown lines naming an identifier the agent named."""
-    previews = PREVIEW.findall(text)
+    previews = previews if previews is not None else PREVIEW.findall(text)
     said = "\n".join(body for role, body in previews if role == "assistant")
     wanted = set(IDENTIFIER.findall(said))
     lines: list[str] = []
@@ -43,6 +43,12 @@ def _kept_without_task(text: str) -> list[str]:
     return list(dict.fromkeys(lines))
 
 
+def _transcript_previews(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """A request shaped as the conversation itself followed by one summary instruction (Inspect AI's
+    CompactionSummary): each message before the instruction is read as a preview of its role."""
+    return [(m.get("role", ""), m["content"]) for m in messages[:-1] if isinstance(m.get("content"), str)]
+
+
 def summarize(messages: list[dict[str, Any]], *, seed: int) -> dict[str, Any]:
     """The summary reply to one summary request."""
     visible = Visible(messages, [], seed=seed, knobs=Knobs())
@@ -50,5 +56,6 @@ def summarize(messages: list[dict[str, Any]], *, seed: int) -> dict[str, Any]:
         task = agent.find_task(visible)
         if task is not None:
             return text_reply(HEADER + agent.notes(visible, task))
-    kept = _kept_without_task("\n".join(visible.texts()))
+    text = "\n".join(visible.texts())
+    kept = _kept_without_task(text, None if PREVIEW.search(text) else _transcript_previews(messages))
     return text_reply(HEADER + ("\n".join(kept) if kept else "(nothing to keep in the events shown)"))
