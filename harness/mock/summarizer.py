@@ -19,6 +19,10 @@ from harness.mock.agents.common import Knobs, Visible, text_reply
 SUMMARIZER_PREFIX = "summarizer"
 HEADER = "USER_CONTEXT and CURRENT_STATE (from the events shown):\n"
 PREVIEW = re.compile(r"<EVENT id=\d+ role=([^>]*)>\n(.*?)\n</EVENT>", re.DOTALL)
+# OpenHands' summarizing prompt (openhands-sdk condenser/prompts/summarizing_events.j2): one
+# `<EVENT>\nstr(event)\n</EVENT>` block per event, str(event) opening with "Class (source)".
+OPENHANDS_EVENT = re.compile(r"<EVENT>\n(\w+) \((\w+)\)\n(.*?)\n</EVENT>", re.DOTALL)
+OPENHANDS_ROLES = {"ActionEvent": "assistant", "ObservationEvent": "tool", "CondensationSummaryEvent": "summary"}
 IDENTIFIER = re.compile(r"\b[A-Za-z][\w-]*\d[\w-]*\b")  # codes, ids, versioned names: words with a digit
 
 
@@ -27,9 +31,15 @@ def is_summarizer(model: str) -> bool:
     return model.split("/")[-1].startswith(SUMMARIZER_PREFIX)
 
 
+def openhands_previews(text: str) -> list[tuple[str, str]]:
+    """(role, shown text) of each event block of OpenHands' summarizing prompt."""
+    return [(OPENHANDS_ROLES.get(kind, "assistant" if source == "agent" else source), body)
+            for kind, source, body in OPENHANDS_EVENT.findall(text)]
+
+
 def _kept_without_task(text: str) -> list[str]:
     """What the agent said, earlier summaries, and shown lines naming an identifier the agent named."""
-    previews = PREVIEW.findall(text)
+    previews = PREVIEW.findall(text) + openhands_previews(text)
     said = "\n".join(body for role, body in previews if role == "assistant")
     wanted = set(IDENTIFIER.findall(said))
     lines: list[str] = []

@@ -70,7 +70,9 @@ def _contained() -> Iterator[None]:
 
 def _load(where: str) -> dict[str, Any]:
     """The SDK's classes this adapter uses, imported once (contained), or a ConfigError naming the extra."""
-    if not _sdk:
+    if _sdk:
+        OPENHANDS_SDK.load(where)  # still installed (already imported: no side effects again)
+    else:
         with _contained():
             sdk = OPENHANDS_SDK.load(where)
             condenser = OPENHANDS_SDK.load(where, "openhands.sdk.context.condenser")
