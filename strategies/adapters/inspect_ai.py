@@ -261,7 +261,7 @@ class _InspectCompaction(Strategy):
             set_model_info(model.canonical_name(), ModelInfo(context_length=window, input_tokens=window))
         self._sync(ctx)
         parts = partition_messages(self._history)
-        with self._inspect("compaction"):
+        with self._inspect("compaction", ctx):
             self._handler = compaction(self.compaction, prefix=parts.system + parts.input, tools=self._tool_infos(ctx),
                                        model=model)
 
@@ -285,14 +285,14 @@ class _InspectCompaction(Strategy):
         return infos
 
     @contextlib.contextmanager
-    def _inspect(self, what: str) -> Iterator[Any]:
+    def _inspect(self, what: str, ctx: "RunContext") -> Iterator[Any]:
         """Around a call into Inspect: its errors named, a transcript of this call alone (yielded:
         the handler logs its CompactionEvent there), its process-wide changes undone."""
         from inspect_ai.log._transcript import Transcript, _transcript
         transcript = Transcript()
         token = _transcript.set(transcript)
         try:
-            with INSPECT_AI.calling(what), _contained():
+            with INSPECT_AI.calling(what, ctx), _contained():
                 yield transcript
         finally:
             _transcript.reset(token)
@@ -329,7 +329,7 @@ class _InspectCompaction(Strategy):
         if ctx.last_usage is None or ctx.last_usage.input_tokens is None or self._handler is None:
             return
         output = ModelOutput(model=self.profile(), usage=ModelUsage(input_tokens=ctx.last_usage.input_tokens))
-        with self._inspect("record_output"):
+        with self._inspect("record_output", ctx):
             run_sync(self._handler.record_output(self._input, output))
 
     def on_context_window_error(self, ctx: "RunContext", error: BaseException) -> bool:
@@ -345,7 +345,7 @@ class _InspectCompaction(Strategy):
         return True
 
     def _compact(self, ctx: "RunContext", force: bool) -> None:
-        with self._inspect("compact_input") as transcript:
+        with self._inspect("compact_input", ctx) as transcript:
             self._input, extra = run_sync(self._handler.compact_input(self._history, force=force))
         if extra is not None:
             self._history.append(extra)

@@ -342,7 +342,7 @@ class _CondenserAdapter(Strategy):
                 raise ConfigError(f"strategy {self.name}: llm_profile_ref {llm._profile!r} is not among the run's "
                                   f"profiles ({', '.join(sorted(ctx.profiles))})")
             llm._ctx = ctx
-        with OPENHANDS_SDK.calling("LLM (agent)"):
+        with OPENHANDS_SDK.calling("LLM (agent)", ctx):
             self.agent_llm = sdk["llm"].LLM(model=ctx.main.model, usage_id="agent", max_input_tokens=ctx.budget())
         self.history = _History(sdk)
         self.history.set_tools(ctx.tools)
@@ -354,7 +354,7 @@ class _CondenserAdapter(Strategy):
         condensation_type = _sdk["event"].Condensation
         for _ in range(MAX_STEPS_PER_REQUEST):
             view = history.view
-            with OPENHANDS_SDK.calling(f"{type(self.condenser).__name__}.condense"):
+            with OPENHANDS_SDK.calling(f"{type(self.condenser).__name__}.condense", ctx):
                 result = self.condenser.condense(view, agent_llm=self.agent_llm)
             if not isinstance(result, condensation_type):
                 if result is not view and result.events != view.events:
@@ -372,7 +372,7 @@ class _CondenserAdapter(Strategy):
                             and e.id in history.message_of})
         request_id = self.pending_request
         if request_id is None:
-            request_id = ctx.emit("condensation_request", reason=self._reason(view), boundary=len(ctx.log) - 1,
+            request_id = ctx.emit("condensation_request", reason=self._reason(ctx, view), boundary=len(ctx.log) - 1,
                                   library=OPENHANDS_SDK.label)["id"]
         self.pending_request = None
         summary_id = None
@@ -388,13 +388,13 @@ class _CondenserAdapter(Strategy):
                    summary_offset=condensation.summary_offset)
         history.mark_synced(ctx)
 
-    def _reason(self, view: Any) -> str:
+    def _reason(self, ctx: "RunContext", view: Any) -> str:
         """Why the library condensed, in the native strategy's words (get_condensation_reasons)."""
         parts = getattr(self.condenser, "condensers", [self.condenser])
         reasons = set()
         for part in parts:
             if hasattr(part, "get_condensation_reasons"):
-                with OPENHANDS_SDK.calling(f"{type(part).__name__}.get_condensation_reasons"):
+                with OPENHANDS_SDK.calling(f"{type(part).__name__}.get_condensation_reasons", ctx):
                     reasons |= {reason.value for reason in part.get_condensation_reasons(view, self.agent_llm)}
         names = {"request": "manual", "tokens": "tokens", "events": "size"}
         return "+".join(names[r] for r in sorted(reasons)) or "condenser"

@@ -363,7 +363,7 @@ class TieredCompactionAdapter(Strategy):
     def before_request(self, ctx: "RunContext") -> None:
         history = self.converter.history(ctx)
         pctx = run_context(self.lib, ctx, self.model, list(history))  # the library rewrites it in place
-        with self.library.calling("TieredCompaction.before_model_request"):
+        with self.library.calling("TieredCompaction.before_model_request", ctx):
             run_sync(self.capability.before_model_request(pctx, request_context(self.lib, ctx, self.model, history)))
         compacted = pctx.messages
         if compacted == history:
@@ -479,7 +479,7 @@ class ToolOutputLimitsAdapter(Strategy):
     def on_run_start(self, ctx: "RunContext") -> None:
         self.store.data.clear()
         self.model = self.model_seam.bind(ctx)
-        with self.library.calling("ToolOutputLimits.before_run"):
+        with self.library.calling("ToolOutputLimits.before_run", ctx):
             run_sync(self.capability.before_run(run_context(self.lib, ctx, self.model, [])))
 
     def transform_tool_result(self, ctx: "RunContext", call: ToolCall, result: ToolResult) -> ToolResult:
@@ -489,7 +489,7 @@ class ToolOutputLimitsAdapter(Strategy):
         part = mod.ToolCallPart(call.name, call.arguments or "{}", tool_call_id=call.id)
         tool_def = self.lib["pydantic_ai.tools"].ToolDefinition(name=call.name)
         pctx = run_context(self.lib, ctx, self.model, [])
-        with self.library.calling("ToolOutputLimits.after_tool_execute"):
+        with self.library.calling("ToolOutputLimits.after_tool_execute", ctx):
             reduced = run_sync(self.capability.after_tool_execute(
                 pctx, call=part, tool_def=tool_def, args=call.args or {}, result=result.content))
         if reduced is result.content:
@@ -516,7 +516,7 @@ class ToolOutputLimitsAdapter(Strategy):
         except ValueError as exc:
             return tool_error(f"{call.name}: {exc}")
         try:
-            with self.library.calling("ToolOutputLimits.read_tool_result"):
+            with self.library.calling("ToolOutputLimits.read_tool_result", ctx):
                 text = run_sync(schema.call(args, pctx))
         except Exception as exc:
             cause = exc.__cause__ if isinstance(exc.__cause__, retry) else exc
@@ -601,7 +601,7 @@ class WarnOnCacheBustsAdapter(Strategy):
 
     def on_run_start(self, ctx: "RunContext") -> None:
         self.model = SideCallModel(self.lib, SUMMARY_PROFILE, "pai.warn_on_cache_busts").bind(ctx)
-        with self.library.calling("WarnOnCacheBusts.for_run"):
+        with self.library.calling("WarnOnCacheBusts.for_run", ctx):
             self.run_capability = run_sync(self.capability.for_run(run_context(self.lib, ctx, self.model, [])))
 
     def after_response(self, ctx: "RunContext", result: "LLMResult") -> None:
@@ -611,7 +611,7 @@ class WarnOnCacheBustsAdapter(Strategy):
             cache_read_tokens=result.usage.cached_tokens or 0, cache_write_tokens=result.usage.cache_write_tokens or 0)
         response = mod.ModelResponse(parts=[], usage=usage, model_name=ctx.main.model, provider_name="ctxbench")
         pctx = run_context(self.lib, ctx, self.model, [])
-        with captured_warnings() as caught, self.library.calling("WarnOnCacheBusts.after_model_request"):
+        with captured_warnings() as caught, self.library.calling("WarnOnCacheBusts.after_model_request", ctx):
             run_sync(self.run_capability.after_model_request(
                 pctx, request_context=request_context(self.lib, ctx, self.model, []), response=response))
         bust = self.lib["warn_on_cache_busts"].CacheBustWarning
