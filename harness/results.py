@@ -24,6 +24,9 @@ EVENTS_DIR = "events"
 PLOTS_DIR = "plots"
 
 
+LIBRARIES = ("pydantic-ai-harness", "pydantic-ai-slim", "inspect-ai", "openhands-sdk")
+
+
 def versions() -> dict[str, str]:
     found = {"python": platform.python_version()}
     for package in ("ctxbench", "litellm", "datasets", "pandas", "matplotlib"):
@@ -31,6 +34,11 @@ def versions() -> dict[str, str]:
             found[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
             found[package] = "unknown"
+    for package in LIBRARIES:  # the real libraries adapters run, where installed
+        try:
+            found[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            pass
     return found
 
 

@@ -109,9 +109,11 @@ def run_cell(cell: Cell) -> dict[str, Any]:
                      on_retry=ctx.retry_listener(MAIN_PROFILE))
     termination, error = "error", None
     environment = None
+    libraries: list[str] = []
     try:
         environment = cell.task.build()
         strategy = build_strategy(cell.strategy)
+        libraries = strategy.libraries()
         termination, error = _loop(cell, ctx, main, environment, strategy)
     except Exception as exc:  # a crash in a strategy or task ends this run only
         error = f"{type(exc).__name__}: {exc}"
@@ -137,6 +139,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         "score": score.score if score else 0.0,
         "termination": termination,
         "error": error,
+        "libraries": libraries,  # the real libraries an adapter ran, with their versions
     }
     row.update(metrics.result())
     row["wall_s"] = round(time.perf_counter() - wall_start, 4)

@@ -57,6 +57,11 @@ class Strategy:
     def from_config(cls, data: Mapping[str, Any] | None, where: str | None = None) -> "Strategy":
         return cls(build_dataclass(cls.Config, data or {}, where or f"strategy {cls.name or cls.__name__}"))
 
+    def libraries(self) -> list[str]:
+        """The real libraries (name and version) whose code decides for this strategy: runs.jsonl's
+        `libraries`, so a result says which release of the code it measured."""
+        return [self.library.label] if self.library is not None else []
+
     def tools(self) -> list[ToolSpec]:
         """Tools this strategy adds to the task's own (e.g. `condense`, `read_tool_result`)."""
         return []
@@ -95,6 +100,9 @@ class Stack(Strategy):
     def __init__(self, parts: list[Strategy]):
         super().__init__(NoOptions())
         self.parts = parts
+
+    def libraries(self) -> list[str]:
+        return list(dict.fromkeys(label for part in self.parts for label in part.libraries()))
 
     def tools(self) -> list[ToolSpec]:
         return [tool for part in self.parts for tool in part.tools()]

@@ -10,6 +10,7 @@ from harness.errors import ConfigError
 from harness.view import fold
 from reset_helpers import context
 from strategies import REGISTRY, comparison_strategies, strategy_class
+from adapter_helpers import requires
 from strategies.adapters import INSPECT_AI, OPENHANDS_SDK, PYDANTIC_AI_HARNESS, Library, LibraryError, apply_view
 
 ADAPTERS = sorted(name for name in REGISTRY if "." in name)
@@ -129,3 +130,17 @@ def test_cpu_inside_the_library_is_counted_apart_from_the_side_calls_it_makes(mo
             clock["now"] += 1.0
             raise RuntimeError("boom")
     assert ctx.library_cpu_s == 4.0
+
+
+@requires(PYDANTIC_AI_HARNESS)
+def test_a_result_names_the_library_release_it_measured(run_suite):
+    """runs.jsonl `libraries` per row (a `with` stack too), config.json `versions` for the invocation."""
+    import json
+
+    configs = {"pai.tool_output_limits": {"with": ["warn_on_cache_busts"]}}
+    runs = run_suite("smoke", strategies="none,pai.tool_output_limits", strategy_configs=configs)
+    label = f"pydantic-ai-harness {PYDANTIC_AI_HARNESS.version()}"
+    assert set(runs[runs.strategy == "pai.tool_output_limits"].libraries.map(tuple)) == {(label,)}
+    assert set(runs[runs.strategy == "none"].libraries.map(tuple)) == {()}
+    versions = json.loads((runs.attrs["out"] / "config.json").read_text())["versions"]
+    assert versions["pydantic-ai-harness"] == PYDANTIC_AI_HARNESS.version()
