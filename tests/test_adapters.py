@@ -144,3 +144,14 @@ def test_a_result_names_the_library_release_it_measured(run_suite):
     assert set(runs[runs.strategy == "none"].libraries.map(tuple)) == {()}
     versions = json.loads((runs.attrs["out"] / "config.json").read_text())["versions"]
     assert versions["pydantic-ai-harness"] == PYDANTIC_AI_HARNESS.version()
+
+
+@pytest.mark.parametrize("name", ADAPTERS)
+def test_run_with_an_adapter_whose_library_is_missing_exits_2_naming_the_extra_and_writes_nothing(
+        name, monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(Library, "version", lambda self: None)
+    out = tmp_path / "r"
+    assert main(["run", "--suite", "smoke", "--strategies", f"none,{name}", "--no-progress", "--out", str(out)]) == 2
+    extra = strategy_class(name).library.extra
+    assert f"pip install -e '.[{extra}]'" in capsys.readouterr().err
+    assert not (out / "runs.jsonl").exists()
