@@ -21,9 +21,11 @@ from harness.mock.agents.common import Calls
 from harness.mock.agents.memory import Ledger, Memory
 from harness.mock.prefix import shared_prefix
 from harness.replay import replay_file
+from strategies.adapters import PYDANTIC_AI_HARNESS
 from tasks import family_module
 from tasks.base import ToolCall
 from tasks.suites import load_tasks
+from tests.adapter_helpers import requires
 
 STRATEGIES = ("none", "compaction_ladder", "agent_reset", "observation_masking", "hard_summarize",
               "tool_output_limits")
@@ -84,6 +86,15 @@ def test_replies_with_memory_equal_fresh_replies_on_a_default_sample(paired, sui
         assert paired.volatile, "no truncated result was read with its pages: the test would prove little"
     elif strategy != "none":
         assert paired.view_changes, f"{strategy} never changed the view: the test would prove little"
+
+
+@requires(PYDANTIC_AI_HARNESS)
+def test_replies_with_memory_equal_fresh_replies_when_the_library_spills(paired, suite_file, tmp_path):
+    """pydantic-ai-harness ToolOutputLimits' spills are read with their pages (line terms) by the memory
+    as by a fresh agent, and every view replays."""
+    sample = [[t.task_id for t in load_tasks("default") if t.family == family][-1] for family in FAMILIES]
+    _run_and_check(paired, suite_file("default", task_ids=sample), tmp_path, "pai.tool_output_limits", SAMPLE_WINDOW)
+    assert paired.volatile, "no spilled result was read with its pages: the test would prove little"
 
 
 @pytest.mark.slow

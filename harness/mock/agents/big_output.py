@@ -151,8 +151,9 @@ def act(visible: Visible, task: Task) -> dict[str, Any]:
                             f"{task.request} in dump {task.dump} has status {status}.")
     header = f"== dump {task.dump} ("
     for exchange in visible.calls("fetch_dump"):
-        if (exchange.result or "").startswith(header):
-            page = page_call(visible, reading(visible, exchange))
+        read = reading(visible, exchange)
+        if read.text.startswith(header):
+            page = page_call(visible, read)
             if page is not None and failed_pages(visible, page) <= visible.knobs.reread_budget:
                 return visible.call("read_tool_result", page, f"Paging through dump {task.dump}.")
     return visible.call("answer_question", {"number": task.number, "value": "unknown"},

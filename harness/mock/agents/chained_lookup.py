@@ -16,7 +16,8 @@ from typing import Any
 
 from harness.mock.agents.common import Exchange, Visible
 from harness.mock.agents.memo import Pattern
-from harness.mock.agents.reading import PAGER, ReadableFold, is_clamped, page_call, reading
+from harness.mock.agents.reading import (PAGER, ReadableFold, is_clamped, page_call, page_calls, reading,
+                                        shows_whole_file)
 
 TASK = Pattern(r"Start at record ([A-Z]{2}-\d{4}) and follow the successor chain through (\d+) records")
 RECORD = Pattern(r"record ([A-Z]{2}-\d{4}) \| weight (\d+) \| successor ([A-Z]{2}-\d{4})")
@@ -59,11 +60,10 @@ def _records(visible: Visible) -> dict[str, tuple[int, str]]:
 
 
 def _complete_read(visible: Visible, exchange: Exchange) -> bool:
-    """A read result it can rely on: present, whole (pages joined), not an error, placeholder or clamped copy."""
-    result = reading(visible, exchange).text
-    path = str(exchange.args.get("path", "")).strip()
-    return (result.startswith(f"== {path} (") and result.rstrip().endswith(f"== end of {path} ==")
-            and not is_clamped(result))
+    """A read result it can rely on: present, whole (pages joined, none missing), not an error, placeholder or
+    clamped copy."""
+    read = reading(visible, exchange)
+    return shows_whole_file(read, str(exchange.args.get("path", "")).strip()) and not is_clamped(read.text)
 
 
 def _search_paths(visible: Visible, code: str) -> list[str] | None:
@@ -86,8 +86,8 @@ def _refetches(visible: Visible, code: str, paths: list[str]) -> int:
     """Fetches for this record it has already made again (a search, a read or a page repeated because
     what it got the first time was lost, cut or unusable): what its reread budget limits."""
     reads = _reads(visible, paths)
-    page_ids = {reading(visible, e).result_id for e in reads} - {None}
-    pages = [e for result_id in page_ids for e in visible.calls_with(PAGER, "result_id", result_id)]
+    cut = {(read.contract, read.result_id): read for e in reads if (read := reading(visible, e)).contract}
+    pages = [e for read in cut.values() for e in page_calls(visible, read)]
     repeats = 0
     for calls in (visible.calls_with("search", "text", code), reads, pages):
         seen: set[str] = set()

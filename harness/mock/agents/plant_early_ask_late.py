@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.mock.agents.common import Exchange, Fold, Visible, same_shape, text_reply
 from harness.mock.agents.memo import Pattern, remember
-from harness.mock.agents.reading import obtain, reading
+from harness.mock.agents.reading import obtain, reading, shows_whole_file
 
 BATCH = Pattern(r"Audit batch (\d+) of (\d+): (.+?)\. For each file")
 QUESTIONS = Pattern(r"Final questions\..*?in this order: (.+?)\. Give the current values")
@@ -113,9 +113,9 @@ def _count(visible: Visible, path: str) -> int | None:
     """ERROR lines of the file, if a whole read of it is visible."""
     for exchange in reversed(visible.calls("read_file")):
         if str(exchange.args.get("path", "")).strip() == path:
-            text = reading(visible, exchange).text
-            if text.startswith(f"== {path} (") and text.rstrip().endswith(f"== end of {path} =="):
-                return sum("ERROR" in line for line in text.splitlines()[1:-1])
+            read = reading(visible, exchange)
+            if shows_whole_file(read, path):
+                return sum("ERROR" in line for line in read.text.splitlines()[1:-1])
     return None
 
 

@@ -1,15 +1,26 @@
 """How a simulated agent reads tool results that strategies cut, page or clear.
 
-Follows the contracts between helpers: a ToolOutputLimits result ends with the exact
-truncation line naming its result id; `read_tool_result` pages start with
-`[{result_id}: characters {offset}-{end} of {total}]`; clearing and masking placeholders
-start with `[` and say `cleared` or `masked`. Only visible messages are read.
+Two paging contracts are recognised by their shape, each by a small recogniser behind one
+reading interface (`reading`, `page_call`, `failed_pages`):
+
+* ctxbench's native ToolOutputLimits (`NATIVE`): a cut result ends with the exact truncation
+  line naming its result id; `read_tool_result(result_id, offset)` pages start with
+  `[{result_id}: characters {offset}-{end} of {total}]`, in characters.
+* pydantic-ai-harness's ToolOutputLimits spill (`SPILL`): a result starts with `[Tool output too
+  large (N chars); stored to handle 'H'. Read it with read_tool_result(handle='H', ...).]`, then a
+  head, `...[N chars omitted]...` and a tail; `read_tool_result(handle, offset, limit)` pages start
+  with `[handle 'H': T matching line(s); showing n]` (`, output capped` when cut at its character
+  cap), in lines.
+
+Clearing and masking placeholders start with `[` and say `cleared` or `masked`. Only visible
+messages are read.
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 from harness.mock.agents.common import Exchange, Fold, Visible, _content, same_shape
 from harness.mock.agents.memo import Pattern, remember
@@ -21,6 +32,13 @@ MORE = Pattern(r"\n?\[More: call read_tool_result\(result_id=\"[^\"]+\", offset=
 MORE_OPENING = '[More: call read_tool_result(result_id="'
 PAGER = "read_tool_result"
 CLAMPED = "characters clamped from the middle of this message"  # the compaction ladder's clamp marker
+
+_QUOTED = r"(?:'([^'\\]*)'|\"([^\"\\]*)\")"  # a handle as Python's repr() shows it (no escapes in ctxbench's handles)
+SPILLED = Pattern(r"\[Tool output too large \(([\d,]+) (chars|tokens)\); stored to handle " + _QUOTED
+                  + r"\. Read it with read_tool_result\(handle=[^\n]*\)\.\]\n")
+OMITTED = Pattern(r"\n\.\.\.\[([\d,]+) chars omitted\]\.\.\.\n")
+SPILL_PAGE = Pattern(r"\[handle " + _QUOTED + r": ([\d,]+) matching line\(s\); showing (\d+)(, output capped)?\]")
+SPILL_PAGE_LINES = 1_000  # it asks for as many lines as one call returns (more would be clamped to these)
 
 
 def is_placeholder(text: str | None) -> bool:
@@ -39,7 +57,166 @@ class Reading:
 
     text: str
     result_id: str | None = None
-    next_offset: int | None = None  # first character not yet seen, when the rest can be paged
+    next_offset: int | None = None  # first unit (character or line) not yet seen, when the rest can be paged
+    contract: Contract | None = None  # how this result is paged
+
+
+Piece = tuple[float, float, Sequence[Any]]  # (first unit, end unit, the units): characters or lines
+
+
+def _join(pieces: list[Piece], total: float, gap: Sequence[Any]) -> tuple[list[Sequence[Any]], int | None]:
+    """The pieces in order, overlaps cut and each gap marked by `gap`; and the first unit not seen (None: all)."""
+    parts: list[Sequence[Any]] = []
+    covered: float = 0
+    gap_at: float | None = None
+    for start, end, chunk in sorted(pieces):
+        if start > covered:
+            gap_at = covered if gap_at is None else gap_at
+            parts.append(gap)
+            parts.append(chunk)
+        else:
+            parts.append(chunk[int(covered - start):])
+        covered = max(covered, end)
+    if gap_at is None and covered < total:
+        gap_at = covered
+    return parts, None if gap_at is None else int(gap_at)
+
+
+class Contract:
+    """One way a result is cut and paged back: what marks it, how its pages read, how to ask for more."""
+
+    argument = "result_id"  # the page call's argument naming the result
+
+    def cut(self, result: str) -> re.Match[str] | None:
+        raise NotImplementedError
+
+    def result_id(self, match: re.Match[str]) -> str:
+        raise NotImplementedError
+
+    def is_page(self, text: str) -> bool:
+        raise NotImplementedError
+
+    def pages(self, visible: Visible, result_id: str) -> tuple[Any, ...]:
+        raise NotImplementedError
+
+    def joined(self, result: str, match: re.Match[str], pages: tuple[Any, ...]) -> Reading:
+        raise NotImplementedError
+
+    def page_args(self, result_id: str, offset: int) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+class Native(Contract):
+    """ctxbench's ToolOutputLimits: a head of `shown` characters, pages by character offset."""
+
+    def cut(self, result: str) -> re.Match[str] | None:
+        return TRUNCATED.search(result)
+
+    def result_id(self, match: re.Match[str]) -> str:
+        return match.group(4)
+
+    def is_page(self, text: str) -> bool:
+        return PAGE.match(text) is not None
+
+    def pages(self, visible: Visible, result_id: str) -> tuple[str, ...]:
+        """The visible results of read_tool_result calls that are pages of `result_id`, in call order."""
+        return tuple(e.result for e in visible.calls_with(PAGER, "result_id", result_id)
+                     if e.result and (match := PAGE.match(e.result)) and match.group(1) == result_id)
+
+    def joined(self, result: str, match: re.Match[str], pages: tuple[str, ...]) -> Reading:
+        shown, total, result_id = int(match.group(1)), int(match.group(2)), match.group(4)
+        pieces: list[Piece] = [(0, shown, result[:match.start()][:shown])]
+        for page in pages:
+            header = PAGE.match(page)
+            pieces.append((int(header.group(2)), int(header.group(3)), _without_more_line(page[header.end():])))
+        parts, gap_at = _join(pieces, total, "\n")
+        return Reading("".join(parts), result_id, gap_at, self)  # type: ignore[arg-type]
+
+    def page_args(self, result_id: str, offset: int) -> dict[str, Any]:
+        return {"result_id": result_id, "offset": offset}
+
+
+def _number(text: str) -> int:
+    return int(text.replace(",", ""))
+
+
+class Spilled(Contract):
+    """pydantic-ai-harness's ToolOutputLimits spill: a head and a tail shown, pages by line.
+
+    Read in line terms: the head's last line and the tail's first may be cut, so neither counts;
+    the tail's place is known once a page says how many lines there are; a capped page's last line
+    may be cut, so the next page starts there. Pages with a pattern or from the end are not its own.
+    """
+
+    argument = "handle"
+
+    def cut(self, result: str) -> re.Match[str] | None:
+        return SPILLED.match(result)
+
+    def result_id(self, match: re.Match[str]) -> str:
+        return match.group(3) if match.group(3) is not None else match.group(4)
+
+    def is_page(self, text: str) -> bool:
+        return SPILL_PAGE.match(text) is not None
+
+    def pages(self, visible: Visible, result_id: str) -> tuple[tuple[int, str], ...]:
+        """(offset, text) of the visible pages of `result_id` read from the start without a pattern, in call order."""
+        return tuple((e.args.get("offset", 0), e.result) for e in visible.calls_with(PAGER, "handle", result_id)
+                     if e.result and not e.args.get("from_end") and e.args.get("pattern") is None
+                     and isinstance(e.args.get("offset", 0), int)
+                     and (match := SPILL_PAGE.match(e.result)) and result_id in match.group(1, 2))
+
+    def joined(self, result: str, match: re.Match[str], pages: tuple[tuple[int, str], ...]) -> Reading:
+        body = result[match.end():]
+        omitted = _omission(body, match)
+        if omitted is None:  # the preview is the whole output
+            return Reading(body)
+        head, tail = body[:omitted.start()], body[omitted.end():]
+        head_lines = head.splitlines(keepends=True)
+        if head_lines and len(head_lines[-1].splitlines()[0]) == len(head_lines[-1]):
+            head_lines.pop()  # cut mid-line
+        pieces: list[Piece] = [(0, len(head_lines), tuple(line.splitlines()[0] for line in head_lines))]
+        total: float = math.inf  # unknown until a page says
+        for offset, page in pages:
+            header = SPILL_PAGE.match(page)
+            total, shown = _number(header.group(3)), int(header.group(4))
+            lines = page[header.end() + 1:].split("\n") if shown else []
+            if header.group(5):
+                lines.pop()  # the character cap may have cut it
+            pieces.append((offset, offset + len(lines), tuple(lines)))
+        tail_lines = tuple(tail.splitlines()[1:])  # its first line may start mid-line
+        pieces.append((total - len(tail_lines), total, tail_lines) if total < math.inf else (math.inf, math.inf, tail_lines))
+        parts, gap_at = _join(pieces, total, ("",))
+        return Reading("\n".join(line for part in parts for line in part), self.result_id(match), gap_at, self)
+
+    def page_args(self, result_id: str, offset: int) -> dict[str, Any]:
+        return {"handle": result_id, "offset": offset, "limit": SPILL_PAGE_LINES}
+
+
+def _omission(body: str, spill: re.Match[str]) -> re.Match[str] | None:
+    """The middle-elision marker between head and tail: the head is half the characters kept."""
+    for found in OMITTED.finditer(body):
+        if spill.group(2) != "chars" or found.start() == (_number(spill.group(1)) - _number(found.group(1))) // 2:
+            return found
+    return None
+
+
+NATIVE, SPILL = Native(), Spilled()
+CONTRACTS = (NATIVE, SPILL)
+
+
+def _cut(result: str) -> tuple[Contract, re.Match[str]] | None:
+    """The contract that cut this result, with its marker's match (None: shown whole)."""
+    for contract in CONTRACTS:
+        match = contract.cut(result)
+        if match:
+            return contract, match
+    return None
+
+
+def is_cut(text: str) -> bool:
+    """A result shown in part, whose reading later pages change."""
+    return _cut(text) is not None
 
 
 def _without_more_line(page: str) -> str:
@@ -50,80 +227,68 @@ def _without_more_line(page: str) -> str:
     return page[:at - 1] if at and page[at - 1] == "\n" else page[:at]
 
 
-def _page_texts(visible: Visible, result_id: str) -> tuple[str, ...]:
-    """The visible results of read_tool_result calls that are pages of `result_id`, in call order."""
-    return tuple(e.result for e in visible.calls_with(PAGER, "result_id", result_id)
-                 if e.result and (match := PAGE.match(e.result)) and match.group(1) == result_id)
+def shows_whole_file(read: Reading, path: str) -> bool:
+    """Whether a reading shows a file from its `== path (` opening to its `== end of path ==` line,
+    nothing between them left unseen (a spill shows its tail before its middle is paged)."""
+    return (read.next_offset is None and read.text.startswith(f"== {path} (")
+            and read.text.rstrip().endswith(f"== end of {path} =="))
 
 
 def reading(visible: Visible, exchange: Exchange) -> Reading:
-    """The result of `exchange` as far as visible: a truncated head joined with visible pages.
+    """The result of `exchange` as far as visible: a cut result joined with its visible pages.
 
     A pure function of the result's text and its pages' texts, so it is worked out once per
     such combination (memo): an unchanged reading is not rebuilt on every request.
     """
     result = exchange.result or ""
-    match = TRUNCATED.search(result)
-    if not match:
+    found = _cut(result)
+    if found is None:
         return Reading(result)
-    pages = _page_texts(visible, match.group(4))
-    return remember(("reading", result, pages), lambda: _joined(result, match, pages))
-
-
-def _joined(result: str, match: re.Match[str], pages: tuple[str, ...]) -> Reading:
-    shown, total, result_id = int(match.group(1)), int(match.group(2)), match.group(4)
-    pieces = [(0, shown, result[:match.start()][:shown])]
-    for page in pages:
-        header = PAGE.match(page)
-        pieces.append((int(header.group(2)), int(header.group(3)), _without_more_line(page[header.end():])))
-    parts: list[str] = []
-    covered = 0
-    gap_at: int | None = None
-    for start, end, chunk in sorted(pieces):
-        if start > covered:
-            gap_at = covered if gap_at is None else gap_at
-            parts.append("\n")
-            parts.append(chunk)
-        else:
-            parts.append(chunk[covered - start:])
-        covered = max(covered, end)
-    if gap_at is None and covered < total:
-        gap_at = covered
-    return Reading("".join(parts), result_id, gap_at)
+    contract, match = found
+    pages = contract.pages(visible, contract.result_id(match))
+    return remember(("reading", result, pages), lambda: contract.joined(result, match, pages))
 
 
 def page_call(visible: Visible, read: Reading) -> dict[str, Any] | None:
     """Arguments of the next `read_tool_result` call, if paging is offered and something remains."""
-    if read.result_id is None or read.next_offset is None or PAGER not in visible.tool_names:
+    if read.contract is None or read.next_offset is None or PAGER not in visible.tool_names:
         return None
-    return {"result_id": read.result_id, "offset": read.next_offset}
+    return read.contract.page_args(read.result_id, read.next_offset)
+
+
+def page_calls(visible: Visible, read: Reading) -> list[Exchange]:
+    """The visible `read_tool_result` calls that asked for pages of this reading's result."""
+    if read.contract is None:
+        return []
+    return visible.calls_with(PAGER, read.contract.argument, read.result_id)
 
 
 def failed_pages(visible: Visible, args: dict[str, Any]) -> int:
     """Visible page requests with these arguments whose result it cannot use (cleared, masked, error)."""
-    return sum(1 for e in visible.calls(PAGER) if e.args == args and not (e.result and PAGE.match(e.result)))
+    return sum(1 for e in visible.calls(PAGER)
+               if e.args == args and not (e.result and any(c.is_page(e.result) for c in CONTRACTS)))
 
 
 class ReadableFold(Fold):
-    """A fold that reads each truncated result as its visible pages joined, not as sent."""
+    """A fold that reads each cut result as its visible pages joined, not as sent."""
 
     def text(self, visible: Visible, message: dict[str, Any]) -> tuple[str | None, bool]:
-        """The text, and True when it is a truncated result's reading (which later pages change)."""
+        """The text, and True when it is a cut result's reading (which later pages change)."""
         if message.get("role") not in self.roles:
             return None, False
         call_id = message.get("tool_call_id")
         exchange = visible.exchange(call_id) if call_id is not None else None
-        if exchange is None or not exchange.result or not TRUNCATED.search(exchange.result):
+        if exchange is None or not exchange.result or not is_cut(exchange.result):
             return _content(message), False
         return reading(visible, exchange).text, True
 
     def alike(self, visible: Visible, position: int, old: dict[str, Any], new: dict[str, Any]) -> bool:
-        """In a regular context an untruncated result reads as its own content; a truncated one (old
-        or new) reads with its pages, so it is read again."""
+        """In a regular context a whole result reads as its own content; a cut one (old or new) reads
+        with its pages, so it is read again."""
         if not same_shape(old, new):
             return False
         old_text, new_text = _content(old), _content(new)
-        if TRUNCATED.search(old_text) or TRUNCATED.search(new_text):
+        if is_cut(old_text) or is_cut(new_text):
             return False
         if old.get("role") not in self.roles:
             return True
@@ -133,7 +298,7 @@ class ReadableFold(Fold):
 def obtain(visible: Visible, name: str, args: dict[str, Any], since: int = -1) -> dict[str, Any] | None:
     """The next call that could still yield what a `name(args)` result should have shown.
 
-    Pages on through a truncated result when paging is offered; otherwise calls the tool
+    Pages on through a cut result when paging is offered; otherwise calls the tool
     (again), as long as its failed attempts (made after message position `since`) stay within
     the reread budget. None: give up.
     """

@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.mock.agents.common import Exchange, Visible
 from harness.mock.agents.memo import Pattern, pattern
-from harness.mock.agents.reading import obtain, reading
+from harness.mock.agents.reading import obtain, reading, shows_whole_file
 
 TASK = Pattern(r"Make the test suite pass: call run_tests\(\)")
 FAILURE = Pattern(r"AssertionError: (\w+) in (\S+) should be (-?\d+), found")
@@ -58,9 +58,9 @@ def _line(visible: Visible, path: str, name: str) -> str | None:
             continue
         if exchange.position < last_edit:
             return None
-        text = reading(visible, exchange).text
-        if text.startswith(f"== {path} (") and text.rstrip().endswith(f"== end of {path} =="):
-            match = pattern(rf"^{re.escape(name)} = .*$", re.MULTILINE).search(text)
+        read = reading(visible, exchange)
+        if shows_whole_file(read, path):
+            match = pattern(rf"^{re.escape(name)} = .*$", re.MULTILINE).search(read.text)
             return match.group(0) if match else None
     return None
 
