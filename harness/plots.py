@@ -45,14 +45,44 @@ def plot_success_vs_cost(ax: Any, table: pd.DataFrame, label: str = "strategy",
                 fmt="o", alpha=0.7, capsize=2)
     front = pareto_front(known, "mean_cost_usd", "success_rate")
     ax.plot(front["mean_cost_usd"], front["success_rate"], "--", color="gray", label="Pareto front")
-    for _, r in known.iterrows():
-        bold = r[label] == highlight
-        ax.annotate(("* " if bold else "") + str(r[label]), (r["mean_cost_usd"], r["success_rate"]),
-                    fontsize=7, fontweight="bold" if bold else "normal", xytext=(4, 4), textcoords="offset points")
+    texts = [("* " if r[label] == highlight else "") + str(r[label]) for _, r in known.iterrows()]
+    points = list(zip(known["mean_cost_usd"], known["success_rate"]))
+    for text, point, offset in zip(texts, points, label_offsets(ax, points, texts)):
+        ax.annotate(text, point, fontsize=7, fontweight="bold" if text.startswith("* ") else "normal",
+                    xytext=offset, textcoords="offset points",
+                    arrowprops={"arrowstyle": "-", "color": "gray", "lw": 0.5} if offset[1] != 4 else None)
     ax.set_xlabel("mean cost per run (USD, cache prices)")
     ax.set_ylabel("success rate")
     ax.set_title("Success against cost")
     ax.legend(fontsize=7)
+
+
+LABEL_POINTS = 7  # font size of point labels
+_CHAR_WIDTH, _LINE_HEIGHT = 0.62 * LABEL_POINTS, 1.5 * LABEL_POINTS  # of a label's text, in points
+
+
+def label_offsets(ax: Any, points: list[tuple[float, float]], texts: list[str]) -> list[tuple[float, float]]:
+    """Where each point's label goes (offset in points): beside its point, or stacked above or below it
+    when the label would cover one already placed, so labels of close points stay readable."""
+    ax.figure.canvas.draw()  # fixes the axes' limits, so data converts to display points
+    to_points = 72.0 / ax.figure.dpi
+    x0, y0, x1, y1 = (value * to_points for value in ax.bbox.extents)
+    placed: list[tuple[float, float, float, float]] = []
+    offsets = []
+    for (x, y), text in sorted(zip(points, texts), key=lambda item: (item[0][0], -item[0][1])):
+        px, py = (value * to_points for value in ax.transData.transform((x, y)))
+        width = _CHAR_WIDTH * len(text)
+        for step in range(40):
+            dy = 4 + _LINE_HEIGHT * ((step + 1) // 2) * (1 if step % 2 else -1) if step else 4
+            box = (px + 4, py + dy, px + 4 + width, py + dy + _LINE_HEIGHT)
+            inside = y0 <= box[1] and box[3] <= y1
+            if inside and not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3]
+                                  for b in placed):
+                break
+        placed.append(box)
+        offsets.append(((x, y, text), (4, dy)))
+    where = dict(offsets)
+    return [where[(x, y, text)] for (x, y), text in zip(points, texts)]
 
 
 def plot_cache_hit_rate(ax: Any, summary: pd.DataFrame) -> None:
