@@ -166,7 +166,7 @@ def _strategies_text() -> str:
         library = strategy_class(name).library
         wraps = "" if library is None else (
             f"  runs {library.distribution} {library.version()}" if library.version() and
-            sys.version_info >= library.min_python else f"  runs {library.distribution}: {library.install_hint()}")
+            sys.version_info >= library.min_python else f"  needs {library.distribution}: {library.install_hint()}")
         lines.append(f"{name:28s} {target}{wraps}")
     return "\n".join(lines)
 
