@@ -10,31 +10,39 @@ When it runs: with `turn_boundary: true`, once at the start of each turn down to
 only when the context passes `target_tokens`. With `turn_boundary: false`, a pass down to
 `target_tokens` before every request (the per-request trimming the seed argues against).
 
-Choices the seed leaves open, documented here:
+Where the seed is silent the step follows pydantic-ai-harness (docs/conformance.md, row by row):
 
-* clamp: a settled message is oversized when it alone holds more than half of the pass's
-  target; it keeps its head and tail, a quarter of the target in all.
-* clear: oldest eligible results first, only as many as needed to fit; if that reclaims
-  less than `min_clear_tokens` the clear is skipped (recorded as `compaction_skipped`).
-* window: drops the oldest settled call/result groups or messages; never the system
-  prompt nor the first user message (paf's `preserve_first_user_message=True`), never one
-  of the last `window_keep_messages` messages. Over `window_max_messages` messages it
-  slides down to `window_keep_messages` (as a sliding window does); over the token target
-  it drops only until the tokens fit.
+* clamp (`ClampOversizedMessages`): only model-response parts, the assistant's text and each
+  tool call's arguments; a part keeps its first `clamp_keep_head_chars` and last
+  `clamp_keep_tail_chars` characters around the library's `[clamped: removed N of M characters]`
+  marker; clamped arguments become the JSON object `{"_clamped": ...}`. Ours: a part is oversized
+  when it alone holds more than half of the pass's target (the library has no default).
+* clear (`ClearToolResults`): every returned pair but the last `clear_tool_keep_pairs` may be
+  cleared to `clear_tool_placeholder` (the library's `[tool result cleared]`), with the seed's size
+  filter (`clear_tool_max_tokens`), oldest first until the context fits (the seed); a clear that
+  reclaims less than `min_clear_tokens` is skipped (recorded as `compaction_skipped`).
+* window (`SlidingWindowCompaction`): messages are counted as the library counts them (an
+  assistant response, or a run of consecutive request-side messages); it cuts a prefix, moving the
+  cut earlier rather than splitting a tool pair, and puts the first user message back (with the
+  fixed system context). Over `window_max_messages` it slides down to `window_keep_messages`; over
+  the token target (ours) it cuts only until the tokens fit, never into the last
+  `window_keep_messages`.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from harness.config import build_dataclass, require
 from harness.errors import ConfigError
-from harness.tokens import count_message
+from harness.tokens import count_message, count_text
 from strategies import history
 from strategies.base import Strategy
 
 if TYPE_CHECKING:
     from harness.context import RunContext
+    from harness.view import ViewState
 
 COMPACT_KEY = "compact"
 PRESET_KEY = "preset"
@@ -52,6 +60,11 @@ class LadderConfig:
     clear_tool_max_tokens: int = 5_000  # older tool results above this may be cleared
     clear_tool_keep_pairs: int = 6  # always keep this many recent pairs
     min_clear_tokens: int = 10_000  # skip a clear that reclaims less than this
+    # Beyond the seed's block: pydantic-ai-harness's own defaults for what the seed leaves open.
+    clamp_keep_head_chars: int = 2_000  # ClampOversizedMessages.keep_head_chars
+    clamp_keep_tail_chars: int = 2_000  # ClampOversizedMessages.keep_tail_chars
+    clamp_tool_call_args: bool = True  # ClampOversizedMessages.clamp_tool_call_args
+    clear_tool_placeholder: str = "[tool result cleared]"  # ClearToolResults.placeholder
 
     def __post_init__(self) -> None:
         require(self.target_tokens > 0, f"target_tokens must be positive, got {self.target_tokens}")
@@ -71,6 +84,9 @@ class LadderConfig:
         require(self.clear_tool_keep_pairs >= 0,
                 f"clear_tool_keep_pairs must be 0 or more, got {self.clear_tool_keep_pairs}")
         require(self.min_clear_tokens >= 0, f"min_clear_tokens must be 0 or more, got {self.min_clear_tokens}")
+        require(self.clamp_keep_head_chars >= 0 and self.clamp_keep_tail_chars >= 0,
+                "clamp_keep_head_chars and clamp_keep_tail_chars must be 0 or more")
+        require(bool(self.clear_tool_placeholder), "clear_tool_placeholder must not be empty")
 
 
 # The seed: "The code's built-in defaults are tiny (a 4,000-token target)". Only the 4,000 is
@@ -130,7 +146,8 @@ class CompactionLadder(Strategy):
 
     # ----- the ladder
     def fits(self, ctx: "RunContext", target: int, max_messages: int) -> bool:
-        return ctx.prompt_tokens_estimate() <= target and len(ctx.view.ids) <= max_messages
+        """Within the token target and within the message count, messages counted as pydantic-ai does."""
+        return ctx.prompt_tokens_estimate() <= target and len(history.library_messages(ctx.view)) <= max_messages
 
     def compact(self, ctx: "RunContext", target: int, trigger: str) -> bool:
         """Run the ladder down to `target`; True if the view got smaller."""
@@ -149,23 +166,20 @@ class CompactionLadder(Strategy):
                  tokens_after=before - reclaimed, reclaimed_tokens=reclaimed, message_ids=ids, view_ops=ops)
 
     def _clamp(self, ctx: "RunContext", target: int, trigger: str) -> None:
-        if ctx.prompt_tokens_estimate() <= target:
-            return
+        """Clamp oversized model-response parts of settled messages, oldest first, until the context fits."""
         view = ctx.view
-        limit, keep = target // 2, target // 4
         excess = ctx.prompt_tokens_estimate() - target
         ops, ids, reclaimed = [], [], 0
         for message_id in history.settled_ids(view):
             if excess <= 0:
                 break
-            tokens = view.tokens(message_id)
             message = view.message(message_id)
-            if tokens <= limit or not isinstance(message.get("content"), str) or history.is_placeholder(message):
+            if message.get("role") != "assistant":
                 continue
-            clamped = clamp_message(message, tokens, keep)
-            saved = tokens - count_message(clamped)
-            if saved <= 0:
+            clamped = clamp_response(message, target // 2, self.config)
+            if clamped is None:
                 continue
+            saved = view.tokens(message_id) - count_message(clamped)
             ops.append(history.replace_op(message_id, clamped))
             ids.append(message_id)
             excess -= saved
@@ -174,27 +188,21 @@ class CompactionLadder(Strategy):
             self._record(ctx, "clamp", trigger, target, ops, ids, reclaimed)
 
     def _clear(self, ctx: "RunContext", target: int, trigger: str) -> None:
-        if ctx.prompt_tokens_estimate() <= target:
-            return
+        """Clear settled results above the size filter, beyond the last keep_pairs, oldest first until it fits."""
         view = ctx.view
         config = self.config
         settled = set(history.settled_ids(view))
-        answered = [p for p in history.tool_pairs(view) if p.result_id is not None]
-        kept = answered[len(answered) - config.clear_tool_keep_pairs:] if config.clear_tool_keep_pairs else []
-        protected = {p.result_id for p in kept}
         excess = ctx.prompt_tokens_estimate() - target
         ops, ids, reclaimed = [], [], 0
-        for pair in answered:
+        for pair in clearable_pairs(view, config.clear_tool_keep_pairs):
             if reclaimed >= excess:
                 break
             result_id = pair.result_id
-            if result_id not in settled or result_id in protected:
-                continue
             message = view.message(result_id)
             tokens = view.tokens(result_id)
-            if tokens <= config.clear_tool_max_tokens or history.is_placeholder(message):
+            if result_id not in settled or tokens <= config.clear_tool_max_tokens or self._is_cleared(message):
                 continue
-            cleared = history.placeholder(message, "cleared", tokens)
+            cleared = {**message, "content": config.clear_tool_placeholder}
             ops.append(history.replace_op(result_id, cleared))
             ids.append(result_id)
             reclaimed += tokens - count_message(cleared)
@@ -206,40 +214,98 @@ class CompactionLadder(Strategy):
             return
         self._record(ctx, "clear", trigger, target, ops, ids, reclaimed)
 
+    def _is_cleared(self, message: dict[str, Any]) -> bool:
+        return message.get("content") == self.config.clear_tool_placeholder or history.is_placeholder(message)
+
     def _window(self, ctx: "RunContext", target: int, trigger: str) -> None:
+        """Cut a prefix of settled messages at a safe point; the fixed context and the first user message stay."""
         view = ctx.view
         config = self.config
-        by_count = len(view.ids) > config.window_max_messages
-        settled = set(history.settled_ids(view))
-        protected = {history.first_user_id(view)} | set(view.ids[len(view.ids) - config.window_keep_messages:]
-                                                         if config.window_keep_messages else [])
-        count_limit = config.window_keep_messages if by_count else config.window_max_messages
-        tokens = ctx.prompt_tokens_estimate()
-        count = len(view.ids)
-        doomed: list[int] = []
-        reclaimed = 0
-        for unit in history.units(view):
-            if tokens <= target and count <= count_limit:
-                break
-            if not settled.issuperset(unit) or protected.intersection(unit) or any(
-                    view.origins.get(i) == history.FIXED_ORIGIN for i in unit):
-                continue
-            doomed.extend(unit)
-            saved = sum(view.tokens(i) for i in unit)
-            tokens -= saved
-            reclaimed += saved
-            count -= len(unit)
+        groups = history.library_messages(view)
+        keep_from = max(len(groups) - max(config.window_keep_messages, 1), 0)
+        cuts = [c for c in safe_cuts(view, groups) if c <= min(keep_from, turn_start_group(view, groups))]
+        if len(groups) > config.window_max_messages:
+            cut = max(cuts, default=0)  # the library: cut to the kept tail, earlier if a pair would split
+        else:
+            cut = self._token_cut(ctx, groups, cuts, target)
+        first_user = history.first_user_id(view)
+        doomed = [i for group in groups[:cut] for i in group
+                  if i != first_user and view.origins.get(i) != history.FIXED_ORIGIN]
         if doomed:
+            reclaimed = sum(view.tokens(i) for i in doomed)
             self._record(ctx, "window", trigger, target, [{"op": "drop", "ids": doomed}], doomed, reclaimed)
 
+    @staticmethod
+    def _token_cut(ctx: "RunContext", groups: list[list[int]], cuts: list[int], target: int) -> int:
+        """The earliest safe cut that brings the tokens within target (ours: the seed's 'stopping as soon as it fits')."""
+        view = ctx.view
+        first_user = history.first_user_id(view)
+        tokens = ctx.prompt_tokens_estimate()
+        cut = 0
+        for candidate in cuts:
+            if tokens <= target:
+                break
+            tokens -= sum(view.tokens(i) for group in groups[cut:candidate] for i in group
+                          if i != first_user and view.origins.get(i) != history.FIXED_ORIGIN)
+            cut = candidate
+        return cut
 
-def clamp_message(message: dict[str, Any], tokens: int, keep_tokens: int) -> dict[str, Any]:
-    """The message's head and tail, about `keep_tokens` in all, around a marker saying what was cut."""
-    content = message["content"]
-    keep_chars = max(len(content) * keep_tokens // max(tokens, 1), 2)
-    head, tail = content[: keep_chars // 2], content[len(content) - keep_chars // 2:]
-    cut = len(content) - len(head) - len(tail)
-    hint = "; call the tool again to see them in full" if message.get("role") == "tool" else ""
-    marker = f"\n[... {cut} characters clamped from the middle of this message to save context{hint} ...]\n"
-    return {**message, "content": head + marker + tail}
 
+def clearable_pairs(view: "ViewState", keep_pairs: int) -> list[history.ToolPair]:
+    """Every returned pair but the last `keep_pairs`, in the order the results came (ClearToolResults.compact)."""
+    answered = sorted((p for p in history.tool_pairs(view) if p.result_id is not None),
+                      key=lambda p: view.ids.index(p.result_id))
+    return answered[: max(0, len(answered) - keep_pairs)]
+
+
+def safe_cuts(view: "ViewState", groups: list[list[int]]) -> list[int]:
+    """Group indexes where a prefix can be cut without parting a tool call from its result, ascending."""
+    group_of = {i: g for g, group in enumerate(groups) for i in group}
+    spans = [(group_of[p.assistant_id], group_of[p.result_id]) for p in history.tool_pairs(view)
+             if p.result_id is not None]
+    return [cut for cut in range(1, len(groups) + 1) if not any(call < cut <= result for call, result in spans)]
+
+
+def turn_start_group(view: "ViewState", groups: list[list[int]]) -> int:
+    """Index of the group holding the latest genuine user prompt (the turn in progress starts there)."""
+    position = history.turn_start_position(view)
+    if position is None:
+        return 0
+    message_id = view.ids[position]
+    return next(g for g, group in enumerate(groups) if message_id in group)
+
+
+CLAMP_MARKER = "\n[clamped: removed {removed} of {original} characters]\n"  # ClampOversizedMessages' marker
+CLAMP_ARGS_KEY = "_clamped"  # clamped arguments stay a JSON object with this one key
+
+
+def clamp_text(text: str, max_tokens: int, config: LadderConfig) -> str | None:
+    """Head and tail around the marker when `text` is oversized and the clamp shrinks it, else None."""
+    if len(text) <= max_tokens or count_text(text) <= max_tokens:  # a token is at least one character
+        return None
+    head = text[: config.clamp_keep_head_chars]
+    tail = text[len(text) - config.clamp_keep_tail_chars:] if config.clamp_keep_tail_chars else ""
+    clamped = head + CLAMP_MARKER.format(removed=len(text) - len(head) - len(tail), original=len(text)) + tail
+    return clamped if len(clamped) < len(text) else None
+
+
+def clamp_response(message: dict[str, Any], max_tokens: int, config: LadderConfig) -> dict[str, Any] | None:
+    """An assistant message with its oversized text and (optionally) tool-call arguments clamped, or None."""
+    content = message.get("content")
+    text = clamp_text(content, max_tokens, config) if isinstance(content, str) and content else None
+    calls, changed = [], text is not None
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") or {}
+        arguments = clamp_text(function.get("arguments") or "{}", max_tokens, config) \
+            if config.clamp_tool_call_args else None
+        if arguments is None:
+            calls.append(call)
+            continue
+        calls.append({**call, "function": {**function, "arguments": json.dumps({CLAMP_ARGS_KEY: arguments})}})
+        changed = True
+    if not changed:
+        return None
+    clamped = {**message, "content": text if text is not None else content}
+    if message.get("tool_calls"):
+        clamped["tool_calls"] = calls
+    return clamped

@@ -78,6 +78,19 @@ def units(view: ViewState) -> list[list[int]]:
     return [grouped[head] for head in order]
 
 
+def library_messages(view: ViewState) -> list[list[int]]:
+    """The view as pydantic-ai counts messages: each assistant response alone, each run of consecutive
+    request-side messages (system, user, tool) as one ModelRequest."""
+    groups: list[list[int]] = []
+    for message_id in view.ids:
+        request_side = view.messages[message_id].get("role") != "assistant"
+        if request_side and groups and view.messages[groups[-1][0]].get("role") != "assistant":
+            groups[-1].append(message_id)
+        else:
+            groups.append([message_id])
+    return groups
+
+
 def placeholder(message: Message, verb: str, tokens: int) -> Message:
     """A cleared/masked rendering of a tool result: starts with '[' and says how to recover."""
     name = message.get("name") or "the tool"

@@ -11,7 +11,7 @@ from transcripts import exchange, make_ctx, pairing_intact, replays, user, words
 from harness import api
 from harness.errors import ConfigError
 from harness.replay import replay_file
-from strategies import StrategySpec, build_strategy
+from strategies import StrategySpec, build_strategy, history
 from strategies.compaction_ladder import PRESETS, CompactionLadder, LadderConfig
 
 SEED_COMPACT_BLOCK = """
@@ -25,6 +25,10 @@ compact:
   clear_tool_keep_pairs: 6       # always keep this many recent pairs
   min_clear_tokens: 10000        # skip a clear that reclaims less than this
 """
+
+
+LIBRARY_FIELDS = {"clamp_keep_head_chars": 2_000, "clamp_keep_tail_chars": 2_000, "clamp_tool_call_args": True,
+                  "clear_tool_placeholder": "[tool result cleared]"}
 
 
 def ladder(**config) -> CompactionLadder:
@@ -44,7 +48,8 @@ def test_seed_compact_block_is_accepted_nested_and_as_the_config_itself():
     nested = CompactionLadder.from_config(block).config
     flat = CompactionLadder.from_config(block["compact"]).config
     assert nested == flat == LadderConfig(**block["compact"])
-    assert set(block["compact"]) == set(LadderConfig.__dataclass_fields__)
+    # every seed key is a field; the rest are pydantic-ai-harness's defaults for what the seed leaves open
+    assert set(LadderConfig.__dataclass_fields__) - set(block["compact"]) == set(LIBRARY_FIELDS)
 
 
 def test_defaults_are_the_seeds_real_work_values():
@@ -136,19 +141,56 @@ def test_window_only_evicts_messages_before_the_latest_real_user_prompt():
 
 
 def test_clamp_keeps_head_and_tail_of_an_oversized_message_and_stops_when_it_fits():
-    """Step 1: 'Clamp any single oversized message part to its head and tail', stopping as soon as it fits."""
+    """Step 1: 'Clamp any single oversized message part to its head and tail', stopping as soon as it fits.
+    The part is a model response's text (pydantic-ai-harness ClampOversizedMessages.compact), its head and
+    tail 2,000 characters each (keep_head_chars, keep_tail_chars) around the library's marker."""
     ctx = make_ctx()
     user(ctx, "task")
+    text = "HEAD " + words(8_000) + " TAIL"
+    big = ctx.add_message({"role": "assistant", "content": text}, origin="agent")["id"]
+    later = ctx.add_message({"role": "assistant", "content": "OTHER " + words(8_000)}, origin="agent")["id"]
+    user(ctx, "next")
+    ladder(turn_boundary_target=13_000, target_tokens=18_000).before_request(ctx)
+    assert [e["step"] for e in compactions(ctx)] == ["clamp"]
+    content = ctx.view.message(big)["content"]
+    assert content == text[:2_000] + f"\n[clamped: removed {len(text) - 4_000} of {len(text)} characters]\n" \
+        + text[-2_000:]
+    assert not ctx.view.is_replaced(later), "it stops as soon as the context fits"
+    assert ctx.prompt_tokens_estimate() <= 13_000
+    assert replays(ctx)
+
+
+def test_clamp_leaves_tool_results_and_user_messages_whole():
+    """The clamp's scope is model-response parts only (ClampOversizedMessages: 'Request-side parts (user
+    prompts, tool returns, system prompts) are out of scope'); the old code clamped a big tool result."""
+    ctx = make_ctx()
+    user(ctx, "task " + words(3_000))
     _, big = exchange(ctx, "read_file", {"path": "big"}, "HEAD " + words(8_000) + " TAIL")
     user(ctx, "next")
-    ladder(turn_boundary_target=4_000, target_tokens=8_000).before_request(ctx)
-    steps = [e["step"] for e in compactions(ctx)]
-    assert steps == ["clamp"]
-    content = ctx.view.message(big)["content"]
-    assert content.startswith("HEAD ") and content.endswith(" TAIL")
-    assert "characters clamped from the middle of this message" in content
-    assert ctx.prompt_tokens_estimate() <= 4_000
-    assert pairing_intact(ctx) and replays(ctx)
+    ladder(turn_boundary_target=4_000, target_tokens=8_000, clear_tool_max_tokens=10**6,
+           window_max_messages=100).before_request(ctx)
+    assert not any(e["step"] == "clamp" for e in compactions(ctx))
+    assert not ctx.view.is_replaced(big) or "clamped" not in ctx.view.message(big).get("content", "")
+
+
+def test_clamp_replaces_oversized_tool_call_arguments_with_a_json_object():
+    """clamp_tool_call_args=True (ClampOversizedMessages): oversized arguments become {"_clamped": head+marker+tail},
+    still valid JSON function arguments; the call keeps its id and its result."""
+    ctx = make_ctx()
+    user(ctx, "task")
+    call, result = exchange(ctx, "write_file", {"path": "x", "text": words(8_000)}, "ok")
+    user(ctx, "next")
+    ladder(turn_boundary_target=2_000, target_tokens=8_000).before_request(ctx)
+    arguments = ctx.view.message(call)["tool_calls"][0]["function"]["arguments"]
+    clamped = json.loads(arguments)["_clamped"]
+    assert clamped.startswith('{"path": "x"') and "[clamped: removed " in clamped
+    assert ctx.view.message(result)["content"] == "ok" and pairing_intact(ctx)
+    off = make_ctx()
+    user(off, "task")
+    exchange(off, "write_file", {"path": "x", "text": words(8_000)}, "ok")
+    user(off, "next")
+    ladder(turn_boundary_target=2_000, target_tokens=8_000, clamp_tool_call_args=False).before_request(off)
+    assert not any(e["step"] == "clamp" for e in compactions(off))
 
 
 def clear_history(pairs: int = 8, tokens: int = 600):
@@ -167,8 +209,8 @@ def test_clearing_keeps_the_most_recent_pairs_intact():
     cleared = [i for i in results if ctx.view.is_replaced(i)]
     assert cleared and cleared == results[: len(cleared)], "oldest results are cleared first"
     assert not any(ctx.view.is_replaced(i) for i in results[-3:])
-    placeholder = ctx.view.message(cleared[0])["content"]
-    assert placeholder.startswith("[") and "cleared" in placeholder and "again" in placeholder
+    # the placeholder is ClearToolResults' default ('[tool result cleared]'), a config field
+    assert ctx.view.message(cleared[0])["content"] == "[tool result cleared]"
     assert [e["step"] for e in compactions(ctx)][0] == "clear"
     assert pairing_intact(ctx) and replays(ctx)
 
@@ -351,3 +393,44 @@ def test_real_work_defaults_leave_small_multiturn_runs_alone(multiturn_suite, tm
     out = api.run(multiturn_suite, strategies=["compaction_ladder"], profiles=api.mock_profiles(), out=tmp_path / "d")
     row = json.loads((out / "runs.jsonl").read_text().splitlines()[0])
     assert row["compactions"] == 0 and row["success"]
+
+
+def test_keep_pairs_larger_than_the_pairs_present_keeps_them_all():
+    """Issue 17: 'clear_tool_keep_pairs: 6 # always keep this many recent pairs' with 4 pairs clears none
+    (ClearToolResults.compact: pairs[: max(0, len(pairs) - keep_pairs)]); the old slice with a negative
+    start kept 2 and cleared 2."""
+    ctx, results = clear_history(pairs=4, tokens=600)
+    ladder(turn_boundary_target=500, target_tokens=8_000, clear_tool_max_tokens=100, clear_tool_keep_pairs=6,
+           min_clear_tokens=0, window_max_messages=100).before_request(ctx)
+    assert not any(ctx.view.is_replaced(i) for i in results)
+
+
+def parallel_history(exchanges: int = 6, width: int = 3):
+    """A task, then `exchanges` responses of `width` parallel calls each with their results, then a new prompt."""
+    ctx = make_ctx()
+    user(ctx, "task")
+    blocks = []
+    for i in range(exchanges):
+        calls = [{"id": f"c{i}_{k}", "type": "function", "function": {"name": "search", "arguments": "{}"}}
+                 for k in range(width)]
+        block = [ctx.add_message({"role": "assistant", "content": "", "tool_calls": calls}, origin="agent")["id"]]
+        block += [ctx.add_message({"role": "tool", "tool_call_id": f"c{i}_{k}", "name": "search",
+                                   "content": f"r{i}{k}"}, origin="tool")["id"] for k in range(width)]
+        blocks.append(block)
+    ctx.turn_start = False
+    user(ctx, "next")
+    return ctx, blocks
+
+
+@pytest.mark.parametrize("keep", [4, 3])
+def test_window_counts_messages_as_pydantic_ai_does_and_keeps_at_least_the_kept_tail(keep):
+    """SlidingWindowCompaction.compact: a response's parallel results are one ModelRequest (one message),
+    and find_safe_cutoff moves the cut earlier rather than splitting a pair, so at least
+    window_keep_messages stay; the first user message is put back (prepend_first_user_message)."""
+    ctx, blocks = parallel_history()
+    # 13 library messages: [system, task], 6 x (response, results) with the last results merged with 'next'
+    assert len(history.library_messages(ctx.view)) == 13
+    ladder(window_max_messages=10, window_keep_messages=keep).before_request(ctx)
+    assert [e["step"] for e in compactions(ctx)] == ["window"]
+    assert ctx.view.ids == ctx.view.ids[:2] + [i for block in blocks[4:] for i in block] + [ctx.view.ids[-1]]
+    assert ctx.view.ids[:2] == [0, 1] and pairing_intact(ctx) and replays(ctx)

@@ -31,7 +31,7 @@ PAGE = Pattern(r"\[([^:\]\s]+): characters (\d+)-(\d+) of (\d+)\]\n")
 MORE = Pattern(r"\n?\[More: call read_tool_result\(result_id=\"[^\"]+\", offset=\d+\) to continue\.\]\s*$")
 MORE_OPENING = '[More: call read_tool_result(result_id="'
 PAGER = "read_tool_result"
-CLAMPED = "characters clamped from the middle of this message"  # the compaction ladder's clamp marker
+CLAMPED = "\n[clamped: removed "  # the clamp marker of compaction_ladder and pydantic-ai-harness
 
 _QUOTED = r"(?:'([^'\\]*)'|\"([^\"\\]*)\")"  # a handle as Python's repr() shows it (no escapes in ctxbench's handles)
 SPILLED = Pattern(r"\[Tool output too large \(([\d,]+) (chars|tokens)\); stored to handle " + _QUOTED
