@@ -18,8 +18,8 @@ from strategies.tool_output_limits import ToolOutputLimits
 from tasks.base import ToolCall, ToolResult
 
 BIG = "".join(f"line {i:05d} {'x' * 40}\n" for i in range(1_000))  # 52,000 characters
-NOTICE = re.compile(r'\n\[Output truncated: (\d+) of (\d+) characters shown\. Full output saved as (\S+); '
-                    r'call read_tool_result\(result_id="(\S+)", offset=(\d+)\) to read more\.\]$')
+SPILL = re.compile(r"\[Tool output too large \(([\d,]+) chars\); stored to handle '([^']+)'\. Read it with "
+                   r"read_tool_result\(handle='([^']+)', offset=0, limit=200, from_end=False, pattern=None\)\.\]\n")
 
 
 def call(name: str, **args) -> ToolCall:
@@ -34,16 +34,16 @@ def offload(strategy: ToolOutputLimits, content: str = BIG):
 
 
 def test_a_result_over_20000_characters_is_truncated_with_the_contract_notice():
-    """'catches results over 20,000 characters before the model sees them': head plus the exact last line."""
+    """'catches results over 20,000 characters before the model sees them' (the seed's threshold); what the
+    model sees is pydantic-ai-harness's spill stand-in (tool_output_limits/_capability.py,
+    _build_spill_preview / _head_tail_preview): the header naming size and handle, then 500 head and 500
+    tail characters around '...[N chars omitted]...'. The old code showed a 20,000-character head."""
     ctx, result = offload(ToolOutputLimits())
-    match = NOTICE.search(result.content)
-    assert match, result.content[-300:]
-    shown, total, result_id, same_id, offset = match.groups()
-    assert int(total) == len(BIG) and result_id == same_id and int(offset) == int(shown) <= 20_000
-    assert result.content[: match.start()] == BIG[: int(shown)]
-    assert result.content.splitlines()[-1] == (
-        f"[Output truncated: {shown} of {total} characters shown. Full output saved as {result_id}; "
-        f"call read_tool_result(result_id=\"{result_id}\", offset={shown}) to read more.]")
+    match = SPILL.match(result.content)
+    assert match, result.content[:300]
+    total, handle, same = match.groups()
+    assert int(total.replace(",", "")) == len(BIG) and handle == same
+    assert result.content[match.end():] == BIG[:500] + f"\n...[{len(BIG) - 1_000:,} chars omitted]...\n" + BIG[-500:]
 
 
 def test_results_within_the_limit_pass_unchanged():
@@ -62,51 +62,68 @@ def test_offloading_is_lossless_costs_no_model_call_and_is_in_the_event_log():
     assert len(events) == 1 and events[0]["content"] == BIG
     assert events[0]["total_chars"] == len(BIG) and events[0]["tool"] == "read_file"
     assert not [e for e in ctx.log.events if e["type"] == "llm_call"]
-    result_id = events[0]["result_id"]
-    pages, offset = [], int(NOTICE.search(result.content).group(5))
-    pages.append(result.content[: NOTICE.search(result.content).start()])
+    handle = events[0]["result_id"]
+    assert SPILL.match(result.content).group(2) == handle
+    pages, offset = [], 0
     while True:
-        page = strategy.handle_tool_call(ctx, call("read_tool_result", result_id=result_id, offset=offset)).content
-        header = re.match(rf"\[{result_id}: characters (\d+)-(\d+) of {len(BIG)}\]\n", page)
-        assert header and int(header.group(1)) == offset
-        more = re.search(rf'\n\[More: call read_tool_result\(result_id="{result_id}", offset=(\d+)\) to continue\.\]$',
-                         page)
-        pages.append(page[header.end(): more.start() if more else len(page)])
-        if not more:
+        page = strategy.handle_tool_call(ctx, call("read_tool_result", handle=handle, offset=offset)).content
+        header, _, body = page.partition("\n")
+        assert header.startswith(f"[handle '{handle}': 1,000 matching line(s); showing ")
+        shown = int(header.rsplit(" ", 1)[1].rstrip("]"))
+        if not shown:
             break
-        offset = int(more.group(1))
-        assert offset == int(header.group(2))
-    assert "".join(pages) == BIG
+        pages.append(body)
+        offset += shown
+    assert "\n".join(pages) + "\n" == BIG
 
 
-def test_read_tool_result_honours_limit_and_caps_pages_at_max_chars():
-    strategy = ToolOutputLimits.from_config({"max_chars": 1_000})
+def test_read_tool_result_pages_in_lines_from_either_end_with_a_pattern():
+    """read_tool_result(handle, offset=0, limit=200, from_end=False, pattern=None) of pydantic-ai-harness
+    (_capability.py, _read_slice): lines, a literal-substring filter, counted from the end on request."""
+    strategy = ToolOutputLimits()
     ctx, _ = offload(strategy)
-    small = strategy.handle_tool_call(ctx, call("read_tool_result", result_id="result-1", offset=10, limit=5)).content
-    assert small.startswith("[result-1: characters 10-15 of 52000]\n" + BIG[10:15] + "\n[More:")
-    capped = strategy.handle_tool_call(ctx, call("read_tool_result", result_id="result-1", limit=50_000)).content
-    assert capped.startswith("[result-1: characters 0-1000 of 52000]")
+    lines = BIG.splitlines()
+    first = strategy.handle_tool_call(ctx, call("read_tool_result", handle="result-1")).content
+    assert first == "[handle 'result-1': 1,000 matching line(s); showing 200]\n" + "\n".join(lines[:200])
+    last = strategy.handle_tool_call(ctx, call("read_tool_result", handle="result-1", offset=2, limit=3,
+                                               from_end=True)).content
+    assert last.splitlines()[1:] == lines[-5:-2]
+    found = strategy.handle_tool_call(ctx, call("read_tool_result", handle="result-1", pattern="line 0099")).content
+    assert found.splitlines() == ["[handle 'result-1': 10 matching line(s); showing 10]"] + lines[990:1000]
+    null = strategy.handle_tool_call(ctx, call("read_tool_result", handle="result-1", limit=1, pattern=None)).content
+    assert null.splitlines()[1:] == lines[:1]
 
 
-@pytest.mark.parametrize("args, message", [
-    ({"result_id": "result-9"}, "no saved output 'result-9'"),
-    ({"result_id": "result-1", "offset": 10**6}, "offset 1000000 is outside result-1"),
-    ({"result_id": "result-1", "limit": 0}, "limit must be at least 1"),
-    ({}, "missing required argument 'result_id'"),
-    ({"result_id": "result-1", "offset": "3"}, "must be of type integer"),
+def test_read_tool_result_caps_a_call_at_1000_lines_and_50000_characters():
+    """The library's _MAX_READ_LINES = 1,000 and _MAX_READ_CHARS = 50,000 (', output capped')."""
+    strategy = ToolOutputLimits()
+    ctx, _ = offload(strategy, "".join(f"{i:04d} {'z' * 95}\n" for i in range(2_000)))
+    page = strategy.handle_tool_call(ctx, call("read_tool_result", handle="result-1", limit=5_000)).content
+    header, _, body = page.partition("\n")
+    assert header == "[handle 'result-1': 2,000 matching line(s); showing 1000, output capped]"
+    assert len(body) == 50_000
+
+
+@pytest.mark.parametrize("args, message, is_error", [
+    ({"handle": "result-9"}, "No stored tool result for handle 'result-9'", False),
+    ({"handle": "result-1", "offset": -1}, "offset must be >= 0", True),
+    ({"handle": "result-1", "limit": 0}, "limit must be >= 1", True),
+    ({}, "missing required argument 'handle'", True),
+    ({"handle": "result-1", "offset": "3"}, "must be of type integer", True),
 ])
-def test_read_tool_result_refuses_bad_calls_clearly(args, message):
+def test_read_tool_result_refuses_bad_calls_clearly(args, message, is_error):
+    """A wrong handle is answered, not failed, as the library's _read_slice does; bad numbers are refused."""
     strategy = ToolOutputLimits()
     ctx, _ = offload(strategy)
     result = strategy.handle_tool_call(ctx, call("read_tool_result", **args))
-    assert result.is_error and message in result.content
+    assert result.is_error == is_error and message in result.content
 
 
 def test_pages_themselves_are_never_offloaded_again():
     strategy = ToolOutputLimits.from_config({"max_chars": 100})
     ctx, _ = offload(strategy)
-    page = strategy.handle_tool_call(ctx, call("read_tool_result", result_id="result-1"))
-    assert strategy.transform_tool_result(ctx, call("read_tool_result", result_id="result-1"), page) is page
+    page = strategy.handle_tool_call(ctx, call("read_tool_result", handle="result-1"))
+    assert strategy.transform_tool_result(ctx, call("read_tool_result", handle="result-1"), page) is page
 
 
 def test_max_chars_is_validated():
@@ -125,20 +142,20 @@ def test_composable_with_any_strategy_through_with():
 
 
 def test_visible_page_call_asks_for_the_next_unseen_part():
-    """Mock agent: on a truncated result it pages with read_tool_result from where its view ends."""
+    """Mock agent: on a spilled result it pages with read_tool_result(handle, offset, limit) in lines."""
     strategy = ToolOutputLimits.from_config({"max_chars": 1_000})
-    ctx, truncated = offload(strategy)
-    exchange(ctx, "read_file", {"path": "big"}, truncated.content)
+    ctx, spilled = offload(strategy)
+    exchange(ctx, "read_file", {"path": "big"}, spilled.content)
     tools = [spec.schema() for spec in strategy.tools()]
     visible = Visible(ctx.view.to_messages(), tools, seed=0, knobs=Knobs())
     args = page_call(visible, reading(visible, visible.exchanges[-1]))
-    shown = int(NOTICE.search(truncated.content).group(1))
-    assert args == {"result_id": "result-1", "offset": shown}
+    assert args is not None and args["handle"] == "result-1"
+    assert args["offset"] == BIG[:500].count("\n"), "it reads on from the first line its preview did not show whole"
     page = strategy.handle_tool_call(ctx, call("read_tool_result", **args))
     exchange(ctx, "read_tool_result", args, page.content)
     visible = Visible(ctx.view.to_messages(), tools, seed=0, knobs=Knobs())
-    assert reading(visible, visible.exchanges[0]).text == BIG[: shown + 1_000]
-    assert page_call(visible, reading(visible, visible.exchanges[0]))["offset"] == shown + 1_000
+    following = page_call(visible, reading(visible, visible.exchanges[0]))
+    assert following is None or following["offset"] > args["offset"], "it reads on, never the same page again"
     without_tool = Visible(ctx.view.to_messages(), [], seed=0, knobs=Knobs())
     assert page_call(without_tool, reading(without_tool, without_tool.exchanges[0])) is None
 
@@ -156,8 +173,9 @@ def test_chained_lookup_agent_pages_through_offloaded_files_and_succeeds(tmp_pat
     assert limited["tool_output_offloaded_chars"] > 0
     assert rows["none"]["success"]
     events = [json.loads(line) for line in (out / "events" / "big-0--tool_output_limits--s0.jsonl").open()]
-    shown = [len(e["message"]["content"]) for e in events if e["type"] == "message" and e.get("origin") == "tool"]
-    assert max(shown) <= 20_000 + 300, "no result reaches the model over the limit (plus its notice)"
+    shown = [len(e["message"]["content"]) for e in events if e["type"] == "message" and e.get("origin") == "tool"
+             and e["message"].get("name") != "read_tool_result"]
+    assert max(shown) <= 20_000, "no tool result reaches the model over the limit (pages are the reader's own)"
     pages = [c for e in events if e["type"] == "message" and e.get("origin") == "agent"
              for c in e["message"].get("tool_calls") or () if c["function"]["name"] == "read_tool_result"]
     assert pages
