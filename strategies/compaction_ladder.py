@@ -289,6 +289,14 @@ def clamp_text(text: str, max_tokens: int, config: LadderConfig) -> str | None:
     return clamped if len(clamped) < len(text) else None
 
 
+def compact_json(arguments: str) -> str:
+    """Tool-call arguments as the library clamps them: its compact JSON (`args_as_json_str`) when they parse."""
+    try:
+        return json.dumps(json.loads(arguments), separators=(",", ":"), ensure_ascii=False)
+    except ValueError:
+        return arguments
+
+
 def clamp_response(message: dict[str, Any], max_tokens: int, config: LadderConfig) -> dict[str, Any] | None:
     """An assistant message with its oversized text and (optionally) tool-call arguments clamped, or None."""
     content = message.get("content")
@@ -296,7 +304,7 @@ def clamp_response(message: dict[str, Any], max_tokens: int, config: LadderConfi
     calls, changed = [], text is not None
     for call in message.get("tool_calls") or ():
         function = call.get("function") or {}
-        arguments = clamp_text(function.get("arguments") or "{}", max_tokens, config) \
+        arguments = clamp_text(compact_json(function.get("arguments") or "{}"), max_tokens, config) \
             if config.clamp_tool_call_args else None
         if arguments is None:
             calls.append(call)
