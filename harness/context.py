@@ -53,9 +53,10 @@ class RunContext:
         """Log a chat message. origin: task | user | agent | tool | strategy | environment."""
         return self.emit("message", message=message, origin=origin, placement=placement, **extra)
 
-    def record_response(self, request: dict[str, Any], result: LLMResult) -> dict[str, Any]:
+    def record_response(self, request: dict[str, Any], result: LLMResult,
+                        payload: dict[str, Any] | None = None) -> dict[str, Any]:
         """Count and log a successful main-model request (`request`: what was sent) and the agent's
-        reply; returns the reply's message event."""
+        reply (with a typed action `payload`, if any); returns the reply's message event."""
         self.requests += 1
         self.last_usage = result.usage
         self.spend(result.cost_usd)
@@ -63,7 +64,7 @@ class RunContext:
                                cost_usd_uncached=result.cost_usd_uncached, latency_s=round(result.latency_s, 6),
                                from_cache=result.from_cache)
         self.last_request_id = call["id"]
-        return self.add_message(result.message, origin="agent")
+        return self.add_message(result.message, origin="agent", **({"payload": payload} if payload else {}))
 
     def last_message_id(self, origin: str) -> int:
         """Id of the last message logged with this origin (in the view or not), or -1."""

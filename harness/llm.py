@@ -17,6 +17,7 @@ import harness  # noqa: F401  (offline environment first)
 import litellm
 
 litellm.suppress_debug_info = True
+from litellm.litellm_core_utils.exception_mapping_utils import ExceptionCheckers
 from harness.config import build_dataclass, require
 from harness.limits import model_slot
 from harness.retry import RetryListener, RetryPolicy, call_with_retries
@@ -27,19 +28,35 @@ DEFAULT_MODEL = "mock/agent"
 DEFAULT_PRICE_MODEL = "claude-sonnet-4-6"
 DEFAULT_MOCK_WINDOW = 200_000
 
+# Overflow wordings litellm's exception mapping recognizes provider by provider (exception_mapping_utils:
+# Anthropic "prompt: length", Bedrock/Replicate "input is too long", Cohere/Bedrock "too many tokens",
+# AI21, NLP Cloud, Aleph Alpha), for a plain BadRequestError litellm did not map (an OpenAI-compatible
+# endpoint in front of such a provider), beside ctxbench's own earlier wordings (OpenAI "context_length_exceeded",
+# "reduce the length", Responses API "exceeds the context window").
 _OVERFLOW_TEXT = re.compile(
-    r"context[_ ](length|window)|too long|maximum context|prompt is too long|exceeds? the .*tokens|"
-    r"input is too long|reduce the length",
+    r"context[_ ](length|window)|maximum context|prompt is too long|prompt: length|input is too long|"
+    r"exceeds? the .*tokens|too many (input )?tokens|prompt has too many tokens|input text length should not exceed|"
+    r"longer than the model's maximum context length|reduce the length",
     re.IGNORECASE,
 )
+# OpenAI's per-field limit ("Invalid 'messages[2].content': string too long. Expected a string with maximum
+# length 10485760, ...", code string_above_max_length): one oversized field, not the context window; dropping
+# history cannot fix it, and treating it as an overflow buys a paid summary. litellm's own checker excludes it
+# only when the body's code is in the text, so it is excluded here whatever the exception class.
+_NOT_OVERFLOW_TEXT = re.compile(r"string_above_max_length|string too long\. expected a string with maximum length",
+                                re.IGNORECASE)
 
 
 def is_context_window_error(error: BaseException) -> bool:
-    """Recognize a provider's context overflow, including plain bad-request errors that say so."""
+    """Recognize a provider's context overflow, including plain bad-request errors that say so
+    (litellm's own checker of error texts, then the per-provider wordings above)."""
+    text = str(error)
+    if _NOT_OVERFLOW_TEXT.search(text):
+        return False
     if isinstance(error, litellm.ContextWindowExceededError):
         return True
     if isinstance(error, litellm.BadRequestError):
-        return bool(_OVERFLOW_TEXT.search(str(error)))
+        return ExceptionCheckers.is_error_str_context_window_exceeded(text) or bool(_OVERFLOW_TEXT.search(text))
     return False
 
 

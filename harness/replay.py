@@ -1,7 +1,10 @@
 """Rebuild every view that was sent from an event log alone and check it against its hash.
 
 Condensation records are validated too: every id they name must be an earlier event, and an
-agent reset must commit the request of its own sole `condense` call and that call's result.
+agent reset must commit the request of its own sole `condense` call (the agent's message event
+with its CondenseAction) and that call's result (its CondenseObservation). As the SDK validates
+references before rebuilding the view from them (seed 000), a record that fails is reported and
+not applied: the view is rebuilt from the valid records only.
 """
 from __future__ import annotations
 
@@ -46,6 +49,8 @@ def condensation_problems(event: dict[str, Any], events: list[dict[str, Any]]) -
         calls = action.get("message", {}).get("tool_calls") or []
         if action["type"] != "message" or len(calls) != 1 or calls[0].get("id") != request.get("tool_call_id"):
             problems.append("action_id is not the request's sole condense call")
+        elif (action.get("payload") or {}).get("type") != "CondenseAction":
+            problems.append("action_id's message carries no CondenseAction")
         if observation.get("message", {}).get("tool_call_id") != request.get("tool_call_id") or \
                 (observation.get("payload") or {}).get("type") != "CondenseObservation":
             problems.append("observation_id is not the condense call's CondenseObservation")
@@ -71,7 +76,10 @@ def replay_file(path: str | Path) -> ReplayReport:
                 report.mismatches.append(f"event {event['id']}: rebuilt view hash {rebuilt} != sent {event['view_hash']}"
                                          f" ({len(view.ids)} vs {event.get('view_len')} messages)")
         if event["type"] == "condensation":
-            report.mismatches.extend(f"event {event['id']}: {problem}" for problem in condensation_problems(event, events))
+            problems = condensation_problems(event, events)
+            report.mismatches.extend(f"event {event['id']}: {problem} (not applied)" for problem in problems)
+            if problems:
+                continue
         try:
             view.apply(event)
         except (KeyError, ValueError) as exc:

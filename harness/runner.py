@@ -78,6 +78,14 @@ def build_profiles(data: dict[str, dict[str, Any]]) -> dict[str, LLMProfile]:
     return profiles
 
 
+def check_profiles(strategy: Any, profiles: dict[str, Any], label: str) -> None:
+    """Every LLM profile a strategy will call exists (seed 000: the hard condenser needs a saved
+    profile of its own), so a missing one fails before any model call, not at the first overflow."""
+    missing = [name for name in strategy.profiles_needed() if name not in profiles]
+    if missing:
+        raise ConfigError(f"strategy {label}: LLM profile(s) {missing} are not defined (defined: {sorted(profiles)})")
+
+
 def validate_cells(cells: list[Cell]) -> None:
     """Build every strategy, task and profile once so bad input fails before any model call."""
     if cells:
@@ -89,6 +97,7 @@ def validate_cells(cells: list[Cell]) -> None:
             continue
         checked.add(key)
         strategy = build_strategy(cell.strategy)
+        check_profiles(strategy, cell.profiles, cell.strategy.display)
         environment = cell.task.build()
         names = [spec.name for spec in environment.tool_specs()] + [spec.name for spec in strategy.tools()]
         duplicates = sorted({n for n in names if names.count(n) > 1})
@@ -149,6 +158,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
 
 
 def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strategy: Any) -> tuple[str, str | None]:
+    check_profiles(strategy, ctx.profiles, cell.strategy.display)
     specs = environment.tool_specs() + strategy.tools()
     ctx.tools = [spec.schema() for spec in specs]
     ctx.log.append("run_start", run_id=cell.run_id, task=cell.task.as_dict(), strategy=cell.strategy.display,
@@ -185,16 +195,15 @@ def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strate
                     continue
                 return "context_overflow", f"{type(exc).__name__}: {str(exc)[:500]}"
             return "error", f"{type(exc).__name__}: {str(exc)[:500]}"
-        ctx.record_response(request, result)
+        calls = [ToolCall.from_message(raw) for raw in result.message.get("tool_calls") or []]
+        ctx.record_response(request, result, payload=strategy.action_payload(calls))
         ctx.turn_start = False
         strategy.after_response(ctx, result)
-        calls = result.message.get("tool_calls") or []
         if not calls:
             if environment.has_pending_user_messages():
                 continue
             return "gave_up", None
-        for raw in calls:
-            call = ToolCall.from_message(raw)
+        for call in calls:
             outcome = strategy.handle_tool_call(ctx, call) or environment.execute(call)
             outcome = strategy.transform_tool_result(ctx, call, outcome)
             typed = {"payload": outcome.payload} if outcome.payload is not None else {}

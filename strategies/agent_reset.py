@@ -1,9 +1,10 @@
 """agent_reset (seed 000): the agent decides when to start over with a fresh context.
 
 The environment warns it as the context fills (advisory warnings at stages of the input
-budget); the agent saves notes with its own tools and calls `condense`. The reset is
-recorded in two steps: the `condense` call's handling logs a `condensation_request`
-(intent, the input boundary, the typed CondenseAction); before the next request a
+budget); the agent saves notes with its own tools and calls `condense`. The condense
+call's message event (the agent's action) carries the typed CondenseAction, its tool result
+the typed CondenseObservation. The reset is recorded in two steps: the call's handling logs a
+`condensation_request` (intent and the input boundary); before the next request a
 `condensation` event (kind "agent_reset") commits the new view:
 
     fixed context (system prompt), the user-role notice "The agent triggered context
@@ -17,7 +18,7 @@ Warnings are delivered as user-role environment messages appended to the view (l
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from harness.config import require
@@ -64,6 +65,35 @@ def utf16_length(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
+def message_problem(message: str) -> str | None:
+    """Why a message_to_future_self cannot be kept verbatim, or None.
+
+    A lone surrogate (valid JSON: "\\ud800") is no text: it has no UTF-16 or UTF-8 encoding,
+    so it can be neither measured in UTF-16 code units nor preserved verbatim."""
+    try:
+        length = utf16_length(message)
+    except UnicodeEncodeError as exc:
+        return (f"condense: message_to_future_self has a lone surrogate (U+{ord(message[exc.start]):04X} at index "
+                f"{exc.start}), which is not text. No reset happened. Remove it and call again.")
+    if length > MAX_MESSAGE_UTF16:
+        return (f"condense: message_to_future_self is {length} UTF-16 code units; the limit is {MAX_MESSAGE_UTF16}. "
+                "No reset happened. Shorten it and call again.")
+    return None
+
+
+def parse_condense(call: ToolCall) -> tuple[str | None, ToolResult | None]:
+    """(message, refusal) of a condense call. The message is optional: an explicit null is the
+    message absent, as an omitted key is."""
+    if call.args is not None and call.args.get("message_to_future_self", "") is None:
+        call = replace(call, args={k: v for k, v in call.args.items() if k != "message_to_future_self"})
+    problem = require_args(call, CONDENSE_SPEC)
+    if problem is not None:
+        return None, ToolResult(problem.content + ". No reset happened.", is_error=True)
+    message = (call.args or {}).get("message_to_future_self")
+    refusal = message_problem(message) if message is not None else None
+    return (None, tool_error(refusal)) if refusal else (message, None)
+
+
 @dataclass
 class AgentResetCondenserConfig:
     """Seed 000's `condenser` object."""
@@ -74,6 +104,8 @@ class AgentResetCondenserConfig:
     def __post_init__(self) -> None:
         require(self.condenser_kind == "agent_reset",
                 f"condenser_kind must be 'agent_reset', got {self.condenser_kind!r}")
+        require(bool(self.warning_thresholds), "The agent-reset condenser needs warning thresholds: "
+                "warning_thresholds must not be empty")
         for index, value in enumerate(self.warning_thresholds):
             require(0.0 < value < 1.0, f"warning_thresholds[{index}] must be in (0, 1), got {value}")
         for index in range(1, len(self.warning_thresholds)):
@@ -125,19 +157,27 @@ class AgentReset(Strategy):
         if count != 1:
             return tool_error(f"condense must be the only tool call of its response; this response made {count} tool "
                               "calls. No reset happened. Finish the other calls, then call condense alone.")
-        problem = require_args(call, CONDENSE_SPEC)
-        if problem is not None:
-            return ToolResult(problem.content + ". No reset happened.", is_error=True)
-        message = (call.args or {}).get("message_to_future_self")
-        if message is not None and utf16_length(message) > MAX_MESSAGE_UTF16:
-            return tool_error(f"condense: message_to_future_self is {utf16_length(message)} UTF-16 code units; "
-                              f"the limit is {MAX_MESSAGE_UTF16}. No reset happened. Shorten it and call again.")
+        message, refusal = parse_condense(call)
+        if refusal is not None:
+            return refusal
         self.request = ctx.emit("condensation_request", reason="agent", boundary=ctx.last_request_id,  # made the call
-                                action_id=action_id, tool_call_id=call.id,
-                                action={"type": "CondenseAction", "message_to_future_self": message})
+                                action_id=action_id, tool_call_id=call.id)
         text = RECOVERY_TEXT + (PAST_SELF_HEADER + message if message else "")
         return ToolResult(text, payload={"type": "CondenseObservation", "request_id": self.request["id"],
                                          "message_to_future_self": message})
+
+    def action_payload(self, calls: list[ToolCall]) -> dict[str, Any] | None:
+        """The typed CondenseAction of a response's condense call whose arguments are valid (seed: typed
+        payloads inside the existing ActionEvent envelope, the agent's message event)."""
+        call = next((c for c in calls if c.name == CONDENSE), None)
+        if call is None:
+            return None
+        message, refusal = parse_condense(call)
+        return None if refusal else {"type": "CondenseAction", "tool_call_id": call.id,
+                                     "message_to_future_self": message}
+
+    def profiles_needed(self) -> list[str]:
+        return [self.hard.config.llm_profile_ref] if self.hard else []
 
     # ----- the reset and the warnings
     def before_request(self, ctx: "RunContext") -> None:

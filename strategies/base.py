@@ -75,6 +75,15 @@ class Strategy:
     def after_response(self, ctx: "RunContext", result: "LLMResult") -> None:
         """After a successful main-model response has been logged."""
 
+    def profiles_needed(self) -> list[str]:
+        """LLM profiles this strategy will call (e.g. a summarizer's), checked before any model call."""
+        return []
+
+    def action_payload(self, calls: list[ToolCall]) -> dict[str, Any] | None:
+        """A typed action to record on the agent's message event, for a response calling this
+        strategy's own tools (e.g. CondenseAction); None for none."""
+        return None
+
     def handle_tool_call(self, ctx: "RunContext", call: ToolCall) -> ToolResult | None:
         """Answer a call to one of this strategy's own tools; None leaves it to others."""
         return None
@@ -118,6 +127,12 @@ class Stack(Strategy):
     def after_response(self, ctx: "RunContext", result: "LLMResult") -> None:
         for part in self.parts:
             part.after_response(ctx, result)
+
+    def profiles_needed(self) -> list[str]:
+        return list(dict.fromkeys(name for part in self.parts for name in part.profiles_needed()))
+
+    def action_payload(self, calls: list[ToolCall]) -> dict[str, Any] | None:
+        return next((payload for part in self.parts if (payload := part.action_payload(calls)) is not None), None)
 
     def handle_tool_call(self, ctx: "RunContext", call: ToolCall) -> ToolResult | None:
         for part in self.parts:

@@ -91,6 +91,9 @@ class HardSummarize(Strategy):
         super().__init__(config)
         self.hard = HardCondenser(self.config)
 
+    def profiles_needed(self) -> list[str]:
+        return [self.config.llm_profile_ref]
+
     def after_response(self, ctx: "RunContext", result: "LLMResult") -> None:
         self.hard.after_response()
 

@@ -12,6 +12,7 @@ from harness.llm import LLMClient, LLMResult, Usage
 from harness.runner import Cell, _loop, build_profiles
 from harness.view import fold
 from strategies import StrategySpec, build_strategy
+from tasks.base import ToolCall
 from tasks.suites import load_tasks
 
 SYSTEM = {"role": "system", "content": "You are an agent."}
@@ -27,9 +28,11 @@ def context(profiles: dict[str, Any] | None = None, **main: Any) -> RunContext:
 
 
 def success(ctx: RunContext, strategy: Any, message: dict[str, Any], input_tokens: int | None) -> dict[str, Any]:
-    """Record a successful main request with its reply, as the runner does, and tell the strategy."""
+    """Record a successful main request with its reply (and its typed action), as the runner does, and tell the
+    strategy."""
     result = LLMResult(message, Usage(input_tokens=input_tokens), None, None, 0.0)
-    event = ctx.record_response({"profile": MAIN_PROFILE}, result)
+    calls = [ToolCall.from_message(raw) for raw in message.get("tool_calls") or []]
+    event = ctx.record_response({"profile": MAIN_PROFILE}, result, payload=strategy.action_payload(calls))
     strategy.after_response(ctx, result)
     return event
 

@@ -21,6 +21,10 @@ SEED_CONFIG = {
 }
 
 
+def observation_call_id(events, reset):
+    return events[reset["observation_id"]]["message"]["tool_call_id"]
+
+
 def _condense(ctx, strategy, args, extra_calls=()):
     calls = [tool_call("call_c", "condense", args)] + list(extra_calls)
     success(ctx, strategy, {"role": "assistant", "content": "", "tool_calls": calls}, 100)
@@ -55,7 +59,8 @@ def test_message_to_future_self_is_preserved_verbatim():
     ctx, strategy = context(max_input_tokens=100_000), AgentReset()
     result = _condense(ctx, strategy, {"message_to_future_self": message})
     assert result.content.endswith(message)
-    assert strategy.request["action"] == {"type": "CondenseAction", "message_to_future_self": message}
+    action = ctx.log.events[strategy.request["action_id"]]
+    assert action["payload"] == {"type": "CondenseAction", "tool_call_id": "call_c", "message_to_future_self": message}
     assert result.payload["message_to_future_self"] == message
 
 
@@ -68,6 +73,30 @@ def test_condense_must_be_the_only_tool_call_of_its_response():
     strategy.before_request(ctx)
     assert not list(ctx.log.of_type("condensation_request")) and not list(ctx.log.of_type("condensation"))
     assert ctx.view.ids == ids_before
+
+
+def test_lone_surrogate_in_message_is_refused_as_a_tool_error_not_a_crash():
+    """Seed: the message is "preserved verbatim and limited to 16,384 UTF-16 code units": a lone surrogate (valid
+    JSON "\\ud800") has no UTF-16 encoding, so it can be neither measured nor kept; it is refused as a tool error
+    with no reset. Old code: UnicodeEncodeError ended the run."""
+    for text in ("\ud800", "notes at notes/a.md \udfff", "\U0001F600\ud83d"):
+        call = {"id": "call_c", "type": "function",
+                "function": {"name": "condense", "arguments": json.dumps({"message_to_future_self": text})}}
+        ctx, strategy = context(max_input_tokens=100_000), AgentReset()
+        success(ctx, strategy, {"role": "assistant", "content": "", "tool_calls": [call]}, 100)
+        result = strategy.handle_tool_call(ctx, ToolCall.from_message(call))
+        assert result.is_error and "lone surrogate" in result.content and "No reset happened" in result.content
+        assert strategy.request is None and "payload" not in ctx.log.events[-1]
+        result.content.encode("utf-8")  # the refusal itself is text
+
+
+def test_explicit_null_message_is_the_optional_message_absent():
+    """Seed: "The message is optional": an explicit null is the message absent (accepted, no message in the result)."""
+    ctx, strategy = context(max_input_tokens=100_000), AgentReset()
+    result = _condense(ctx, strategy, {"message_to_future_self": None})
+    assert not result.is_error and result.content == RECOVERY_TEXT
+    assert result.payload["message_to_future_self"] is None and strategy.request is not None
+    assert ctx.log.events[strategy.request["action_id"]]["payload"]["message_to_future_self"] is None
 
 
 def test_condense_refuses_malformed_arguments_without_reset():
@@ -145,7 +174,11 @@ def test_condense_call_and_result_carry_typed_payloads_and_request_records_bound
     _, _, events = run_environment(tmp_path, _InjectsWhileResetting(), "agent_reset", window=30_000)
     request = next(e for e in events if e["type"] == "condensation_request")
     reset = next(e for e in events if e["type"] == "condensation")
-    assert request["action"]["type"] == "CondenseAction" and reset["request_id"] == request["id"]
+    action = events[request["action_id"]]
+    assert action["type"] == "message" and action["origin"] == "agent" and reset["action_id"] == action["id"]
+    assert action["payload"]["type"] == "CondenseAction" and "action" not in request  # on the ActionEvent envelope
+    assert action["payload"]["tool_call_id"] == request["tool_call_id"] == observation_call_id(events, reset)
+    assert reset["request_id"] == request["id"]
     assert events[request["boundary"]]["type"] == "llm_call" and request["boundary"] < request["action_id"]
     observation = events[reset["observation_id"]]
     assert observation["type"] == "message" and observation["payload"]["type"] == "CondenseObservation"
@@ -168,7 +201,29 @@ def test_replay_rebuilds_views_and_validates_references(tmp_path):
             break
     path.write_text("\n".join(lines) + "\n")
     report = replay_file(path)
-    assert not report.ok and any("observation_id" in m for m in report.mismatches)
+    assert not report.ok and any("observation_id" in m and "not applied" in m for m in report.mismatches)
+
+
+def test_replay_does_not_apply_a_condensation_with_a_bad_reference(tmp_path):
+    """Seed: "The SDK validates their references before rebuilding the active view from them": a record whose
+    references do not hold is reported and not applied, so the next sent view no longer matches the rebuilt one
+    (old code applied it anyway and found the views equal). A condense call without its CondenseAction is refused
+    the same way."""
+    run_environment(tmp_path, _InjectsWhileResetting(), "agent_reset", window=30_000)
+    path = tmp_path / "events.jsonl"
+    events = [json.loads(line) for line in path.read_text().splitlines()]
+    reset = next(e for e in events if e["type"] == "condensation")
+    for corrupt, expected in ((lambda: reset.update(observation_id=reset["notice_id"]), "observation_id"),
+                              (lambda: events[reset["action_id"]].pop("payload"), "CondenseAction")):
+        saved = json.dumps(events[reset["action_id"]]), json.dumps(reset)
+        corrupt()
+        path.write_text("".join(json.dumps(e) + "\n" for e in events))
+        report = replay_file(path)
+        assert any(expected in m and "not applied" in m for m in report.mismatches), report.mismatches
+        next_request = next(e for e in events[reset["id"]:] if e["type"] == "llm_call")
+        assert any(m.startswith(f"event {next_request['id']}: rebuilt view hash") for m in report.mismatches)
+        events[reset["action_id"]], events[reset["id"]] = json.loads(saved[0]), json.loads(saved[1])
+        reset = events[reset["id"]]
 
 
 # ----- warnings
@@ -299,6 +354,12 @@ def test_warnings_never_trigger_a_reset_by_themselves():
     assert not list(ctx.log.of_type("condensation")) and not list(ctx.log.of_type("condensation_request"))
 
 
+def test_empty_warning_thresholds_are_refused_at_config_time():
+    """Seed: "The agent-reset condenser needs warning thresholds": an empty list is a config error."""
+    with pytest.raises(ConfigError, match="needs warning thresholds"):
+        build_strategy(StrategySpec("agent_reset", {"condenser": {"warning_thresholds": []}}))
+
+
 @pytest.mark.parametrize("thresholds", [[0.8, 0.75], [0.75, 0.75], [0.0, 0.5], [0.5, 1.0], [1.2]])
 def test_warning_thresholds_strictly_ascending_each_in_open_unit_interval(thresholds):
     """Seed (source): warning thresholds must be strictly ascending, each in (0, 1)."""
@@ -328,6 +389,25 @@ def test_manual_condense_request_is_refused_with_agent_controlled_condensation()
     assert (answer.accepted, answer.status, answer.code) == (False, 409, "agent_controlled_condensation")
     stacked = build_strategy(StrategySpec("agent_reset", {"with": ["none"]}))
     assert stacked.request_condensation(ctx).code == "agent_controlled_condensation"
+
+
+def test_missing_hard_condenser_profile_is_a_config_error_before_any_model_call(tmp_path):
+    """Seed: "The hard condenser needs a saved LLM profile of its own": a hard_condenser naming no defined profile
+    fails validation before any model call (old code: a KeyError at the first overflow, after paid requests)."""
+    from harness.runner import Cell, validate_cells
+    from tasks.suites import load_tasks
+
+    config = {**SEED_CONFIG, "hard_condenser": {**SEED_CONFIG["hard_condenser"], "llm_profile_ref": "nosuch"}}
+    task = next(t for t in load_tasks("default") if t.task_id == "chained_lookup-3")
+    for name, spec in (("agent_reset", config), ("hard_summarize", config["hard_condenser"])):
+        cell = Cell(task=task, strategy=StrategySpec(name, spec), seed=0,
+                    profiles={"main": {"model": "mock/agent"}, "summary": {"model": "mock/summarizer"}},
+                    events_dir=str(tmp_path))
+        with pytest.raises(ConfigError, match="nosuch"):
+            validate_cells([cell])
+        termination, error, events = run_environment(tmp_path, task.build(), name, spec, window=30_000)
+        assert termination == "error" and "nosuch" in error
+        assert not [e for e in events if e["type"] == "llm_call"]
 
 
 def test_without_hard_condenser_an_overflow_stops_the_run_with_an_error(run_suite, suite_file):

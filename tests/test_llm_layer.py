@@ -57,6 +57,62 @@ def test_overflow_reported_as_plain_bad_request_is_recognized_by_its_text():
                                                                    llm_provider="openai"))
 
 
+# Real provider error texts (as providers return them; litellm's exception mapping lists the same wordings).
+REAL_OVERFLOW_TEXTS = [
+    ("openai", "Error code: 400 - {'error': {'message': \"This model's maximum context length is 128000 tokens. However, "
+               "your messages resulted in 130412 tokens. Please reduce the length of the messages.\", 'type': "
+               "'invalid_request_error', 'param': 'messages', 'code': 'context_length_exceeded'}}"),
+    ("openai", "Your input exceeds the context window of this model. Please adjust your input and try again."),
+    ("anthropic", '{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208154 '
+                  'tokens > 200000 maximum"}}'),
+    ("bedrock", "Input is too long for requested model."),
+    ("bedrock", "ValidationException: Too many input tokens. Max input tokens: 200000, request input tokens: 201334"),
+    ("gemini", "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)."),
+    ("cerebras", "Please reduce the length of the messages or completion. Current length is 9120 while limit is 8192"),
+    ("llama.cpp", "the request exceeds the available context size, try increasing it"),
+    ("vllm", "This model's maximum context length is 32768 tokens. However, you requested 40000 tokens (39000 in the "
+             "messages, 1000 in the completion)."),
+    ("cohere", "too many tokens: total number of tokens in the prompt cannot exceed 4081 - received 5000."),
+]
+NOT_OVERFLOW_TEXTS = [
+    ("openai", "Error code: 400 - {'error': {'message': \"Invalid 'messages[2].content': string too long. Expected a "
+               "string with maximum length 10485760, but got a string with length 10485761 instead.\", 'type': "
+               "'invalid_request_error', 'param': 'messages[2].content', 'code': 'string_above_max_length'}}"),
+    ("openai", "Invalid 'messages[2].content': string too long. Expected a string with maximum length 10485760, but got "
+               "a string with length 12000000 instead."),
+    ("openai", "Invalid 'tools[0].function.description': string too long. Expected a string with maximum length 1024, "
+               "but got a string with length 2000 instead."),
+    ("openai", "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with "
+               "'tool_calls'."),
+    ("anthropic", "messages.3: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_01."),
+]
+
+
+@pytest.mark.parametrize("provider,text", REAL_OVERFLOW_TEXTS)
+def test_recognizer_keeps_every_real_overflow_wording(provider, text):
+    """Recognizing a context-window error (seed 000: "a recognized context-window error"; the wordings are the ones
+    litellm's exception_mapping_utils maps to ContextWindowExceededError): a plain BadRequestError saying so counts."""
+    assert is_context_window_error(litellm.BadRequestError(message=text, model="x", llm_provider=provider))
+    assert is_context_window_error(litellm.ContextWindowExceededError(message=text, model="x", llm_provider=provider))
+
+
+@pytest.mark.parametrize("provider,text", NOT_OVERFLOW_TEXTS)
+def test_recognizer_refuses_per_field_limits_and_malformed_history(provider, text):
+    """Seed 000: "malformed message history do[es] not select this path"; OpenAI's per-field "string too long.
+    Expected a string with maximum length" (code string_above_max_length, which litellm's
+    ExceptionCheckers.is_error_str_context_window_exceeded also excludes) is no context-window error: recognizing it
+    bought a paid summary that cannot help. Failed on the old bare "too long" pattern."""
+    assert not is_context_window_error(litellm.BadRequestError(message=text, model="x", llm_provider=provider))
+
+
+def test_recognizer_refuses_a_per_field_limit_even_when_litellm_mapped_it_to_an_overflow():
+    """litellm's checker lists "string too long. expected a string with maximum length" as an overflow unless the
+    body's code is in the text; such a ContextWindowExceededError is still a per-field limit."""
+    text = NOT_OVERFLOW_TEXTS[1][1]
+    assert not is_context_window_error(litellm.ContextWindowExceededError(message=text, model="x",
+                                                                          llm_provider="openai"))
+
+
 def test_mock_usage_is_the_sum_of_cached_per_message_counts_through_litellm():
     register_mock_provider()
     messages = [{"role": "system", "content": "You are an agent."}, {"role": "user", "content": "hello " * 1500}]
