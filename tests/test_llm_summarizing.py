@@ -68,7 +68,7 @@ def test_over_max_size_it_keeps_the_head_summarizes_the_middle_and_keeps_a_tail(
     assert set(event["forgotten_ids"]).isdisjoint(ctx.view.ids)
 
 
-@pytest.mark.parametrize("max_size", [9, 10, 11, 12, 13])
+@pytest.mark.parametrize("max_size", [10, 11, 12, 13, 14])
 def test_never_splits_a_tool_call_from_its_result(max_size):
     """OpenHands: condensation never separates a tool call from its result (OpenHands #7512)."""
     strategy, ctx = _strategy(max_size=max_size, keep_first=3), context(max_input_tokens=100_000)
@@ -90,13 +90,12 @@ def test_token_limit_triggers_condensation():
 
 def test_refuses_when_under_ten_percent_would_be_forgotten():
     """OpenHands: if under 10% would be forgotten it refuses (NoCondensationAvailableException)."""
-    strategy, ctx = _strategy(max_size=200), context(max_input_tokens=100_000)
-    _exchanges(ctx, strategy, 3)
+    strategy, ctx = _strategy(max_size=10, minimum_progress=0.9), context(max_input_tokens=100_000)
+    _exchanges(ctx, strategy, 6)  # 14 events, 10 forgettable < 0.9 x 14: refused; soft, so nothing else
     ids = list(ctx.view.ids)
-    assert strategy.request_condensation(ctx).accepted
     strategy.before_request(ctx)
     refused = next(ctx.log.of_type("condensation_refused"))
-    assert refused["reason"] == "minimum_progress"
+    assert "minimum progress" in refused["reason"] and not refused["hard"]
     assert ctx.view.ids == ids and not list(ctx.log.of_type("condensation"))
 
 
