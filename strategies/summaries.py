@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from harness.config import require
 from harness.errors import CtxbenchError
-from harness.tokens import message_text
 from harness.view import ViewState
 from strategies.history import USER_ORIGIN
 
@@ -138,6 +137,14 @@ def next_cut(allowed: list[bool], threshold: int) -> int:
     raise NoCondensationAvailable(f"no cut point at or after event {threshold}")
 
 
+def content_text(message: dict[str, Any]) -> str:
+    """A message's text content alone (tool calls are separate events), as the adapter's conversion."""
+    content = message.get("content")
+    if isinstance(content, list):
+        return "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content or ""
+
+
 def _clip(text: str, keep: int, marker: str = "...") -> str:
     return text[:keep] + marker if len(text) > N_CHAR_PREVIEW else text
 
@@ -145,7 +152,7 @@ def _clip(text: str, keep: int, marker: str = "...") -> str:
 def event_preview(view: ViewState, event: Event, tool_count: int) -> str:
     """The event's `str()` as OpenHands renders it (openhands/sdk/event/llm_convertible/*.py `__str__`)."""
     message = view.messages[event.message_id]
-    text = message_text(message)
+    text = content_text(message)
     if event.kind == "SystemPromptEvent":
         return f"SystemPromptEvent (agent)\n  System: {_clip(text, N_CHAR_PREVIEW)}\n  Tools: {tool_count} available"
     if event.kind == "ObservationEvent":
