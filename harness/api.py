@@ -37,9 +37,12 @@ SUMMARY_PROFILE = "summary"
 
 def default_summary_profile(main: dict[str, Any]) -> dict[str, Any]:
     """The `summary` profile summarizing strategies use unless one is given: the mock summarizer
-    for a mock agent (same cache style and prices), else the main model itself without its budget."""
+    for a mock agent (same cache style, prices and window), else the main model itself without its budget."""
     if main["model"].startswith("mock/"):
-        return {"model": "mock/summarizer", "mock": {"cache": main["mock"]["cache"]},
+        # ours, marked: the summarizer's own window (a real summarizer's provider enforces one; seed 000:
+        # "The hard condenser uses its own LLM profile"), by default the main model's
+        window = {"window": main["mock"]["window"]} if "window" in main["mock"] else {}
+        return {"model": "mock/summarizer", "mock": {"cache": main["mock"]["cache"], **window},
                 **({"price_model": main["price_model"]} if "price_model" in main else {})}
     return {k: v for k, v in main.items() if k != "max_input_tokens"}
 

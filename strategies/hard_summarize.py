@@ -1,8 +1,8 @@
 """hard_summarize: seed 000's emergency hard condenser, alone or as agent_reset's fallback.
 
 Only a recognized context-window error of the main provider selects it. It summarizes the
-whole eligible view (offset zero, no head, no tail) from event previews with its own LLM
-profile, with bounded retries (`strategies.summaries.summarize`). Pending user input is kept
+whole eligible view (offset zero, no head, no tail) from OpenHands' event previews with its own LLM
+profile, with bounded retries (`strategies.summaries.hard_reset_summary`). Pending user input is kept
 verbatim after the summary. After a hard reset no further automatic one happens until a
 later main-model response succeeds; new input does not lift that block.
 """
@@ -15,7 +15,7 @@ from harness.config import require
 from harness.llm import is_context_window_error
 from strategies.base import Strategy
 from strategies.summaries import (EMERGENCY_NOTICE, SUMMARY_HEADER, HardResetConfig, RecoverableRunError,
-                                  fixed_ids, pending_user_ids, summarize)
+                                  fixed_ids, hard_reset_summary, pending_user_ids, view_events)
 
 if TYPE_CHECKING:
     from harness.context import RunContext
@@ -66,8 +66,9 @@ class HardCondenser:
                                       "(system prompt and tools) and pending input alone do not fit; history kept")
         request = ctx.emit("condensation_request", reason="context_window_error", boundary=boundary,
                            error=str(error)[:500])
+        events = view_events(ctx.view, eligible)
         try:
-            summary, attempts = summarize(ctx, self.config.llm_profile_ref, eligible, self.config, "hard_reset")
+            summary, attempts = hard_reset_summary(ctx, self.config.llm_profile_ref, events, self.config, "hard_reset")
         except RecoverableRunError as exc:
             ctx.log.append("hard_reset_failed", request_id=request["id"], error=str(exc), recoverable=True)
             raise

@@ -287,3 +287,15 @@ def test_a_raising_library_ends_that_run_error_naming_it(run_suite, monkeypatch)
     assert (adapter.termination == "error").all()
     assert adapter.error.str.contains("openhands-sdk 1.58").all() or adapter.error.str.contains("openhands-sdk").all()
     assert (native.termination != "error").all()
+
+
+@pytest.mark.conformance
+@requires(OPENHANDS_SDK)
+def test_openhands_goldens_regenerate_identically_from_the_real_sdk():
+    """Issue 17 point 3: the committed goldens (tests/goldens/openhands) are what the real SDK produces now."""
+    sys.path.insert(0, str(Path(__file__).parent / "conformance"))
+    import make_openhands_goldens
+
+    for name, golden in make_openhands_goldens.generate().items():
+        committed = json.loads((make_openhands_goldens.GOLDENS / f"{name}.json").read_text())
+        assert json.loads(json.dumps(golden)) == committed, name

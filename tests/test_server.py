@@ -70,7 +70,7 @@ def test_context_window_error_over_http(mock_server):
 def test_summarizing_strategy_over_http_matches_in_process(mock_server, tmp_path):
     """The mock summarizer is served too (`openai/mock-summarizer`): a summarizing run gives the same rows."""
     server = mock_server()
-    config = '{"llm_summarizing": {"max_size": 7, "keep_first": 2}}'
+    config = '{"llm_summarizing": {"max_size": 8, "keep_first": 2}}'
     base = ["run", "--suite", "smoke", "--strategies", "llm_summarizing", "--strategy-config", config,
             "--workers", "1", "--no-progress"]
     assert main([*base, "--out", str(tmp_path / "local"),
