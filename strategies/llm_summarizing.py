@@ -35,6 +35,10 @@ class LLMSummarizingConfig(HardResetConfig):
     keep_first: int = 2
     minimum_progress: float = 0.1
     llm_profile_ref: str = "summary"
+    # ours: stop the run at a context-window error that follows a hard reset before any main response
+    # succeeded. Off by default, as OpenHands: its agent requests another condensation every time
+    # (the condensation loops users report, #8630), bounded here by the run's request limit.
+    stop_after_failed_hard_reset: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -54,7 +58,7 @@ class LLMSummarizing(Strategy):
     def __init__(self, config: LLMSummarizingConfig | None = None):
         super().__init__(config)
         self.request: dict[str, Any] | None = None  # the unhandled condensation request, if any
-        self.blocked = False  # ours: a hard reset was done and no main response has succeeded since
+        self.blocked = False  # a hard reset was done and no main response has succeeded since
 
     def request_condensation(self, ctx: "RunContext") -> ManualCondensation:
         self.request = self.request or ctx.emit("condensation_request", reason="manual", boundary=len(ctx.log) - 1)
@@ -175,7 +179,7 @@ class LLMSummarizing(Strategy):
         """As the agent loop: a CondensationRequest, and the next request condenses (a rolling condensation)."""
         if not is_context_window_error(error):
             return False
-        if self.blocked:  # ours: OpenHands would hard-reset again and again (condensation loops, #8630)
+        if self.blocked and self.config.stop_after_failed_hard_reset:
             ctx.log.append("hard_reset_blocked", reason="no main-model response has succeeded since the last hard reset")
             raise RecoverableRunError("context window exceeded again before any main-model response succeeded "
                                       "after a hard reset; another automatic hard reset is blocked; history kept")

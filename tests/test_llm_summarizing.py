@@ -235,3 +235,25 @@ def test_hard_reset_only_as_fallback_when_a_hard_requirement_finds_no_condensati
     strategy.before_request(ctx)
     event = next(ctx.log.of_type("condensation"))
     assert event["kind"] == "hard_reset" and ctx.view.ids == [system, event["summary_id"]]
+
+
+def test_an_overflow_right_after_a_hard_reset_requests_again_as_openhands_unless_told_to_stop():
+    """OpenHands agent.py requests a condensation on every LLMContextWindowExceedError, hard reset or not
+    (its condensation loops, #8630); `stop_after_failed_hard_reset` (ours, off by default) stops the run."""
+    import litellm
+
+    from strategies.summaries import RecoverableRunError
+    error = litellm.ContextWindowExceededError(message="prompt is too long", model="m", llm_provider="mock")
+    for stop in (False, True):
+        strategy = _strategy(stop_after_failed_hard_reset=stop)
+        ctx = context(max_input_tokens=100_000)
+        _exchanges(ctx, strategy, 1)
+        strategy.request_condensation(ctx)
+        strategy.before_request(ctx)
+        assert next(ctx.log.of_type("condensation"))["kind"] == "hard_reset"
+        if stop:
+            with pytest.raises(RecoverableRunError, match="blocked"):
+                strategy.on_context_window_error(ctx, error)
+        else:
+            assert strategy.on_context_window_error(ctx, error) is True
+            assert [e["reason"] for e in ctx.log.of_type("condensation_request")][-1] == "context_window_error"
