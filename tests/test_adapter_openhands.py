@@ -292,9 +292,17 @@ def test_a_raising_library_ends_that_run_error_naming_it(run_suite, monkeypatch)
 @pytest.mark.conformance
 @requires(OPENHANDS_SDK)
 def test_openhands_goldens_regenerate_identically_from_the_real_sdk():
-    """Issue 17 point 3: the committed goldens (tests/goldens/openhands) are what the real SDK produces now."""
+    """Issue 17 point 3: the committed goldens (tests/goldens/openhands) are what the real SDK produces now,
+    whatever ran before in the process: another task's `read_file` of another schema is registered first
+    (the SDK keeps one ClientAction type per tool name per process; a run registers its own afresh)."""
+    from openhands.sdk.tool import client_tool
+
     sys.path.insert(0, str(Path(__file__).parent / "conformance"))
     import make_openhands_goldens
+
+    client_tool.ClientTool.from_spec(client_tool.ClientToolSpec(
+        name="read_file", description="another task's", parameters={"type": "object", "properties": {
+            "other": {"type": "integer"}}}))
 
     for name, golden in make_openhands_goldens.generate().items():
         committed = json.loads((make_openhands_goldens.GOLDENS / f"{name}.json").read_text())

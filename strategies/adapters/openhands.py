@@ -208,7 +208,13 @@ class _History:
             try:
                 self.tools[spec.name] = client_tool.ClientTool.from_spec(spec)
             except client_tool.ClientToolSchemaConflictError:
-                pass  # the SDK's process-wide action types hold another schema under this name: no action type
+                # The SDK keeps one action type per tool name per process (a live agent process has one
+                # schema per name); another task's tool of this name registered first. Register this
+                # run's schema afresh, so a run's events do not depend on what ran before it here.
+                with client_tool._client_action_lock:
+                    client_tool._client_action_types.pop(spec.name, None)
+                    client_tool._client_action_schemas.pop(spec.name, None)
+                self.tools[spec.name] = client_tool.ClientTool.from_spec(spec)
 
     def append(self, event: Any, message_id: int | None) -> None:
         self.events.append(event)
