@@ -21,6 +21,16 @@ def _call(call_id: str, name: str, args: str) -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}
 
 
+def varied(words: int) -> str:
+    """A text of distinct words (about two tokens each): repeated characters tokenize too compactly."""
+    return " ".join(f"w{i}" for i in range(words))
+
+
+def huge(history_: list[dict], words: int) -> list[dict]:
+    """The history with every tool result made `words` distinct words long."""
+    return [{**m, "content": m["content"] + " " + varied(words)} if m["role"] == "tool" else m for m in history_]
+
+
 def history(rounds: int, width: int = 1, text: int = 40, result: int = 60, users: tuple[int, ...] = ()) -> list[dict]:
     """System prompt, a task, then `rounds` responses of `width` parallel calls each with their results."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": "You are an agent. " * 3},
@@ -59,6 +69,12 @@ CASES: dict[str, dict[str, Any]] = {
     "empty_summary": {"history": history(8), "config": {"max_size": 10}, "summarizer": "empty"},
     "hard_reset_truncated": {"history": history(3, result=3000), "config": {"keep_first": 4, "max_size": 80},
                              "request": True, "summarizer": "fail_twice"},
+    # token pressure: results of ~13k tokens each (under OpenHands' 50,000-character formatting cut), so where
+    # the kept tail starts does not hang on how the two sides count (litellm's token_counter vs ctxbench's)
+    "tokens_big_results": {"history": [*huge(history(3), 6_500), *history(6)[2:]],
+                               "config": {"max_tokens": 30_000}, "tokens": True},
+    "tokens_parallel_huge_results": {"history": [*huge(history(2, width=2), 9_000), *history(5, width=2)[2:]],
+                                     "config": {"max_tokens": 40_000, "keep_first": 3}, "tokens": True},
     "size_and_request": {"history": history(8, width=2), "config": {"max_size": 16}, "request": True},
 }
 
@@ -100,7 +116,8 @@ def run_case(name: str, case: dict[str, Any]) -> dict[str, Any]:
         condenser = condenser_module.LLMSummarizingCondenser(llm=Stub(model="stub", usage_id="stub"), **case["config"])
         view = history_.view
         try:
-            result = condenser.condense(view)
+            agent_llm = sdk["llm"].LLM(model="mock/agent", usage_id="agent") if case.get("tokens") else None
+            result = condenser.condense(view, agent_llm=agent_llm)
         except Exception as exc:  # NoCondensationAvailable after a failed hard reset
             result = exc
     finally:
