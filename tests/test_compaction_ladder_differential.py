@@ -20,6 +20,7 @@ from adapter_helpers import requires
 from reset_helpers import context, tool_call
 from strategies.adapters import PYDANTIC_AI_HARNESS
 from strategies.compaction_ladder import CompactionLadder
+from tests.test_adapter_pydantic_ai import flat_library, pai_messages
 
 pytestmark = requires(PYDANTIC_AI_HARNESS)
 SEEDS = range(8)
@@ -65,40 +66,13 @@ def row(message: dict) -> tuple:
 
 def library_rows(tier, ctx) -> list[tuple]:
     """The library tier's answer for the same messages, as rows (its own types converted independently)."""
-    from pydantic_ai import messages as m
     from pydantic_ai.models.function import FunctionModel
     from pydantic_ai.tools import RunContext
     from pydantic_ai.usage import RunUsage
 
-    history = []
-    for message in ctx.view.to_messages():
-        if message["role"] == "assistant":
-            parts = [m.TextPart(message["content"])] if message.get("content") else []
-            parts += [m.ToolCallPart(c["function"]["name"], c["function"]["arguments"], tool_call_id=c["id"])
-                      for c in message.get("tool_calls") or ()]
-            history.append(m.ModelResponse(parts=parts))
-            continue
-        part = {"system": lambda: m.SystemPromptPart(message["content"]),
-                "user": lambda: m.UserPromptPart(message["content"]),
-                "tool": lambda: m.ToolReturnPart(message["name"], message["content"],
-                                                 tool_call_id=message["tool_call_id"])}[message["role"]]()
-        if history and isinstance(history[-1], m.ModelRequest):
-            history[-1] = m.ModelRequest(parts=[*history[-1].parts, part])
-        else:
-            history.append(m.ModelRequest(parts=[part]))
+    history = pai_messages(ctx.view.to_messages(), {})
     run = RunContext(deps=None, model=FunctionModel(lambda *_: None), usage=RunUsage(), messages=list(history))
-    out = []
-    for message in asyncio.run(tier.compact(list(history), run)):
-        if isinstance(message, m.ModelResponse):
-            text = "".join(p.content for p in message.parts if isinstance(p, m.TextPart))
-            calls = tuple((p.tool_call_id, json.loads(p.args_as_json_str())) for p in message.parts
-                          if isinstance(p, m.ToolCallPart))
-            out.append(("assistant", text or None, calls))
-        else:
-            for p in message.parts:
-                role = {m.SystemPromptPart: "system", m.ToolReturnPart: "tool"}.get(type(p), "user")
-                out.append((role, str(p.content), ()))
-    return out
+    return flat_library(asyncio.run(tier.compact(list(history), run)))
 
 
 def ladder(**compact) -> CompactionLadder:
