@@ -21,7 +21,7 @@ from harness.llm import is_context_window_error
 from strategies.base import ManualCondensation, Strategy
 from strategies.summaries import (SUMMARY_HEADER, Event, HardResetConfig, NoCondensationAvailable,
                                   RecoverableRunError, check_profile, cut_points, event_preview, hard_reset_summary,
-                                  next_cut, summarize_once, view_events)
+                                  next_cut, summarize_once, ViewEvents)
 
 if TYPE_CHECKING:
     from harness.context import RunContext
@@ -59,6 +59,7 @@ class LLMSummarizing(Strategy):
         super().__init__(config)
         self.request: dict[str, Any] | None = None  # the unhandled condensation request, if any
         self.blocked = False  # a hard reset was done and no main response has succeeded since
+        self.events = ViewEvents()
 
     def request_condensation(self, ctx: "RunContext") -> ManualCondensation:
         self.request = self.request or ctx.emit("condensation_request", reason="manual", boundary=len(ctx.log) - 1)
@@ -117,7 +118,7 @@ class LLMSummarizing(Strategy):
         return start, end
 
     def before_request(self, ctx: "RunContext") -> None:
-        events = view_events(ctx.view)
+        events = self.events.of(ctx.view)
         reasons = self._reasons(ctx, len(events))
         if not reasons:
             return

@@ -103,11 +103,33 @@ def view_events(view: ViewState, ids: list[int] | None = None) -> list[Event]:
     """The view (or its messages `ids`) as OpenHands' event list."""
     events: list[Event] = []
     for message_id in view.ids if ids is None else ids:
-        if is_summary(view, message_id):
-            events.append(Event(message_id, SUMMARY_PAYLOAD))
-        else:
-            events.extend(message_events(message_id, view.messages[message_id]))
+        events.extend(_events_of(view, message_id))
     return events
+
+
+def _events_of(view: ViewState, message_id: int) -> list[Event]:
+    if is_summary(view, message_id):
+        return [Event(message_id, SUMMARY_PAYLOAD)]
+    return message_events(message_id, view.messages[message_id])
+
+
+class ViewEvents:
+    """The view as OpenHands' event list, kept while the view only grows: a request costs O(new
+    messages), as OpenHands' View grows by `append_event`. An edited view is read afresh."""
+
+    def __init__(self) -> None:
+        self._ids: list[int] | None = None  # the view's id list read (the same list object while it grows)
+        self._edits = -1
+        self._read = 0
+        self.events: list[Event] = []
+
+    def of(self, view: ViewState) -> list[Event]:
+        if self._ids is not view.ids or self._edits != view.edits or self._read > len(view.ids):
+            self._ids, self._read, self.events = view.ids, 0, []
+        for message_id in view.ids[self._read:]:
+            self.events.extend(_events_of(view, message_id))
+        self._read, self._edits = len(view.ids), view.edits
+        return self.events
 
 
 def cut_points(events: list[Event]) -> list[bool]:

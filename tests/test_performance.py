@@ -117,9 +117,10 @@ def test_memory_of_a_long_run():
 
 
 @pytest.mark.benchmark
-@pytest.mark.xfail(reason="met by every strategy in the last three bench runs (1.83-2.98), but observation_masking "
-                          "(2.94-2.98) and tool_output_limits (2.85-2.93) are within 2-5% of the goal, and a noisy "
-                          "phase of the 2 shared cores adds up to ~10%; see the README's Performance section",
+@pytest.mark.xfail(reason="observation_masking (2.97-2.99) sits on the goal; llm_summarizing reads 3.2 since it "
+                          "follows OpenHands (issue 17): its long runs take 2,900 requests instead of 1,508 (500-char "
+                          "previews lose facts the agent reads again) at the same ~0.26 ms per request, while the "
+                          "texts to tokenize once grow less; issue 24 takes the overhead goal on",
                    strict=False)
 @pytest.mark.parametrize("strategy", comparison_strategies())
 def test_overhead_ratio_long(strategy):
