@@ -300,6 +300,8 @@ def test_openhands_goldens_regenerate_identically_from_the_real_sdk():
     sys.path.insert(0, str(Path(__file__).parent / "conformance"))
     import make_openhands_goldens
 
+    client_tool._client_action_types.pop("read_file", None)  # whatever an earlier test registered
+    client_tool._client_action_schemas.pop("read_file", None)
     client_tool.ClientTool.from_spec(client_tool.ClientToolSpec(
         name="read_file", description="another task's", parameters={"type": "object", "properties": {
             "other": {"type": "integer"}}}))
