@@ -36,7 +36,8 @@ COMPOSE_KEY = "with"
 def comparison_strategies() -> list[str]:
     """The native strategies that `--strategies all` compares (observe-only add-ons and the adapters,
     which need extras, excluded)."""
-    return sorted(name for name in REGISTRY if "." not in name and strategy_class(name).standalone)
+    classes = {name: strategy_class(name) for name in REGISTRY}
+    return sorted(name for name, cls in classes.items() if cls.library is None and cls.standalone)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """The mock summarizer (models `mock/summarizer...`): summarizes only what its request shows.
 
-Its request holds previews of events in the form `<EVENT id=N role=ROLE>\\ntext\\n</EVENT>`
-(strategies.summaries.preview), or in OpenHands' `<EVENT>` blocks, or it is the conversation
-itself followed by one instruction (Inspect AI's CompactionSummary). When a family agent recognizes a task statement in them,
+Its request holds previews of events in OpenHands' `<EVENT>` blocks (what OpenHands' condenser and
+ctxbench's summarizing strategies send, strategies.summaries), or it is the conversation itself
+followed by one instruction (Inspect AI's CompactionSummary). When a family agent recognizes a task statement in them,
 the summary is that agent's `notes()` over the previews: the task and the facts it can see.
 Otherwise, not knowing the task, it keeps what the agent itself said (assistant previews),
 the body of any earlier summary of its own, and the shown lines that name an identifier
@@ -19,7 +19,6 @@ from harness.mock.agents.common import Knobs, Visible, text_reply
 
 SUMMARIZER_PREFIX = "summarizer"
 HEADER = "USER_CONTEXT and CURRENT_STATE (from the events shown):\n"
-PREVIEW = re.compile(r"<EVENT id=\d+ role=([^>]*)>\n(.*?)\n</EVENT>", re.DOTALL)
 # OpenHands' summarizing prompt (openhands-sdk condenser/prompts/summarizing_events.j2): one
 # `<EVENT>\nstr(event)\n</EVENT>` block per event, str(event) opening with "Class (source)".
 OPENHANDS_EVENT = re.compile(r"<EVENT>\n(\w+) \((\w+)\)\n(.*?)\n</EVENT>", re.DOTALL)
@@ -36,11 +35,6 @@ def openhands_previews(text: str) -> list[tuple[str, str]]:
     """(role, shown text) of each event block of OpenHands' summarizing prompt."""
     return [(OPENHANDS_ROLES.get(kind, "assistant" if source == "agent" else source), body)
             for kind, source, body in OPENHANDS_EVENT.findall(text)]
-
-
-def _event_previews(text: str) -> list[tuple[str, str]]:
-    """(role, shown text) of each event preview: ctxbench's own `<EVENT id=..>` blocks or OpenHands'."""
-    return PREVIEW.findall(text) + openhands_previews(text)
 
 
 def _kept_without_task(previews: list[tuple[str, str]]) -> list[str]:
@@ -71,5 +65,5 @@ def summarize(messages: list[dict[str, Any]], *, seed: int) -> dict[str, Any]:
         task = agent.find_task(visible)
         if task is not None:
             return text_reply(HEADER + agent.notes(visible, task))
-    kept = _kept_without_task(_event_previews("\n".join(visible.texts())) or _transcript_previews(messages))
+    kept = _kept_without_task(openhands_previews("\n".join(visible.texts())) or _transcript_previews(messages))
     return text_reply(HEADER + ("\n".join(kept) if kept else "(nothing to keep in the events shown)"))

@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from harness.view import Message
 
 SUMMARY_PROFILE = "summary"
-REQUEST_ROLES = frozenset({"system", "user", "tool"})
 
 
 # ----- loading the library without letting it change ctxbench ------------------------------------

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import re
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -82,28 +83,34 @@ def _join(pieces: list[Piece], total: float, gap: Sequence[Any]) -> tuple[list[S
     return parts, None if gap_at is None else int(gap_at)
 
 
-class Contract:
+class Contract(ABC):
     """One way a result is cut and paged back: what marks it, how its pages read, how to ask for more."""
 
     argument = "result_id"  # the page call's argument naming the result
 
+    @abstractmethod
     def cut(self, result: str) -> re.Match[str] | None:
-        raise NotImplementedError
+        """The marker's match when this contract cut `result` (None: it did not)."""
 
+    @abstractmethod
     def result_id(self, match: re.Match[str]) -> str:
-        raise NotImplementedError
+        """The id the marker gives the stored result."""
 
+    @abstractmethod
     def is_page(self, text: str) -> bool:
-        raise NotImplementedError
+        """Whether a read_tool_result answer is one of this contract's pages."""
 
+    @abstractmethod
     def pages(self, visible: Visible, result_id: str) -> tuple[Any, ...]:
-        raise NotImplementedError
+        """The visible pages of `result_id`, in call order."""
 
+    @abstractmethod
     def joined(self, result: str, match: re.Match[str], pages: tuple[Any, ...]) -> Reading:
-        raise NotImplementedError
+        """The cut result read together with its pages."""
 
+    @abstractmethod
     def page_args(self, result_id: str, offset: int) -> dict[str, Any]:
-        raise NotImplementedError
+        """The arguments of a read_tool_result call for the next page from `offset`."""
 
 
 class Native(Contract):
