@@ -389,7 +389,7 @@ def memory_child(suite: str, task_id: str, strategy: str, trace: bool) -> dict[s
     _warm_up()
     with tempfile.TemporaryDirectory() as tmp:
         cell = _cells(suite, [strategy], tmp, tasks=[task_id])[0]
-        cell.task.build()  # generated once per process, as for the overhead figure; the run works on a copy
+        cell.task.build(cell.seed)  # generated once per process, as for the overhead figure; the run works on a copy
         gc.collect()
         _reset_peak_rss()
         before = _status_bytes("VmRSS")

@@ -130,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     show = tasks_commands.add_parser("show", help="one task instance's prompt and tools")
     show.add_argument("task_id", help="a task_id from a suite (see `tasks list`)")
     show.add_argument("--suite", help="suite name, JSONL/Parquet file or hub id to look in (default: every built-in suite)")
+    show.add_argument("--seed", type=int, default=0,
+                      help="run seed: show the instance a run with this seed gets (default 0, the row's own)")
     args = parser.parse_args(argv)
     args.command_line = list(argv) if argv is not None else sys.argv[1:]
     # Like `python -m`, let --strategy mymodule:MyStrategy find modules in the working directory.
@@ -258,7 +260,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 def _cmd_tasks(args: argparse.Namespace) -> int:
     from tasks.catalog import find_row, list_text, show_text
 
-    print(list_text() if args.tasks_command == "list" else show_text(find_row(args.task_id, args.suite)))
+    print(list_text() if args.tasks_command == "list" else show_text(find_row(args.task_id, args.suite), args.seed))
     return 0
 
 

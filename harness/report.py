@@ -10,7 +10,7 @@ import pandas as pd
 from harness.errors import ConfigError
 from harness.events import read_events
 from harness.results import CONFIG_FILE, EVENTS_DIR, SUMMARY_FILE, read_runs
-from harness.stats import DEFAULT_SEED, bootstrap_mean, bootstrap_ratio, paired_difference
+from harness.stats import CLUSTER_KEY, DEFAULT_SEED, bootstrap_mean, bootstrap_ratio, paired_difference
 
 PAIRED_FILE = "paired.csv"
 REPORT_FILE = "report.md"
@@ -27,6 +27,10 @@ REQUEST_COLUMNS = ["run_id", "task_id", "family", "strategy", "seed", "profile",
                    "compactions_before"]
 
 
+# What an interval means, said in report.md (the README says the same near its first table).
+INTERVAL_MEANING = ("over tasks: each resample draws task ids with replacement and takes all runs (every seed) "
+                    "of each drawn task, so they say how much a figure would move on another draw of tasks like "
+                    "these; more seeds of the same tasks do not narrow them unless outcomes vary between seeds.")
 NO_FINISHED_RUNS = "(no finished runs)"  # the table of a results directory whose runs.jsonl holds no run yet
 
 
@@ -79,11 +83,17 @@ def _with_interval(row: dict[str, Any], column: str, estimate: Any) -> None:
 
 
 def _aggregate(group: pd.DataFrame, seed: int) -> dict[str, Any]:
-    row: dict[str, Any] = {"runs": len(group)}
-    _with_interval(row, "success_rate", bootstrap_mean(group["success"].astype(float), seed=seed))
-    _with_interval(row, "mean_input_tokens", bootstrap_mean(group["input_tokens"], seed=seed))
-    _with_interval(row, "mean_cost_usd", bootstrap_mean(group["cost_usd"], seed=seed))
-    _with_interval(row, "cache_hit_rate", bootstrap_ratio(group["cached_tokens"], group["input_tokens"], seed=seed))
+    """A strategy's figures over its runs; every interval resamples tasks (harness.stats)."""
+    row: dict[str, Any] = {"runs": len(group), "tasks": group[CLUSTER_KEY].nunique()}
+    tasks = {"clusters": group[CLUSTER_KEY], "seed": seed}
+    successes = group["success"].astype(float)
+    _with_interval(row, "success_rate", bootstrap_mean(successes, **tasks))
+    _with_interval(row, "mean_input_tokens", bootstrap_mean(group["input_tokens"], **tasks))
+    _with_interval(row, "mean_cost_usd", bootstrap_mean(group["cost_usd"], **tasks))
+    # Cost per success (issue 18 part 7): all runs' cost over the successes, NaN without one.
+    # Cost per run rewards failing early (an overflow stops cheap); this does not.
+    _with_interval(row, "cost_per_success", bootstrap_ratio(group["cost_usd"], successes, **tasks))
+    _with_interval(row, "cache_hit_rate", bootstrap_ratio(group["cached_tokens"], group["input_tokens"], **tasks))
     row.update({
         "mean_score": group["score"].mean(),
         "mean_requests": group["requests"].mean(),
@@ -136,13 +146,16 @@ def paired_differences(runs: pd.DataFrame, baseline: str = DEFAULT_BASELINE,
     return _per_group(runs, make).reindex(columns=columns)
 
 
-def _show(value: Any, fmt: str) -> str:
-    return "n/a" if pd.isna(value) else fmt.format(value)
+NO_SUCCESS = "—"  # cost per success of a strategy none of whose runs succeeded
 
 
-def _show_interval(row: pd.Series, column: str, fmt: str) -> str:
+def _show(value: Any, fmt: str, missing: str = "n/a") -> str:
+    return missing if pd.isna(value) else fmt.format(value)
+
+
+def _show_interval(row: pd.Series, column: str, fmt: str, missing: str = "n/a") -> str:
     if pd.isna(row[column]):
-        return "n/a"
+        return missing
     return f"{fmt.format(row[column])} [{_show(row[f'{column}_lo'], fmt)}, {_show(row[f'{column}_hi'], fmt)}]"
 
 
@@ -155,6 +168,7 @@ def console_table(summary: pd.DataFrame) -> str:
         "mean input tok": overall["mean_input_tokens"].map("{:,.0f}".format),
         "cache hit": overall["cache_hit_rate"].map(lambda v: _show(v, "{:.1%}")),
         "mean cost $": overall["mean_cost_usd"].map(lambda v: _show(v, "{:.4f}")),
+        "cost/success $": overall["cost_per_success"].map(lambda v: _show(v, "{:.4f}", NO_SUCCESS)),
         "resets": overall["mean_resets"].map("{:.2f}".format),
         "compactions": overall["mean_compactions"].map("{:.2f}".format),
         "rereads": overall["mean_rereads"].map("{:.2f}".format),
@@ -170,11 +184,13 @@ def markdown(header: list[str], rows: list[list[str]]) -> str:
 
 
 def markdown_table(summary: pd.DataFrame) -> str:
-    """Summary rows with their 95% intervals: success, input tokens, cost, cache hit rate, resets, compactions."""
-    header = ["family", "strategy", "runs", "success", "mean input tokens", "mean cost (USD)", "cache hit rate",
-              "resets", "compactions"]
+    """Summary rows with their 95% intervals: success, input tokens, cost per run and per success, cache hit
+    rate, resets, compactions."""
+    header = ["family", "strategy", "runs", "success", "mean input tokens", "mean cost (USD)",
+              "cost per success (USD)", "cache hit rate", "resets", "compactions"]
     rows = [[str(r["family"]), str(r["strategy"]), str(int(r["runs"])),
              *(_show_interval(r, column, fmt) for column, _, fmt in COMPARED[:3]),
+             _show_interval(r, "cost_per_success", "{:.4f}", NO_SUCCESS),
              _show_interval(r, "cache_hit_rate", "{:.1%}"), f"{r['mean_resets']:.2f}", f"{r['mean_compactions']:.2f}"]
             for _, r in summary.iterrows()]
     return markdown(header, rows)
@@ -215,8 +231,9 @@ def report_markdown(results_dir: Path, summary: pd.DataFrame, paired: pd.DataFra
     lines = [f"# ctxbench report: {results_dir.name}", "",
              f"Suite `{config.get('suite', '?')}`, seeds {config.get('seeds', '?')}, model `{main.get('model', '?')}`, "
              f"{int(summary.loc[summary['family'] == 'all', 'runs'].sum())} runs. "
-             "Intervals are seeded 95% percentile-bootstrap intervals over runs; the cache hit rate is "
-             "cached / input tokens over all requests.", "",
+             f"Intervals are seeded 95% percentile-bootstrap intervals {INTERVAL_MEANING} The cache hit rate is "
+             "cached / input tokens over all requests; cost per success is the cost of all runs over the "
+             f"number of successes ({NO_SUCCESS} when none succeeded).", "",
              "## Strategies", "", markdown_table(summary[summary["family"] == "all"]), "",
              "## Strategies per task family", "", markdown_table(summary[summary["family"] != "all"]), "",
              f"## Paired differences against `{baseline}`", ""]
@@ -224,8 +241,8 @@ def report_markdown(results_dir: Path, summary: pd.DataFrame, paired: pd.DataFra
         lines.append(f"No paired differences: strategy `{baseline}` is not in these results "
                      "(choose another with `ctxbench report RESULTS_DIR --baseline NAME`).")
     else:
-        lines += ["Mean of (strategy - baseline) over runs with the same task_id and seed; "
-                  "success and cache hit rate in percentage points.", "", markdown_paired(paired)]
+        lines += ["Mean of (strategy - baseline) over runs with the same task_id and seed, its interval "
+                  "resampling tasks; success and cache hit rate in percentage points.", "", markdown_paired(paired)]
     lines += ["", *extra_sections, "## Plots", ""]
     lines += [f"![{path.stem}](plots/{path.name})" for path in plots]
     return "\n".join(lines) + "\n"

@@ -98,7 +98,7 @@ def validate_cells(cells: list[Cell]) -> None:
         checked.add(key)
         strategy = build_strategy(cell.strategy)
         check_profiles(strategy, cell.profiles, cell.strategy.display)
-        environment = cell.task.build()
+        environment = cell.task.build(cell.seed)
         names = [spec.name for spec in environment.tool_specs()] + [spec.name for spec in strategy.tools()]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
@@ -120,7 +120,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     environment = None
     libraries: list[str] = []
     try:
-        environment = cell.task.build()
+        environment = cell.task.build(cell.seed)
         strategy = build_strategy(cell.strategy)
         libraries = strategy.libraries()
         termination, error = _loop(cell, ctx, main, environment, strategy)
@@ -143,6 +143,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         "strategy_name": cell.strategy.name,
         "strategy_config": cell.strategy.config,
         "seed": cell.seed,
+        "instance_seed": cell.task.instance_seed(cell.seed),  # the task instance's generation seed
         "model": profiles[MAIN_PROFILE].model,
         "success": bool(score and score.success),
         "score": score.score if score else 0.0,
@@ -163,7 +164,8 @@ def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strate
     ctx.tools = [spec.schema() for spec in specs]
     ctx.log.append("run_start", run_id=cell.run_id, task=cell.task.as_dict(), strategy=cell.strategy.display,
                    strategy_name=cell.strategy.name, strategy_config=redact(cell.strategy.config), seed=cell.seed,
-                   profiles=redact(cell.profiles), tools=ctx.tools, tools_hash=ctx.tools_hash)
+                   instance_seed=cell.task.instance_seed(cell.seed), profiles=redact(cell.profiles), tools=ctx.tools,
+                   tools_hash=ctx.tools_hash)
     ctx.add_message({"role": "system", "content": environment.system_prompt}, origin="task")
     strategy.on_run_start(ctx)
     for text in environment.initial_user_messages():

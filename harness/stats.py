@@ -1,8 +1,14 @@
 """Bootstrap statistics for comparing strategies (the protocol of "The Complexity Trap").
 
-Every interval is a seeded percentile bootstrap over runs, so a report is reproducible
-bit for bit. Paired differences compare two strategies on the same (task_id, seed)
-cells only: the task's difficulty cancels out, which a difference of means would not do.
+Every interval is a seeded percentile bootstrap, so a report is reproducible bit for bit.
+The report resamples *tasks*, not runs (a cluster bootstrap over task ids, issue 18 part 2):
+the runs of one task under several seeds are correlated draws of one difficulty, so treating
+them as independent data would narrow an interval merely by repeating a seed. Each resample
+draws task ids with replacement and takes all runs of every drawn task. A mean is then the
+ratio of sums (values / runs) over the drawn tasks, a ratio (cached / input tokens, cost /
+successes) the ratio of the drawn tasks' sums. Paired differences compare two strategies on
+the same (task_id, seed) cells only, so the task's difficulty cancels out, and resample the
+task clusters of those pairs.
 """
 from __future__ import annotations
 
@@ -16,6 +22,9 @@ DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 0
 LEVEL = 0.95
 PAIR_KEYS = ("task_id", "seed")
+CLUSTER_KEY = "task_id"  # what the report resamples: a task with all its runs
+
+Values = Sequence[float] | pd.Series
 
 
 @dataclass(frozen=True)
@@ -35,36 +44,63 @@ def _resample_indices(n: int, resamples: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
 
 
+def _percentile(ordered: np.ndarray, q: float) -> float:
+    """numpy's linear percentile of sorted values, also where they hold +inf (numpy gives NaN there)."""
+    position = q / 100 * (ordered.size - 1)
+    below = int(np.floor(position))
+    low, high = ordered[below], ordered[min(below + 1, ordered.size - 1)]
+    fraction = position - below
+    return float(low if fraction == 0 or low == high else low + (high - low) * fraction)
+
+
 def _interval(stats: np.ndarray) -> tuple[float, float]:
     tail = (1 - LEVEL) / 2 * 100
-    lo, hi = np.percentile(stats, [tail, 100 - tail])
-    return float(lo), float(hi)
+    ordered = np.sort(stats)
+    return _percentile(ordered, tail), _percentile(ordered, 100 - tail)
 
 
-def bootstrap_mean(values: Sequence[float] | pd.Series, *, seed: int = DEFAULT_SEED,
-                   resamples: int = DEFAULT_RESAMPLES) -> Estimate:
-    """Mean of the known values and its 95% percentile-bootstrap interval (NaN when none is known)."""
-    data = pd.to_numeric(pd.Series(values, dtype="object"), errors="coerce").dropna().to_numpy(dtype=float)
-    if data.size == 0:
-        return NAN_ESTIMATE
-    means = data[_resample_indices(data.size, resamples, seed)].mean(axis=1)
-    lo, hi = _interval(means)
-    return Estimate(float(data.mean()), lo, hi, int(data.size))
+def _numeric(values: Values) -> pd.Series:
+    return pd.to_numeric(pd.Series(values, dtype="object"), errors="coerce").reset_index(drop=True)
 
 
-def bootstrap_ratio(numerators: Sequence[float] | pd.Series, denominators: Sequence[float] | pd.Series, *,
+def _ratio_of_sums(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den; a zero denominator gives +inf over a positive numerator (cost with no success) and
+    NaN over zero (nothing to measure), which the interval leaves out."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1), np.where(num > 0, np.inf, np.nan))
+
+
+def bootstrap_ratio(numerators: Values, denominators: Values, *, clusters: Sequence | pd.Series | None = None,
                     seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES) -> Estimate:
-    """sum(numerators) / sum(denominators) over runs (e.g. cached / input tokens), resampling whole runs."""
-    frame = pd.DataFrame({"num": pd.to_numeric(pd.Series(numerators, dtype="object"), errors="coerce"),
-                          "den": pd.to_numeric(pd.Series(denominators, dtype="object"), errors="coerce")}).dropna()
-    num, den = frame["num"].to_numpy(dtype=float), frame["den"].to_numpy(dtype=float)
-    if num.size == 0 or den.sum() <= 0:
+    """sum(numerators) / sum(denominators) with its 95% interval, resampling clusters (task ids).
+
+    Without `clusters` every observation is its own cluster. A row whose numerator or
+    denominator is unknown is left out. The estimate is NaN when the denominators sum to 0
+    (e.g. cost per success of a strategy with no success); a resample drawing no success
+    counts as +inf, so the upper end says when too few tasks succeed to bound the ratio.
+    """
+    frame = pd.DataFrame({"num": _numeric(numerators), "den": _numeric(denominators)})
+    frame["cluster"] = np.arange(len(frame)) if clusters is None else pd.Series(clusters).reset_index(drop=True)
+    frame = frame.dropna(subset=["num", "den"])
+    if frame.empty or frame["den"].sum() <= 0:
         return NAN_ESTIMATE
-    index = _resample_indices(num.size, resamples, seed)
-    den_sums = den[index].sum(axis=1)
-    ratios = np.divide(num[index].sum(axis=1), den_sums, out=np.full(resamples, np.nan), where=den_sums > 0)
+    codes, uniques = pd.factorize(frame["cluster"], sort=True)
+    num = np.bincount(codes, weights=frame["num"].to_numpy(dtype=float), minlength=len(uniques))
+    den = np.bincount(codes, weights=frame["den"].to_numpy(dtype=float), minlength=len(uniques))
+    index = _resample_indices(len(uniques), resamples, seed)
+    ratios = _ratio_of_sums(num[index].sum(axis=1), den[index].sum(axis=1))
     lo, hi = _interval(ratios[~np.isnan(ratios)])
-    return Estimate(float(num.sum() / den.sum()), lo, hi, int(num.size))
+    return Estimate(float(num.sum() / den.sum()), lo, hi, len(frame))
+
+
+def bootstrap_mean(values: Values, *, clusters: Sequence | pd.Series | None = None, seed: int = DEFAULT_SEED,
+                   resamples: int = DEFAULT_RESAMPLES) -> Estimate:
+    """Mean of the known values and its 95% interval, resampling clusters (NaN when none is known).
+
+    Without `clusters` every value is its own cluster (the plain bootstrap over values)."""
+    data = _numeric(values)
+    counts = pd.Series(1.0, index=data.index).where(data.notna())
+    return bootstrap_ratio(data, counts, clusters=clusters, seed=seed, resamples=resamples)
 
 
 def paired_frame(runs: pd.DataFrame, strategy: str, baseline: str, metric: str) -> pd.DataFrame:
@@ -82,8 +118,9 @@ def paired_frame(runs: pd.DataFrame, strategy: str, baseline: str, metric: str) 
 
 def paired_difference(runs: pd.DataFrame, strategy: str, baseline: str, metric: str, *,
                       seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES) -> Estimate:
-    """Mean of (strategy - baseline) over the same task_id and seed, with its bootstrap interval."""
-    return bootstrap_mean(paired_frame(runs, strategy, baseline, metric)["diff"], seed=seed, resamples=resamples)
+    """Mean of (strategy - baseline) over the same task_id and seed, resampling the pairs' tasks."""
+    pairs = paired_frame(runs, strategy, baseline, metric)
+    return bootstrap_mean(pairs["diff"], clusters=pairs[CLUSTER_KEY], seed=seed, resamples=resamples)
 
 
 def pareto_front(points: pd.DataFrame, cost: str, success: str) -> pd.DataFrame:

@@ -192,7 +192,8 @@ def recommend(tuning: pd.DataFrame) -> str | None:
 
 
 TUNING_COLUMNS = ["runs", "success_rate", "success_rate_lo", "success_rate_hi", "mean_cost_usd", "mean_cost_usd_lo",
-                  "mean_cost_usd_hi", "mean_input_tokens", "cache_hit_rate", "mean_resets", "mean_compactions"]
+                  "mean_cost_usd_hi", "cost_per_success", "mean_input_tokens", "cache_hit_rate", "mean_resets",
+                  "mean_compactions"]
 
 
 def tuning_table(summary: pd.DataFrame, sweep: dict[str, Any]) -> pd.DataFrame:

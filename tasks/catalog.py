@@ -5,10 +5,15 @@ import json
 from collections import Counter
 from dataclasses import asdict, fields
 
-from harness.errors import TaskFileError
+from harness.errors import ConfigError, TaskFileError
 from tasks import FAMILIES, family_module
 from tasks.base import Environment
 from tasks.suites import TaskRow, load_tasks, suite_names
+
+
+SEEDS_NOTE = ("Run seeds are samples: `--seeds 0` runs each row's own instance, any other run seed draws a fresh\n"
+              "instance of the row's family and params (a row with \"pinned\": true keeps its own); intervals\n"
+              "resample tasks. `tasks show ID --seed N` shows the instance of run seed N.")
 
 
 def _summary(name: str, doc: str | None) -> str:
@@ -30,7 +35,9 @@ def list_text() -> str:
         rows = load_tasks(suite)
         per_family = Counter(row.family for row in rows)
         counts = ", ".join(f"{family} {n}" for family, n in sorted(per_family.items()))
-        lines.append(f"  {suite:10s} {len(rows):3d} tasks: {counts}")
+        pinned = sum(row.pinned for row in rows)
+        lines.append(f"  {suite:10s} {len(rows):3d} tasks: {counts}" + (f"; {pinned} pinned" if pinned else ""))
+    lines += ["", SEEDS_NOTE]
     return "\n".join(lines)
 
 
@@ -45,12 +52,16 @@ def find_row(task_id: str, source: str | None = None) -> TaskRow:
     raise TaskFileError(f"no task {task_id!r} in {where}; `ctxbench tasks list` shows the suites")
 
 
-def show_text(row: TaskRow) -> str:
-    """One instance as the agent first meets it: prompt, opening messages and tools."""
-    environment = row.build()
+def show_text(row: TaskRow, run_seed: int = 0) -> str:
+    """One instance as the agent first meets it under `run_seed`: prompt, opening messages and tools."""
+    if run_seed < 0:
+        raise ConfigError(f"tasks show --seed: a run seed is an integer >= 0, got {run_seed}")
+    environment = row.build(run_seed)
     module = family_module(row.family)
     params = asdict(module.Params(**row.params))
-    lines = [f"Task {row.task_id}: family {row.family}, seed {row.seed}",
+    drawn = "pinned: the row's own instance" if row.pinned else "the row's own instance" if run_seed == 0 else "drawn"
+    lines = [f"Task {row.task_id}: family {row.family}, seed {row.seed}; run seed {run_seed}: instance seed "
+             f"{row.instance_seed(run_seed)} ({drawn})",
              f"params: {json.dumps(params, sort_keys=True)}"]
     if row.max_requests:
         lines.append(f"max_requests: {row.max_requests}")

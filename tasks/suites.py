@@ -9,6 +9,13 @@ Row schema (JSONL or Parquet; one task instance per row):
 | `seed`         | integer >= 0    | generation seed of the instance                                |
 | `params`       | object or JSON string | the family's scale knobs; a missing or null knob takes its default |
 | `max_requests` | integer, optional | per-instance request limit (else the run's `--max-requests`) |
+| `pinned`       | boolean, optional (false) | the instance is the row's own under every run seed |
+
+Seeds are samples (issue 18 part 2): run seed 0 runs the row's own instance (generated from
+`seed`), so a single-seed table is the suite as written; any other run seed draws a fresh
+instance of the row's family and params, generated from `instance_seed(row seed, run seed)`.
+A `pinned` row keeps its own instance under every run seed (a fixed regression case, a
+hand-picked instance), so its runs across seeds vary only in the model's sampling.
 
 An invalid row is refused before any run with an error naming the file and line (JSONL) or
 row (Parquet, hub dataset) and the field, e.g. `mine.jsonl:3: field params: items must be in [1, 500], got 0`.
@@ -25,13 +32,23 @@ from typing import Any
 import harness  # noqa: F401  (offline environment)
 from harness.config import build_dataclass
 from harness.errors import ConfigError, TaskFileError
+from harness.tokens import stable_hash
 from tasks import family_module
 from tasks.base import Environment
 
 SUITES_DIR = Path(__file__).parent / "suites"
 GENERATED_KEPT = 64  # generated instances kept per process for copying (least recently used dropped)
 _GENERATED: OrderedDict[str, Environment] = OrderedDict()
-ROW_FIELDS = {"task_id", "family", "seed", "params", "max_requests"}
+ROW_FIELDS = {"task_id", "family", "seed", "params", "max_requests", "pinned"}
+INSTANCE_SEEDS = 2**31  # derived instance seeds lie in [0, INSTANCE_SEEDS)
+
+
+def instance_seed(row_seed: int, run_seed: int) -> int:
+    """The generation seed of a row's instance under a run seed: the row's own seed at run seed 0,
+    else a stable hash of both (the same in every process and on every machine)."""
+    if run_seed == 0:
+        return row_seed
+    return int(stable_hash(["instance", row_seed, run_seed]), 16) % INSTANCE_SEEDS
 
 
 @dataclass(frozen=True)
@@ -41,19 +58,26 @@ class TaskRow:
     seed: int
     params: dict[str, Any] = field(default_factory=dict)
     max_requests: int | None = None
+    pinned: bool = False
 
-    def build(self) -> Environment:
-        """A fresh environment of this instance; copyable ones are generated once per process.
+    def instance_seed(self, run_seed: int = 0) -> int:
+        """The seed the instance of this row under `run_seed` is generated from."""
+        return self.seed if self.pinned else instance_seed(self.seed, run_seed)
+
+    def build(self, run_seed: int = 0) -> Environment:
+        """A fresh environment of this row's instance under `run_seed`; copyable ones are generated
+        once per process (per instance seed).
 
         A comparison runs each task under every strategy: copying a generated instance costs
         about 1% of generating it again.
         """
-        key = json.dumps([self.family, self.seed, self.params], sort_keys=True, default=str)
+        seed = self.instance_seed(run_seed)
+        key = json.dumps([self.family, seed, self.params], sort_keys=True, default=str)
         pristine = _GENERATED.get(key)
         if pristine is None:
             module = family_module(self.family)
             params = build_dataclass(module.Params, self.params, f"task {self.task_id} params")
-            environment = module.build(params, self.seed)
+            environment = module.build(params, seed)
             if not environment.copyable:
                 return environment
             try:
@@ -98,8 +122,11 @@ def _validate_row(raw: dict[str, Any], where: str) -> TaskRow:
     max_requests = raw.get("max_requests")
     if max_requests is not None and (not isinstance(max_requests, int) or max_requests < 1):
         raise TaskFileError(f"{where}: field 'max_requests' must be a positive integer")
+    pinned = raw.get("pinned")
+    if pinned is not None and not isinstance(pinned, bool):
+        raise TaskFileError(f"{where}: field 'pinned' must be true or false, got {pinned!r}")
     row = TaskRow(task_id=raw["task_id"], family=raw["family"], seed=raw["seed"], params=params,
-                  max_requests=max_requests)
+                  max_requests=max_requests, pinned=bool(pinned))
     try:
         module = family_module(row.family)
     except TaskFileError as exc:
