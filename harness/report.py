@@ -233,7 +233,8 @@ def report_markdown(results_dir: Path, summary: pd.DataFrame, paired: pd.DataFra
              f"{int(summary.loc[summary['family'] == 'all', 'runs'].sum())} runs. "
              f"Intervals are seeded 95% percentile-bootstrap intervals {INTERVAL_MEANING} The cache hit rate is "
              "cached / input tokens over all requests; cost per success is the cost of all runs over the "
-             f"number of successes ({NO_SUCCESS} when none succeeded).", "",
+             f"number of successes ({NO_SUCCESS} when none succeeded; an upper end of inf: some resamples "
+             "of tasks hold no success).", "",
              "## Strategies", "", markdown_table(summary[summary["family"] == "all"]), "",
              "## Strategies per task family", "", markdown_table(summary[summary["family"] != "all"]), "",
              f"## Paired differences against `{baseline}`", ""]
