@@ -55,7 +55,7 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--clock", metavar="JSON_OR_FILE",
                         help="simulated durations of tools and users, e.g. '{\"tool_scale\": 0}' (no tool time) or "
                              "'{\"tool_durations\": {\"run_tests\": [60, 300]}}'; keys tool_scale, user_scale, "
-                             "tool_durations, user_delay_s (default: each family's own table; docs/mock.md)")
+                             "tool_durations, user_delay_s (default: each family's own table; docs/clock.md)")
     parser.add_argument("--seeds", type=_int_list, default=[0], help="comma-separated run seeds (default 0)")
     parser.add_argument("--max-requests", type=_positive_int, default=None,
                         help="main-model requests per run before it ends as max_requests (default 400)")
