@@ -5,7 +5,10 @@ The same MockProvider.serve that answers `mock/...` in process answers here, so 
 and gives the same results. Per-run state (the simulated prompt cache, fault draws) is kept per
 session, named by the `X-Ctxbench-Session` header or else the request's `user` field; request
 index 0 (`X-Ctxbench-Request: 0`) starts a session afresh, so reruns stay deterministic.
-Faults become HTTP statuses: rate limit 429, server error 500, timeout 408.
+Faults become HTTP statuses: rate limit 429, server error 500, timeout 408. The run's simulated
+clock arrives in the `X-Ctxbench-Clock-S` header (the cache's TTL expires on it; harness.clock)
+and the answer's simulated latency leaves in `X-Ctxbench-Latency-S`, so the client's clock
+advances as in process; neither is part of the messages the agent reads.
 
 A request arrives as fresh JSON objects, but the mock's prefix cache and the simulated agent's
 memory reuse their readings of a request's messages by object identity (the harness never changes
