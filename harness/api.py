@@ -82,12 +82,13 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
         out: str | Path | None = None, workers: int = 1, progress: bool = False,
         baseline: str = DEFAULT_BASELINE, cache: str | Path | None = None, max_cost_usd: float | None = None,
         max_total_cost_usd: float | None = None, max_concurrency: int | None = None,
-        command_line: list[str] | None = None) -> Path:
+        clock: dict[str, Any] | None = None, command_line: list[str] | None = None) -> Path:
     """Run every task x strategy x seed cell, write the results layout and report; return its path.
 
     `load_results(run(...))` gives the runs and requests as DataFrames. cache: response-cache
     directory; max_cost_usd: per run; max_total_cost_usd: per call (cells left unstarted are
-    listed in unstarted.json); max_concurrency: requests per model at once.
+    listed in unstarted.json); max_concurrency: requests per model at once; clock: how long tools
+    and users take on the simulated clock (harness.clock.ClockConfig; default: each family's table).
     """
     # Imported here so that reading results (notebooks) does not load litellm and datasets.
     from harness.invocation import check_budgets, check_credentials, execute, with_invocation_options
@@ -104,7 +105,8 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     profiles = with_invocation_options(profiles or mock_profiles(), cache=cache and str(cache),
                                        max_concurrency=max_concurrency)
     matrix = Matrix(tasks=tasks, strategies=specs, seeds=list(seeds), profiles=profiles,
-                    max_requests=max_requests or DEFAULT_MAX_REQUESTS, max_cost_usd=max_cost_usd)
+                    max_requests=max_requests or DEFAULT_MAX_REQUESTS, max_cost_usd=max_cost_usd,
+                    clock=clock or {})
     out_path = Path(out) if out else default_out()
     cells = matrix.build(str(out_path / EVENTS_DIR))
     validate_cells(cells)
@@ -121,6 +123,7 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
         "profiles": redact(matrix.profiles),
         "max_requests": matrix.max_requests,
         "max_cost_usd": max_cost_usd,
+        "clock": matrix.clock,
         "workers": workers,
     }, command_line=command_line, hide=secret_values(matrix.profiles))
     execute(results, cells, workers=workers, progress=progress, max_total_cost_usd=max_total_cost_usd)
@@ -156,7 +159,8 @@ def default_out() -> Path:
 def sweep(grid: Grid, suite: str = "default", *, also: Iterable[str] = (), seeds: Iterable[int] = (0,),
           profiles: dict[str, dict[str, Any]] | None = None, max_requests: int | None = None,
           out: str | Path | None = None, workers: int = 1, progress: bool = False,
-          baseline: str = DEFAULT_BASELINE, command_line: list[str] | None = None) -> Path:
+          baseline: str = DEFAULT_BASELINE, clock: dict[str, Any] | None = None,
+          command_line: list[str] | None = None) -> Path:
     """Run every grid point (plus the strategies in `also`, e.g. the baseline) and write tuning.csv.
 
     Every point's strategy is built before any model call, so a bad key fails at once.
@@ -168,7 +172,7 @@ def sweep(grid: Grid, suite: str = "default", *, also: Iterable[str] = (), seeds
     write_sweep_file(out_path, grid, points)
     return run(suite, strategies=[spec for _, spec in points] + extra, seeds=seeds, profiles=profiles,
                max_requests=max_requests, out=out_path, workers=workers, progress=progress, baseline=baseline,
-               command_line=command_line)
+               clock=clock, command_line=command_line)
 
 
 @dataclass

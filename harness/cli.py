@@ -52,6 +52,10 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
                         help="imperfection knobs of the simulated agent, e.g. '{\"narrate\": 0.2}'")
     parser.add_argument("--profiles", metavar="JSON_OR_FILE",
                         help="extra LLM profiles by name (e.g. a 'summary' profile for summarizing strategies)")
+    parser.add_argument("--clock", metavar="JSON_OR_FILE",
+                        help="simulated durations of tools and users, e.g. '{\"tool_scale\": 0}' (no tool time) or "
+                             "'{\"tool_durations\": {\"run_tests\": [60, 300]}}'; keys tool_scale, user_scale, "
+                             "tool_durations, user_delay_s (default: each family's own table; docs/clock.md)")
     parser.add_argument("--seeds", type=_int_list, default=[0], help="comma-separated run seeds (default 0)")
     parser.add_argument("--max-requests", type=_positive_int, default=None,
                         help="main-model requests per run before it ends as max_requests (default 400)")
@@ -186,7 +190,11 @@ def _profiles(args: argparse.Namespace) -> dict:
 def _run_options(args: argparse.Namespace) -> dict:
     from harness.report import DEFAULT_BASELINE
 
+    from harness.config import parse_inline_or_file
+
+    clock = parse_inline_or_file(args.clock, "--clock") if args.clock else None
     return {"seeds": args.seeds, "profiles": _profiles(args), "max_requests": args.max_requests, "out": args.out,
+            "clock": clock,
             "workers": args.workers, "progress": not args.no_progress, "baseline": args.baseline or DEFAULT_BASELINE,
             "command_line": args.command_line}
 

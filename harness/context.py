@@ -4,6 +4,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from harness.clock import ClockConfig, RunClock
 from harness.events import EventLog
 from harness.limits import INVOCATION_SPENDING
 from harness.llm import LLMClient, LLMProfile, LLMResult, Usage
@@ -15,8 +16,10 @@ MAIN_PROFILE = "main"
 
 
 class RunContext:
-    def __init__(self, log: EventLog, profiles: dict[str, LLMProfile], *, run_id: str, seed: int):
+    def __init__(self, log: EventLog, profiles: dict[str, LLMProfile], *, run_id: str, seed: int,
+                 clock: RunClock | None = None):
         self.log = log
+        self.clock = clock or RunClock(ClockConfig(), [run_id, seed])  # the run's simulated time (harness.clock)
         self.view = ViewState()
         self.profiles = profiles
         self.run_id = run_id
@@ -55,14 +58,15 @@ class RunContext:
 
     def record_response(self, request: dict[str, Any], result: LLMResult,
                         payload: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Count and log a successful main-model request (`request`: what was sent) and the agent's
-        reply (with a typed action `payload`, if any); returns the reply's message event."""
+        """Count and log a successful main-model request (`request`: what was sent, with the clock it was
+        sent at) and the agent's reply (with a typed action `payload`, if any); returns the reply's message event."""
         self.requests += 1
         self.last_usage = result.usage
         self.spend(result.cost_usd)
+        self.clock.model(result.duration_s)
         call = self.log.append("llm_call", **request, ok=True, usage=result.usage.as_dict(), cost_usd=result.cost_usd,
                                cost_usd_uncached=result.cost_usd_uncached, latency_s=round(result.latency_s, 6),
-                               from_cache=result.from_cache)
+                               from_cache=result.from_cache, duration_s=result.duration_s)
         self.last_request_id = call["id"]
         return self.add_message(result.message, origin="agent", **({"payload": payload} if payload else {}))
 
@@ -92,11 +96,13 @@ class RunContext:
         return self._clients[profile_name]
 
     def call_llm(self, profile_name: str, messages: list[Message], purpose: str) -> LLMResult:
-        """A side call (e.g. a summary), logged as an llm_call of its profile and counted in the totals."""
+        """A side call (e.g. a summary), logged as an llm_call of its profile and counted in the totals;
+        it takes time on the run's clock too."""
         client = self.client(profile_name)
         started = time.thread_time()
+        clock_s = self.clock.now_s
         try:
-            result = client.complete(messages, None)
+            result = client.complete(messages, None, clock_s=clock_s)
         except Exception as exc:
             self.side_call_cpu_s += time.thread_time() - started
             self.log.append("llm_call", profile=profile_name, model=client.profile.model, purpose=purpose, ok=False,
@@ -104,10 +110,11 @@ class RunContext:
             raise
         self.side_call_cpu_s += time.thread_time() - started
         self.spend(result.cost_usd)
+        self.clock.model(result.duration_s)
         self.log.append("llm_call", profile=profile_name, model=client.profile.model, purpose=purpose, ok=True,
                         usage=result.usage.as_dict(), cost_usd=result.cost_usd,
                         cost_usd_uncached=result.cost_usd_uncached, latency_s=round(result.latency_s, 6),
-                        from_cache=result.from_cache)
+                        from_cache=result.from_cache, clock_s=clock_s, duration_s=result.duration_s)
         return result
 
     def spend(self, cost_usd: float | None) -> None:

@@ -138,6 +138,7 @@ def load_matrix(results_dir: str | Path) -> Matrix:
             profiles=_drop_redacted(config["profiles"]),
             max_requests=config["max_requests"],
             max_cost_usd=config.get("max_cost_usd"),
+            clock=config.get("clock") or {},
         )
     except (KeyError, TypeError) as exc:
         raise ConfigError(f"--resume: {path} lacks a valid {exc} entry; it was not written by `ctxbench run`") from exc

@@ -5,6 +5,7 @@ Usage fields a provider did not report stay None (unknown), never 0.
 """
 from __future__ import annotations
 
+import math
 import random
 import re
 import time
@@ -18,6 +19,7 @@ import litellm
 
 litellm.suppress_debug_info = True
 from litellm.litellm_core_utils.exception_mapping_utils import ExceptionCheckers
+from harness.clock import CLOCK_HEADER, LATENCY_HEADER, simulated_latency_s
 from harness.config import build_dataclass, require
 from harness.limits import model_slot
 from harness.retry import RetryListener, RetryPolicy, call_with_retries
@@ -214,6 +216,23 @@ class LLMResult:
     cost_usd_uncached: float | None
     latency_s: float
     from_cache: bool = False  # replayed from the response cache: no request was made
+    duration_s: float = 0.0  # the request's time on the run's clock: simulated by a mock, else latency_s
+
+
+def simulated_duration_s(usage: Usage) -> float:
+    """A mock request's seconds on the simulated clock, from its usage (in process and over HTTP alike)."""
+    return simulated_latency_s((usage.input_tokens or 0) - (usage.cached_tokens or 0), usage.output_tokens or 0)
+
+
+def _served_latency_s(response: Any) -> float | None:
+    """serve-mock's simulated latency of a response, from its LATENCY_HEADER (litellm keeps a response's
+    headers as `llm_provider-<name>`); None from any other server, or for a value that is no number."""
+    headers = (getattr(response, "_hidden_params", None) or {}).get("additional_headers") or {}
+    try:
+        value = float(headers.get(f"llm_provider-{LATENCY_HEADER.lower()}"))
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
 
 
 def _message_dict(message: Any) -> dict[str, Any]:
@@ -285,10 +304,12 @@ class LLMClient:
             kwargs.setdefault("max_retries", 0)  # retries are ours, bounded and recorded
         return kwargs
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> LLMResult:
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+                 clock_s: float | None = None) -> LLMResult:
+        """One request; `clock_s`: the run's simulated clock as it is sent (a mock expires its cache on it)."""
         kwargs = self._kwargs(tools)
         if self._cache is None:
-            return self._send(messages, kwargs)
+            return self._send(messages, kwargs, clock_s)
         from harness.response_cache import request_key
         from harness.secrets import redact
 
@@ -299,41 +320,52 @@ class LLMClient:
         stored = self._cache.get(key, repeat)
         if stored is not None:
             return LLMResult(message=stored["message"], usage=Usage(**stored["usage"]), cost_usd=stored["cost_usd"],
-                             cost_usd_uncached=stored["cost_usd_uncached"], latency_s=0.0, from_cache=True)
+                             cost_usd_uncached=stored["cost_usd_uncached"], latency_s=0.0, from_cache=True,
+                             duration_s=stored.get("duration_s", 0.0))
         try:
-            result = self._send(messages, kwargs)
+            result = self._send(messages, kwargs, clock_s)
         except Exception:
             self._repeats[key] -= 1
             raise
         self._cache.put(key, repeat, self.profile.model, {
             "message": result.message, "usage": result.usage.as_dict(), "cost_usd": result.cost_usd,
-            "cost_usd_uncached": result.cost_usd_uncached})
+            "cost_usd_uncached": result.cost_usd_uncached, "duration_s": result.duration_s})
         return result
 
-    def _send(self, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> LLMResult:
-        return call_with_retries(lambda: self._request(messages, kwargs), self.profile.retry_policy, rng=self._rng,
-                                 on_retry=self.on_retry)
+    def _send(self, messages: list[dict[str, Any]], kwargs: dict[str, Any], clock_s: float | None) -> LLMResult:
+        return call_with_retries(lambda: self._request(messages, kwargs, clock_s), self.profile.retry_policy,
+                                 rng=self._rng, on_retry=self.on_retry)
 
-    def _request(self, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> LLMResult:
+    def _request(self, messages: list[dict[str, Any]], kwargs: dict[str, Any], clock_s: float | None) -> LLMResult:
         if self.profile.api_base and not self.profile.is_mock:
             headers = dict(kwargs.get("extra_headers") or {})
             headers.update({SESSION_HEADER: self.session, REQUEST_HEADER: str(self.sent)})
+            if clock_s is not None:
+                headers[CLOCK_HEADER] = repr(clock_s)
             kwargs = {**kwargs, "extra_headers": headers}
+        elif self._mock is not None and clock_s is not None:
+            kwargs = {**kwargs, "mock_clock_s": clock_s}
         self.sent += 1
         direct = self._mock is not None and self._mock_config.via == "direct"
         if not direct and self._litellm_prices is None:
             self._litellm_prices = litellm_prices(self.profile.model, self._pricing)
         with model_slot(self.profile.endpoint, self.profile.max_concurrency):
             started = time.perf_counter()
+            served_latency = None  # serve-mock's simulated latency, from its response header
             if direct:
                 reply, raw_usage = self._mock.serve(self.profile.model, messages, kwargs.get("tools") or [],
-                                                    self._mock_config, seed=kwargs.get("seed"))
+                                                    self._mock_config, seed=kwargs.get("seed"), now_s=clock_s)
             else:
                 response = litellm.completion(model=self.profile.model, messages=messages,
                                               **{**self._litellm_prices, **kwargs})
                 reply, raw_usage = response.choices[0].message, getattr(response, "usage", None)
+                served_latency = _served_latency_s(response)
             latency = time.perf_counter() - started
         usage = normalize_usage(raw_usage)
+        if self._mock is not None:
+            duration = simulated_duration_s(usage)
+        else:
+            duration = served_latency if served_latency is not None else latency
         cost = uncached = None
         if self._pricing is not None and usage.input_tokens is not None:
             cost, uncached = self._pricing.cost(usage)
@@ -343,6 +375,7 @@ class LLMClient:
             cost_usd=cost,
             cost_usd_uncached=uncached,
             latency_s=latency,
+            duration_s=duration,
         )
 
     def end_session(self) -> None:

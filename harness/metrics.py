@@ -5,6 +5,11 @@ Event vocabulary that metrics read (strategies emit these):
 * ``llm_call``: ``profile`` ("main" or another, e.g. "summary"), ``ok``, ``usage``
   {input_tokens, cached_tokens, cache_write_tokens, output_tokens}, ``cost_usd``,
   ``cost_usd_uncached``, ``from_cache`` (true: replayed from the response cache, no request made).
+* The simulated clock (harness.clock): ``llm_call`` ``duration_s`` (the request's time on the
+  run's clock) and ``clock_s`` (the clock when it was sent); a tool result ``message``'s
+  ``tool_s`` (the call's simulated duration); a later user ``message``'s ``delay_s`` (the user's
+  wait before it), each with ``clock_s`` after it. Per run: ``model_s``, ``tool_s``,
+  ``user_wait_s`` and their sum ``simulated_s`` (the session's length on that clock).
 * ``llm_retry``: ``profile``, ``retry`` (1-based), ``delay_s``, ``error_type``, ``error``: a transient
   failure (rate limit, server error, timeout) about to be retried.
 * ``message`` with ``origin: "agent"`` and ``tool_calls``: for re-reads.
@@ -88,6 +93,7 @@ class RunMetrics:
         self.reclaimed_by_step: Counter[str] = Counter()
         self.offloaded_chars = 0
         self.cache_read_lost = 0
+        self.seconds: Counter[str] = Counter()  # the simulated clock's parts: model_s, tool_s, user_wait_s
         self._previous_input: int | None = None  # of the last successful main request
         self._edited = False  # a compaction since then
         self._agent_messages: list[Mapping[str, Any]] = []
@@ -100,6 +106,8 @@ class RunMetrics:
             self._add_call(event)
         elif kind == "message":
             message = event["message"]
+            self.seconds["tool_s"] += event.get("tool_s") or 0.0
+            self.seconds["user_wait_s"] += event.get("delay_s") or 0.0
             if event.get("is_error") and message.get("name") == "condense":
                 self.condense_refusals += 1
             if message.get("role") == "tool":
@@ -122,6 +130,7 @@ class RunMetrics:
         if not event.get("ok"):
             return  # counted with the llm_call events
         usage = event.get("usage") or {}
+        self.seconds["model_s"] += event.get("duration_s") or 0.0
         if event.get("from_cache"):
             self.response_cache_hits += 1
         self.calls.add(event, usage)
@@ -199,6 +208,9 @@ class RunMetrics:
         metrics["tool_output_offloaded_chars"] = self.offloaded_chars
         metrics["cache_bust_warnings"] = counts["cache_bust_warning"]
         metrics["rereads"] = self.rereads()
+        parts = {name: round(self.seconds[name], 3) for name in ("model_s", "tool_s", "user_wait_s")}
+        metrics["simulated_s"] = round(sum(self.seconds.values()), 3)
+        metrics.update(parts)
         return metrics
 
 

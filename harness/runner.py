@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from harness.clock import ClockConfig, RunClock
 from harness.config import build_dataclass
 from harness.context import MAIN_PROFILE, RunContext
 from harness.errors import ConfigError
@@ -48,6 +49,7 @@ class Cell:
     events_dir: str
     max_requests: int = DEFAULT_MAX_REQUESTS
     max_cost_usd: float | None = None  # the run ends `budget` once its spending reaches this
+    clock: dict[str, Any] = field(default_factory=dict)  # how long tools and users take: harness.clock.ClockConfig
 
     @property
     def run_id(self) -> str:
@@ -90,6 +92,7 @@ def validate_cells(cells: list[Cell]) -> None:
     """Build every strategy, task and profile once so bad input fails before any model call."""
     if cells:
         build_profiles(cells[0].profiles)
+        build_dataclass(ClockConfig, cells[0].clock, "clock")
     checked: set[str] = set()
     for cell in cells:
         key = stable_hash([cell.strategy.name, cell.strategy.config, cell.task.task_id])
@@ -113,7 +116,8 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     metrics = RunMetrics()
     log = EventLog(events_path, in_memory=False, on_append=metrics.add)
     profiles = build_profiles(cell.profiles)
-    ctx = RunContext(log, profiles, run_id=cell.run_id, seed=cell.seed)
+    clock = RunClock(build_dataclass(ClockConfig, cell.clock, "clock"), [cell.task.task_id, cell.seed])
+    ctx = RunContext(log, profiles, run_id=cell.run_id, seed=cell.seed, clock=clock)
     main = LLMClient(profiles[MAIN_PROFILE], session=cell.run_id, seed=cell.seed,
                      on_retry=ctx.retry_listener(MAIN_PROFILE))
     termination, error = "error", None
@@ -175,7 +179,8 @@ def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strate
     failed_calls = 0
     while True:
         for text in environment.user_messages_due(ctx.requests):
-            ctx.add_message({"role": "user", "content": text}, origin="user")
+            delay = ctx.clock.user(environment.user_delay_s)  # the user takes a while to answer
+            ctx.add_message({"role": "user", "content": text}, origin="user", delay_s=delay, clock_s=ctx.clock.now_s)
             ctx.turn_start = True
         if ctx.requests >= max_requests:
             return "max_requests", None
@@ -186,9 +191,10 @@ def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strate
         strategy.before_request(ctx)
         messages = ctx.view.to_messages()
         request = {"profile": MAIN_PROFILE, "model": main.profile.model, "view_hash": ctx.view.hash(ctx.tools_hash),
-                   "view_len": len(messages), "context_tokens": ctx.prompt_tokens_estimate()}
+                   "view_len": len(messages), "context_tokens": ctx.prompt_tokens_estimate(),
+                   "clock_s": ctx.clock.now_s}
         try:
-            result = main.complete(messages, ctx.tools)
+            result = main.complete(messages, ctx.tools, clock_s=ctx.clock.now_s)
         except Exception as exc:
             failed_calls += 1
             ctx.log.append("llm_call", **request, ok=False, error_type=type(exc).__name__, error=str(exc)[:2000])
@@ -209,8 +215,9 @@ def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strate
             outcome = strategy.handle_tool_call(ctx, call) or environment.execute(call)
             outcome = strategy.transform_tool_result(ctx, call, outcome)
             typed = {"payload": outcome.payload} if outcome.payload is not None else {}
+            seconds = ctx.clock.tool(call.name, environment.tool_seconds_range(call.name))
             ctx.add_message({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": outcome.content},
-                            origin="tool", is_error=outcome.is_error, **typed)
+                            origin="tool", is_error=outcome.is_error, tool_s=seconds, clock_s=ctx.clock.now_s, **typed)
         if environment.submitted:
             return "submitted", None
 
@@ -271,6 +278,7 @@ class Matrix:
     profiles: dict[str, dict[str, Any]]
     max_requests: int = DEFAULT_MAX_REQUESTS
     max_cost_usd: float | None = None
+    clock: dict[str, Any] = field(default_factory=dict)
     cells: list[Cell] = field(default_factory=list)
 
     def build(self, events_dir: str) -> list[Cell]:
@@ -279,6 +287,6 @@ class Matrix:
         if clashes:
             raise ConfigError(f"strategies: label(s) {clashes} used twice; give each configuration its own label")
         self.cells = [Cell(task=task, strategy=strategy, seed=seed, profiles=self.profiles, events_dir=events_dir,
-                           max_requests=self.max_requests, max_cost_usd=self.max_cost_usd)
+                           max_requests=self.max_requests, max_cost_usd=self.max_cost_usd, clock=self.clock)
                       for task in self.tasks for strategy in self.strategies for seed in self.seeds]
         return self.cells

@@ -5,7 +5,10 @@ The same MockProvider.serve that answers `mock/...` in process answers here, so 
 and gives the same results. Per-run state (the simulated prompt cache, fault draws) is kept per
 session, named by the `X-Ctxbench-Session` header or else the request's `user` field; request
 index 0 (`X-Ctxbench-Request: 0`) starts a session afresh, so reruns stay deterministic.
-Faults become HTTP statuses: rate limit 429, server error 500, timeout 408.
+Faults become HTTP statuses: rate limit 429, server error 500, timeout 408. The run's simulated
+clock arrives in the `X-Ctxbench-Clock-S` header (the cache's TTL expires on it; harness.clock)
+and the answer's simulated latency leaves in `X-Ctxbench-Latency-S`, so the client's clock
+advances as in process; neither is part of the messages the agent reads.
 
 A request arrives as fresh JSON objects, but the mock's prefix cache and the simulated agent's
 memory reuse their readings of a request's messages by object identity (the harness never changes
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import threading
 import time
 from dataclasses import replace
@@ -29,7 +33,8 @@ import litellm
 
 from harness.config import build_dataclass, parse_inline_or_file
 from harness.errors import ConfigError
-from harness.llm import REQUEST_HEADER, SESSION_HEADER
+from harness.clock import CLOCK_HEADER, LATENCY_HEADER
+from harness.llm import REQUEST_HEADER, SESSION_HEADER, normalize_usage, simulated_duration_s
 from harness.mock.cache import CACHE_STYLES
 from harness.mock.provider import MockConfig, MockProvider
 
@@ -146,6 +151,7 @@ class _Handler(BaseHTTPRequestHandler):
             messages, tools = body["messages"], body.get("tools") or []
             if not isinstance(messages, list):
                 raise ValueError("'messages' must be a list")
+            now_s = _clock_header(self.headers.get(CLOCK_HEADER))
         except (ValueError, KeyError, TypeError) as exc:
             self._error(400, f"malformed request body: {exc}", "invalid_request_error")
             return
@@ -157,7 +163,8 @@ class _Handler(BaseHTTPRequestHandler):
         model = str(body.get("model") or MODEL_IDS[0])
         try:
             reply, usage = self.server.provider.serve(model.removeprefix("mock-"), messages, tools,
-                                                      self.server.session_config(session), seed=body.get("seed"))
+                                                      self.server.session_config(session), seed=body.get("seed"),
+                                                      now_s=now_s)
         except litellm.ContextWindowExceededError as exc:
             self._error(400, str(exc), "invalid_request_error", code="context_length_exceeded")
             return
@@ -176,12 +183,12 @@ class _Handler(BaseHTTPRequestHandler):
             "choices": [{"index": 0, "message": reply,
                          "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop"}],
             "usage": usage,
-        })
+        }, {LATENCY_HEADER: repr(simulated_duration_s(normalize_usage(usage)))})
 
     def _error(self, status: int, message: str, kind: str, code: str | None = None) -> None:
         self._send(status, {"error": {"message": message, "type": kind, "param": None, "code": code or kind}})
 
-    def _send(self, status: int, payload: dict[str, Any]) -> None:
+    def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode("utf-8")
         wait = self._due - time.monotonic()
         self._due = 0.0
@@ -190,8 +197,20 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
+
+
+def _clock_header(value: str | None) -> float | None:
+    """The run's simulated clock a client sent (CLOCK_HEADER), or None; a bad value is a malformed request."""
+    if value is None:
+        return None
+    seconds = float(value)
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ValueError(f"{CLOCK_HEADER} must be a number of seconds >= 0, got {value!r}")
+    return seconds
 
 
 def serve(port: int, config: MockConfig, *, latency_s: float = 0.0) -> None:

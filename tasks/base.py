@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+DEFAULT_TOOL_S = (0.5, 2.0)  # a file read, a note written, a lookup: about a second (ours)
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     name: str
@@ -103,6 +106,11 @@ class Environment(ABC):
     # for runs share them instead of copying them again (~2% of the default suite's CPU).
     # Everything else (what a run changes) is deep-copied.
     generated: tuple[str, ...] = ()
+    # Simulated seconds a call of each tool takes, [low, high] (harness.clock draws in it); a family
+    # names its slow and fast tools, every other tool (strategies' too) takes DEFAULT_TOOL_S. Ours.
+    tool_seconds: dict[str, tuple[float, float]] = {}
+    # Simulated seconds before each later user message arrives (a user replying takes minutes). Ours.
+    user_delay_s: tuple[float, float] = (60.0, 600.0)
 
     def __init__(self) -> None:
         self.submitted = False
@@ -133,6 +141,10 @@ class Environment(ABC):
 
     def has_pending_user_messages(self) -> bool:
         return False
+
+    def tool_seconds_range(self, name: str) -> tuple[float, float]:
+        """[low, high] simulated seconds of a call of tool `name` (this family's table, else the default)."""
+        return self.tool_seconds.get(name, DEFAULT_TOOL_S)
 
     def execute(self, call: ToolCall) -> ToolResult:
         specs = {spec.name: spec for spec in self.tool_specs()}

@@ -75,6 +75,7 @@ def _line(rng: random.Random, request: str, status: int | None = None) -> str:
 
 class BigOutput(WorkspaceEnvironment):
     family = FAMILY
+    tool_seconds = {"fetch_dump": (10.0, 60.0)}  # 100k+ characters pulled from a store (ours)
     system_prompt = SYSTEM_PROMPT
     generated = ("params", "names", "questions", "dumps")
 

@@ -88,6 +88,7 @@ def _near_miss(code: str, rng: random.Random, used: set[str]) -> str | None:
 
 class ChainedLookup(WorkspaceEnvironment):
     family = FAMILY
+    tool_seconds = {"search": (1.0, 5.0)}  # a grep over every file (ours)
     system_prompt = SYSTEM_PROMPT
     generated = ("params", "start", "expected")
 

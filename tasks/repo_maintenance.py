@@ -79,6 +79,7 @@ class Constant:
 
 class RepoMaintenance(WorkspaceEnvironment):
     family = FAMILY
+    tool_seconds = {"run_tests": (30.0, 240.0)}  # the whole suite: tens of seconds to minutes (ours)
     system_prompt = SYSTEM_PROMPT
     generated = ("params", "bugs", "expected", "modules", "passing", "log_state")
 

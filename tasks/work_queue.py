@@ -74,6 +74,8 @@ class Ticket:
 
 class WorkQueue(WorkspaceEnvironment):
     family = FAMILY
+    tool_seconds = {name: (0.5, 3.0) for name in ("get_order", "get_customer", "get_price")}  # API lookups (ours)
+    user_delay_s = (10.0, 120.0)  # a dispatcher hands over the next ticket: faster than a user typing (ours)
     system_prompt = SYSTEM_PROMPT
     generated = ("params", "tickets", "by_order", "by_customer", "prices", "fillers")
 

@@ -17,6 +17,7 @@ import harness  # noqa: F401
 import litellm
 from litellm import CustomLLM
 
+from harness.clock import simulated_latency_s
 from harness.config import build_dataclass, require
 from harness.llm import DEFAULT_MOCK_WINDOW, DEFAULT_PRICE_MODEL
 from harness.mock.agents import respond
@@ -65,11 +66,6 @@ class _Session:
     agent_memory: Memory = field(default_factory=Memory)  # the simulated agent's readings of this session
 
 
-def simulated_latency_s(uncached_input: int, output: int) -> float:
-    """Seconds a request takes on the simulated clock (drives cache TTL expiry)."""
-    return 1.0 + uncached_input / 10_000 + output / 50
-
-
 _NO_TOOLS: list[dict[str, Any]] = []
 
 
@@ -113,7 +109,8 @@ class MockProvider(CustomLLM):
                    timeout: Any = None, client: Any = None) -> litellm.ModelResponse:
         config = build_dataclass(MockConfig, optional_params.get("mock_config") or {}, "mock_config")
         tools = optional_params.get("tools") or []
-        reply, usage = self.serve(model, messages, tools, config, seed=optional_params.get("seed"))
+        reply, usage = self.serve(model, messages, tools, config, seed=optional_params.get("seed"),
+                                  now_s=optional_params.get("mock_clock_s"))
         return litellm.ModelResponse(
             model=model,
             choices=[{"index": 0, "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop",
@@ -122,9 +119,16 @@ class MockProvider(CustomLLM):
         )
 
     def serve(self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], config: MockConfig,
-              seed: int | None) -> tuple[dict[str, Any], dict[str, Any]]:
-        """One request: window check, cache accounting, agent reply, usage (OpenAI-shaped)."""
+              seed: int | None, now_s: float | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """One request: window check, cache accounting, agent reply, usage (OpenAI-shaped).
+
+        `now_s`: the run's simulated clock as the request is sent (harness.clock); the cache's
+        TTL expires on it. Without it (a client that sends none) the session keeps its own clock,
+        advanced by each request's simulated latency alone.
+        """
         state = self.session(config.session, config.cache)
+        if now_s is not None:
+            state.clock_s = now_s
         fault = draw(config.fault_rates, seed=seed or 0, session=config.session, index=state.requests)
         state.requests += 1
         if fault.error:
