@@ -170,7 +170,7 @@ def notes(visible: Visible, task: Task) -> str:
         lines.append(f"Question {task.number} of {task.total}: in dump {task.dump}, what is the status of request "
                      f"{task.request}? Answer with answer_question(number={task.number}, value=<the status code>).")
         status = _status(visible, task.request)
-        if status is not None and visible.chance(visible.knobs.notes_completeness, "notes", task.request):
+        if status is not None and visible.keeps(task.request):
             lines.append(f"{task.request} host=noted status={status}")
         lines.extend(f"Answer {n} recorded." for n in sorted(_answered_numbers(visible)))
     return "\n".join(lines)

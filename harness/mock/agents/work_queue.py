@@ -155,7 +155,7 @@ def notes(visible: Visible, task: Task) -> str:
         region = known.regions.get(customer)
         keys = [task.order, customer, f"{sku}@{region}"]
         lines.extend(known.lines[k] for k in keys
-                     if k in known.lines and visible.chance(visible.knobs.notes_completeness, "notes", k))
+                     if k in known.lines and visible.keeps(k))
     if _recorded(visible, task.order):
         lines.append(f"Recorded {task.order}.")
     return "\n".join(lines)
