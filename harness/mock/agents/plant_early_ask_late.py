@@ -151,5 +151,6 @@ def notes(visible: Visible, task: Task) -> str:
     lines.extend(f"Fact: {name} = {value}" for name, value in _facts(visible).items()
                  if visible.keeps(name))
     recorded = {path: _recorded(visible, path) for path in task.files}
-    lines.extend(f"Recorded {count} for {path}." for path, count in recorded.items() if count is not None)
+    lines.extend(f"Recorded {count} for {path}." for path, count in recorded.items()
+                 if count is not None and visible.keeps("recorded", path))
     return "\n".join(lines)

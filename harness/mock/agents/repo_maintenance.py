@@ -26,6 +26,9 @@ SUMMARY = Pattern(r"=+ (?:(\d+) failed, )?\d+ passed in [\d.]+s =+")
 FIXED = Pattern(r"^Fixed (\w+) in (\S+)\.$", re.MULTILINE)
 # A failure as a log, its notes or its own narration state it: "NAME in PATH should be VALUE".
 STATED_FAILURE = Pattern(r"\b(\w+) in (\S+) should be (-?\d+)\b")
+# Its narration of an edit, or of a line found already right, as a summary may carry it.
+SET = Pattern(r"Setting (\w+) to -?\d+ in (\S+)\.")
+ALREADY = Pattern(r"(\w+) in (\S+) already reads -?\d+;")
 NOTED_LINE = Pattern(r"^Line of (\w+) in (\S+): (.+)$", re.MULTILINE)
 NOTES_ROLES = ("user", "tool")  # where its notes are read back: a notes file's read, a summary
 
@@ -44,8 +47,10 @@ def _edits(visible: Visible) -> list[Exchange]:
 
 
 def _fixed(visible: Visible, after: int) -> set[tuple[str, str]]:
-    """(constant, path) pairs fixed by a visible edit after message position `after`, or noted as fixed."""
-    done = set(visible.found(FIXED, NOTES_ROLES))
+    """(constant, path) pairs fixed by a visible edit after message position `after`, or noted as fixed
+    (its notes' "Fixed" lines, or a summary carrying its narration of the edit)."""
+    done = set(visible.found(FIXED, NOTES_ROLES)) | set(visible.found(SET, ("user",))) | set(
+        visible.found(ALREADY, ("user",)))
     for edit in _edits(visible):
         if edit.position > after:
             match = re.match(r"(\w+) = ", str(edit.args.get("new", "")))
@@ -96,6 +101,8 @@ def _fix(visible: Visible, name: str, path: str, value: str) -> dict[str, Any]:
             return visible.call("submit_answer", {"answer": f"Could not read {path}."}, f"I cannot read {path}.")
         return visible.call(step["name"], step["args"], f"{name} in {path} should be {value}; reading the file.")
     new = re.sub(rf"^{re.escape(name)} = [^#\s]+", f"{name} = {value}", line)
+    if new == line:  # the line already reads right: the failure it was told of is fixed
+        return visible.call("run_tests", {}, f"{name} in {path} already reads {value}; running the tests.")
     return visible.call("edit_file", {"new": new, "old": line, "path": path}, f"Setting {name} to {value} in {path}.")
 
 
