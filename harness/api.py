@@ -49,9 +49,11 @@ def default_summary_profile(main: dict[str, Any]) -> dict[str, Any]:
 
 def mock_profiles(model: str = "mock/agent", *, window: int | None = None, cache: str = "anthropic",
                   knobs: dict[str, Any] | None = None, api_base: str | None = None, price_model: str | None = None,
-                  extra: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+                  extra: dict[str, Any] | None = None,
+                  summarizer_knobs: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     """LLM profiles as plain data: the main profile from these options, a default `summary`
-    profile, plus `extra` ones (which replace profiles of the same name)."""
+    profile, plus `extra` ones (which replace profiles of the same name). `knobs` are the mock
+    agent's, `summarizer_knobs` the mock summarizer's (set on the `summary` profile)."""
     main: dict[str, Any] = {"model": model}
     if api_base:
         main["api_base"] = api_base
@@ -73,7 +75,24 @@ def mock_profiles(model: str = "mock/agent", *, window: int | None = None, cache
         if "main" in extra:
             raise ConfigError("profiles: 'main' is set by the model options")
         profiles.update(extra)
+    if summarizer_knobs:
+        _set_summarizer_knobs(profiles, summarizer_knobs)
     return profiles
+
+
+def _set_summarizer_knobs(profiles: dict[str, dict[str, Any]], knobs: dict[str, Any]) -> None:
+    """The summary profile's mock knobs, which must be the mock summarizer's and not set twice."""
+    from harness.mock.summarizer import is_summarizer  # here: reading results need not load the mock
+
+    summary = profiles.get(SUMMARY_PROFILE)
+    model = summary.get("model") if isinstance(summary, dict) else None
+    if not (isinstance(model, str) and model.startswith("mock/") and is_summarizer(model)):
+        raise ConfigError(f"summarizer knobs: the {SUMMARY_PROFILE!r} profile's model is {model!r}, "
+                          "not the mock summarizer (mock/summarizer); they set only the mock summarizer")
+    mock = summary.get("mock") if isinstance(summary.get("mock"), dict) else {}
+    if mock.get("knobs"):
+        raise ConfigError(f"summarizer knobs: given both as an option and in profiles.{SUMMARY_PROFILE}.mock.knobs")
+    summary["mock"] = {**mock, "knobs": knobs}
 
 
 def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable[str] | str = "all",

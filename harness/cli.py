@@ -50,6 +50,9 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--price-model", help="cost-map entry the run is billed as (mock default claude-sonnet-4-6)")
     parser.add_argument("--mock-knobs", metavar="JSON_OR_FILE",
                         help="imperfection knobs of the simulated agent, e.g. '{\"narrate\": 0.2}'")
+    parser.add_argument("--summarizer-knobs", metavar="JSON_OR_FILE",
+                        help="imperfection knobs of the mock summarizer (the summary profile), "
+                             "e.g. '{\"summary_completeness\": 0.5}'")
     parser.add_argument("--profiles", metavar="JSON_OR_FILE",
                         help="extra LLM profiles by name (e.g. a 'summary' profile for summarizing strategies)")
     parser.add_argument("--clock", metavar="JSON_OR_FILE",
@@ -183,8 +186,11 @@ def _profiles(args: argparse.Namespace) -> dict:
 
     knobs = parse_inline_or_file(args.mock_knobs, "--mock-knobs") if args.mock_knobs else None
     extra = parse_inline_or_file(args.profiles, "--profiles") if args.profiles else None
+    summarizer_knobs = (parse_inline_or_file(args.summarizer_knobs, "--summarizer-knobs")
+                        if args.summarizer_knobs else None)
     return api.mock_profiles(args.model, window=args.window, cache=args.cache_style, knobs=knobs,
-                             api_base=args.api_base, price_model=args.price_model, extra=extra)
+                             api_base=args.api_base, price_model=args.price_model, extra=extra,
+                             summarizer_knobs=summarizer_knobs)
 
 
 def _run_options(args: argparse.Namespace) -> dict:

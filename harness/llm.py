@@ -289,6 +289,7 @@ class LLMClient:
 
             self._mock = register_mock_provider()
             self._mock_config = build_dataclass(MockConfig, {**profile.mock, "session": session}, "mock")
+            self._mock_config.knobs_for(profile.model)  # built (and checked) once for the session
 
     def _kwargs(self, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         kwargs: dict[str, Any] = dict(self.profile.params)

@@ -76,7 +76,8 @@ def build_profiles(data: dict[str, dict[str, Any]]) -> dict[str, LLMProfile]:
         if profile.is_mock:
             from harness.mock.provider import MockConfig
 
-            build_dataclass(MockConfig, profile.mock, f"profiles.{name}.mock")
+            config = build_dataclass(MockConfig, profile.mock, f"profiles.{name}.mock")
+            config.knobs_for(profile.model, f"profiles.{name}.mock.knobs")  # the agent's or the summarizer's
     return profiles
 
 

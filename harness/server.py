@@ -37,6 +37,7 @@ from harness.clock import CLOCK_HEADER, LATENCY_HEADER
 from harness.llm import REQUEST_HEADER, SESSION_HEADER, normalize_usage, simulated_duration_s
 from harness.mock.cache import CACHE_STYLES
 from harness.mock.provider import MockConfig, MockProvider
+from harness.mock.summarizer import SUMMARIZER_PREFIX, is_summarizer
 
 LOOPBACK = "127.0.0.1"
 MODEL_IDS = ("mock-agent", "mock-summarizer")  # the mock's `mock/agent` and `mock/summarizer`
@@ -49,12 +50,16 @@ class MockServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, port: int, config: MockConfig, *, latency_s: float = 0.0):
+    def __init__(self, port: int, config: MockConfig, *, latency_s: float = 0.0,
+                 summarizer_knobs: dict[str, Any] | None = None):
         if latency_s < 0:
             raise ConfigError(f"latency must be 0 or more seconds, got {latency_s}")
         self.provider = MockProvider()
-        self.config = config
-        self._session_configs: dict[str, MockConfig] = {}  # built once per session: building validates it
+        self.config = config  # its knobs are the agent's
+        self.summarizer_config = replace(config, knobs=summarizer_knobs or {})  # for mock-summarizer requests
+        self.config.knobs_for("agent", "--mock-knobs")
+        self.summarizer_config.knobs_for(SUMMARIZER_PREFIX, "--summarizer-knobs")
+        self._session_configs: dict[tuple[str, bool], MockConfig] = {}  # built once per session and model kind
         self._last_requests: dict[str, tuple[list[Any], list[Any]]] = {}  # session -> its last (tools, messages)
         self._ids = itertools.count(1)
         self.latency_s = latency_s
@@ -78,11 +83,13 @@ class MockServer(ThreadingHTTPServer):
         with self._count_lock:
             self.in_flight -= 1
 
-    def session_config(self, session: str) -> MockConfig:
+    def session_config(self, session: str, model: str) -> MockConfig:
+        key = (session, is_summarizer(model))
         with self._count_lock:
-            config = self._session_configs.get(session)
+            config = self._session_configs.get(key)
             if config is None:
-                config = self._session_configs[session] = replace(self.config, session=session)
+                config = self._session_configs[key] = replace(
+                    self.summarizer_config if key[1] else self.config, session=session)
             return config
 
     def reuse(self, session: str, tools: list[Any], messages: list[Any]) -> tuple[list[Any], list[Any]]:
@@ -162,9 +169,9 @@ class _Handler(BaseHTTPRequestHandler):
         tools, messages = self.server.reuse(session, tools, messages)
         model = str(body.get("model") or MODEL_IDS[0])
         try:
-            reply, usage = self.server.provider.serve(model.removeprefix("mock-"), messages, tools,
-                                                      self.server.session_config(session), seed=body.get("seed"),
-                                                      now_s=now_s)
+            served = model.removeprefix("mock-")
+            reply, usage = self.server.provider.serve(served, messages, tools, self.server.session_config(session, served),
+                                                      seed=body.get("seed"), now_s=now_s)
         except litellm.ContextWindowExceededError as exc:
             self._error(400, str(exc), "invalid_request_error", code="context_length_exceeded")
             return
@@ -213,9 +220,10 @@ def _clock_header(value: str | None) -> float | None:
     return seconds
 
 
-def serve(port: int, config: MockConfig, *, latency_s: float = 0.0) -> None:
+def serve(port: int, config: MockConfig, *, latency_s: float = 0.0,
+          summarizer_knobs: dict[str, Any] | None = None) -> None:
     """Serve until interrupted, printing the base URL first."""
-    server = MockServer(port, config, latency_s=latency_s)
+    server = MockServer(port, config, latency_s=latency_s, summarizer_knobs=summarizer_knobs)
     print(f"ctxbench serve-mock: {server.url} (models: {', '.join(MODEL_IDS)}); Ctrl-C stops", flush=True)
     try:
         server.serve_forever()
@@ -237,6 +245,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     serve_mock.add_argument("--cache-style", choices=CACHE_STYLES, default="anthropic",
                             help="prompt-cache simulation (default anthropic)")
     serve_mock.add_argument("--mock-knobs", metavar="JSON_OR_FILE", help="imperfection knobs of the simulated agent")
+    serve_mock.add_argument("--summarizer-knobs", metavar="JSON_OR_FILE",
+                            help="imperfection knobs of the mock summarizer, e.g. '{\"summary_completeness\": 0.5}'")
     serve_mock.add_argument("--faults", metavar="JSON_OR_FILE",
                             help="seeded fault rates, e.g. '{\"rate_limit\": 0.05, \"malformed_tool_args\": 0.05}'")
     serve_mock.add_argument("--latency-ms", type=float, default=0.0, help="latency of each chat request: its answer goes out this long after the "
@@ -252,7 +262,9 @@ def run_command(args: argparse.Namespace) -> int:
     if args.faults:
         config["faults"] = parse_inline_or_file(args.faults, "--faults")
     mock_config = build_dataclass(MockConfig, config, "serve-mock")
+    summarizer_knobs = (parse_inline_or_file(args.summarizer_knobs, "--summarizer-knobs")
+                        if args.summarizer_knobs else None)
     if not 0 <= args.port <= 65535:
         raise ConfigError(f"--port must be in 0..65535, got {args.port}")
-    serve(args.port, mock_config, latency_s=args.latency_ms / 1000)
+    serve(args.port, mock_config, latency_s=args.latency_ms / 1000, summarizer_knobs=summarizer_knobs)
     return 0

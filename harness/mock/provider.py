@@ -21,12 +21,12 @@ from harness.clock import simulated_latency_s
 from harness.config import build_dataclass, require
 from harness.llm import DEFAULT_MOCK_WINDOW, DEFAULT_PRICE_MODEL
 from harness.mock.agents import respond
-from harness.mock.agents.common import build_knobs
+from harness.mock.agents.common import Knobs, build_knobs
 from harness.mock.agents.memo import forget
 from harness.mock.agents.memory import Memory
 from harness.mock.cache import CACHE_STYLES, BlockChain, PrefixCache
 from harness.mock.faults import Faults, draw, garble_tool_calls, raise_error
-from harness.mock.summarizer import is_summarizer, summarize
+from harness.mock.summarizer import SummarizerKnobs, build_summarizer_knobs, is_summarizer, summarize
 from harness.tokens import count_message, count_tools
 
 
@@ -44,7 +44,7 @@ class MockConfig:
     window: int = DEFAULT_MOCK_WINDOW
     cache: str = "anthropic"
     price_model: str = DEFAULT_PRICE_MODEL
-    knobs: dict[str, Any] = field(default_factory=dict)
+    knobs: dict[str, Any] = field(default_factory=dict)  # the agent's, or the summarizer's for mock/summarizer...
     session: str = ""
     faults: dict[str, Any] = field(default_factory=dict)  # see harness.mock.faults.Faults
     via: str = "direct"  # how the in-process client reaches the mock: see TRANSPORTS
@@ -54,7 +54,16 @@ class MockConfig:
         require(self.cache in CACHE_STYLES, f"cache must be one of {', '.join(CACHE_STYLES)}, got {self.cache!r}")
         require(self.via in TRANSPORTS, f"via must be one of {', '.join(TRANSPORTS)}, got {self.via!r}")
         self.fault_rates = build_dataclass(Faults, self.faults, "faults")
-        self.agent_knobs = build_knobs(self.knobs)  # built once: every request of the session uses them
+        self._knobs: dict[bool, Knobs | SummarizerKnobs] = {}  # built once: every request of the session uses them
+
+    def knobs_for(self, model: str, where: str = "mock knobs") -> Knobs | SummarizerKnobs:
+        """`knobs` read as the knobs of the mock serving `model`: the summarizer's for a summarizer
+        model, else the agent's (a mock profile's knobs are its own model's). Raises ConfigError."""
+        summarizer = is_summarizer(model)
+        if summarizer not in self._knobs:
+            build = build_summarizer_knobs if summarizer else build_knobs
+            self._knobs[summarizer] = build(self.knobs, where)
+        return self._knobs[summarizer]
 
 
 @dataclass
@@ -141,10 +150,11 @@ class MockProvider(CustomLLM):
                 llm_provider="mock",
             )
         cached, written = state.cache.lookup(state.blocks.prefix_keys, state.blocks.cumulative, state.clock_s)
-        if is_summarizer(model):
-            reply = summarize(messages, seed=seed or 0)
+        knobs = config.knobs_for(model)
+        if isinstance(knobs, SummarizerKnobs):
+            reply = summarize(messages, seed=seed or 0, knobs=knobs)
         else:
-            reply = respond(messages, tools, seed=seed or 0, knobs=config.agent_knobs, memory=state.agent_memory)
+            reply = respond(messages, tools, seed=seed or 0, knobs=knobs, memory=state.agent_memory)
         if fault.malformed:
             reply = garble_tool_calls(reply)
         output_tokens = count_message(reply)

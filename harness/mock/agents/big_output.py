@@ -18,7 +18,7 @@ from harness.mock.agents.reading import ReadableFold, failed_pages, page_call, r
 
 OPENING = Pattern(r"call fetch_dump\(dump\) for each of the (\d+) dumps D1 to D\d+, in order")
 QUESTION = Pattern(r"Question (\d+) of (\d+): in dump (D\d+), what is the status of request (req-[0-9a-f]{8})\?")
-ANSWERED = Pattern(r"Answer (\d+) recorded\.")
+ANSWERED = Pattern(r"Answer (\d+) recorded\.|question (\d+) is already answered")
 GONE = Pattern(r"dump (D\d+) was already fetched")
 STATUS = re.compile(r"^(req-[0-9a-f]{8}) host=\S+ status=(\d+)", re.MULTILINE)  # read once per text (Statuses)
 
@@ -80,7 +80,7 @@ ANSWER_REFUSED = "Error: answer_question: no"
 def _numbers_answered_in_results(visible: Visible) -> set[int]:
     """The question numbers that visible results say are recorded (kept until that reading changes)."""
     found = visible.fold(Found, ANSWERED, ("tool",))
-    return found.derived("numbers", lambda _: {int(n) for n in found.items})
+    return found.derived("numbers", lambda _: {int(a or b) for a, b in found.items})
 
 
 def _answered(visible: Visible, number: int) -> bool:
@@ -161,16 +161,17 @@ def act(visible: Visible, task: Task) -> dict[str, Any]:
 
 
 def notes(visible: Visible, task: Task) -> str:
-    """The assignment and the question in hand in the user's words, and what is answered."""
+    """The assignment and the question in hand in the user's words, the located status of its request,
+    the dumps fetched and the questions answered (each fact kept as its writer draws)."""
     fetched = sorted(_fetched(visible), key=lambda name: int(name[1:]))
     lines = [f"Collect the overnight request dumps: call fetch_dump(dump) for each of the {task.dumps} dumps D1 to "
              f"D{task.dumps}, in order."]
-    lines.extend(f"Noted: dump {name} was already fetched." for name in fetched)
+    lines.extend(f"Noted: dump {name} was already fetched." for name in fetched if visible.keeps("fetched", name))
     if task.number:
         lines.append(f"Question {task.number} of {task.total}: in dump {task.dump}, what is the status of request "
                      f"{task.request}? Answer with answer_question(number={task.number}, value=<the status code>).")
         status = _status(visible, task.request)
-        if status is not None and visible.chance(visible.knobs.notes_completeness, "notes", task.request):
+        if status is not None and visible.keeps(task.request):
             lines.append(f"{task.request} host=noted status={status}")
-        lines.extend(f"Answer {n} recorded." for n in sorted(_answered_numbers(visible)))
+        lines.extend(f"Answer {n} recorded." for n in sorted(_answered_numbers(visible)) if visible.keeps("answered", n))
     return "\n".join(lines)

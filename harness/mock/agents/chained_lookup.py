@@ -162,7 +162,7 @@ def notes(visible: Visible, task: Task) -> str:
     walked = 0
     while walked < task.hops and code in known:
         weight, successor = known[code]
-        if visible.chance(visible.knobs.notes_completeness, "notes", code):
+        if visible.keeps(code):
             lines.append(f"Noted record {code} | weight {weight} | successor {successor}.")
         code, walked = successor, walked + 1
     lines.append(f"Next: find record {code}." if walked < task.hops else "Next: submit the sum.")

@@ -37,8 +37,28 @@ class Knobs:
         require(self.reread_budget >= 0, f"reread_budget must be 0 or more, got {self.reread_budget}")
 
 
-def build_knobs(data: dict[str, Any] | None) -> Knobs:
-    return build_dataclass(Knobs, data or {}, "mock knobs")
+def build_knobs(data: dict[str, Any] | None, where: str = "mock knobs") -> Knobs:
+    return build_dataclass(Knobs, data or {}, where)
+
+
+@dataclass(frozen=True)
+class Writer:
+    """Who writes the facts it holds down, and the chance each one makes it: the agent's notes
+    (`notes_completeness`) or the mock summarizer's summary (its `summary_completeness`).
+
+    A draw is a function of the run seed, the writer and the fact alone (ours): a fact a writer
+    leaves out once it leaves out every time, as the fact's salience to that writer does not change
+    between notes or summaries; so rewriting a summary of a summary does not compound the loss, and
+    the agent's and the summarizer's draws are independent of each other.
+    """
+
+    name: str
+    completeness: float
+
+
+def notes_writer(knobs: Knobs) -> Writer:
+    """The agent writing its own notes before a reset."""
+    return Writer("notes", knobs.notes_completeness)
 
 
 class Fold(ABC):
@@ -295,12 +315,13 @@ class Visible:
     """
 
     def __init__(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, seed: int, knobs: Knobs,
-                 memory: Memory | None = None):
+                 memory: Memory | None = None, writer: Writer | None = None):
         self.messages = messages
         self.frozen = tuple(messages)  # what the folds remember having read
         self.tool_names = {t.get("function", {}).get("name") for t in tools}
         self.seed = seed
         self.knobs = knobs
+        self.writer = writer or notes_writer(knobs)  # who writes `notes()` over this context
         self.memory = memory or Memory()
         self._synced: set[Hashable] = set()
         self._prefixes: dict[int, tuple[tuple[dict[str, Any], ...], int]] = {}
@@ -383,6 +404,10 @@ class Visible:
 
     def chance(self, probability: float, *key: Any) -> bool:
         return self.rng(*key).random() < probability
+
+    def keeps(self, *fact: Any) -> bool:
+        """Whether the writer of notes over this context writes this fact down (see Writer)."""
+        return self.chance(self.writer.completeness, self.writer.name, *fact)
 
     def call(self, name: str, args: dict[str, Any], content: str = "") -> dict[str, Any]:
         """An assistant message with one tool call, its id derived from the visible context."""

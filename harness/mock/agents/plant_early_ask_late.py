@@ -149,7 +149,8 @@ def notes(visible: Visible, task: Task) -> str:
                      f"in this order: {', '.join(task.questions)}. Give the current values (after my updates). "
                      "If I never told you a value, write unknown for it.")
     lines.extend(f"Fact: {name} = {value}" for name, value in _facts(visible).items()
-                 if visible.chance(visible.knobs.notes_completeness, "notes", name))
+                 if visible.keeps(name))
     recorded = {path: _recorded(visible, path) for path in task.files}
-    lines.extend(f"Recorded {count} for {path}." for path, count in recorded.items() if count is not None)
+    lines.extend(f"Recorded {count} for {path}." for path, count in recorded.items()
+                 if count is not None and visible.keeps("recorded", path))
     return "\n".join(lines)

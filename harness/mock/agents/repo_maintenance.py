@@ -5,6 +5,10 @@ visible (in the log, in pages of it, or in its notes); a log whose end says test
 whose failure details it cannot see is paged on when paging is offered, else run again
 within the reread budget. An edit replaces the constant's whole line as last read from the
 file, so near-miss constants are left alone. Past its budget it submits what it has.
+
+Its notes hold what it found (issue 18 part 5): each open failure and the line to edit, as well
+as its fixes. With no test run visible (after a reset or a summary) it goes on from the failures
+its notes or a summary state, fixing one before it runs the tests again.
 """
 from __future__ import annotations
 
@@ -20,6 +24,13 @@ TASK = Pattern(r"Make the test suite pass: call run_tests\(\)")
 FAILURE = Pattern(r"AssertionError: (\w+) in (\S+) should be (-?\d+), found")
 SUMMARY = Pattern(r"=+ (?:(\d+) failed, )?\d+ passed in [\d.]+s =+")
 FIXED = Pattern(r"^Fixed (\w+) in (\S+)\.$", re.MULTILINE)
+# A failure as a log, its notes or its own narration state it: "NAME in PATH should be VALUE".
+STATED_FAILURE = Pattern(r"\b(\w+) in (\S+) should be (-?\d+)\b")
+# Its narration of an edit, or of a line found already right, as a summary may carry it.
+SET = Pattern(r"Setting (\w+) to -?\d+ in (\S+)\.")
+ALREADY = Pattern(r"(\w+) in (\S+) already reads -?\d+;")
+NOTED_LINE = Pattern(r"^Line of (\w+) in (\S+): (.+)$", re.MULTILINE)
+NOTES_ROLES = ("user", "tool")  # where its notes are read back: a notes file's read, a summary
 
 
 @dataclass(frozen=True)
@@ -36,8 +47,10 @@ def _edits(visible: Visible) -> list[Exchange]:
 
 
 def _fixed(visible: Visible, after: int) -> set[tuple[str, str]]:
-    """(constant, path) pairs fixed by a visible edit after message position `after`, or noted as fixed."""
-    done = set(visible.found(FIXED, ("tool",)))
+    """(constant, path) pairs fixed by a visible edit after message position `after`, or noted as fixed
+    (its notes' "Fixed" lines, or a summary carrying its narration of the edit)."""
+    done = set(visible.found(FIXED, NOTES_ROLES)) | set(visible.found(SET, ("user",))) | set(
+        visible.found(ALREADY, ("user",)))
     for edit in _edits(visible):
         if edit.position > after:
             match = re.match(r"(\w+) = ", str(edit.args.get("new", "")))
@@ -62,13 +75,45 @@ def _line(visible: Visible, path: str, name: str) -> str | None:
         if shows_whole_file(read, path):
             match = pattern(rf"^{re.escape(name)} = .*$", re.MULTILINE).search(read.text)
             return match.group(0) if match else None
-    return None
+    return _noted_line(visible, path, name)
+
+
+def _noted_line(visible: Visible, path: str, name: str) -> str | None:
+    """The constant's line as its notes (or a summary) state it: an edit changes only the line it
+    fixes, so a noted line holds until its own constant is fixed."""
+    lines = [line for noted, at, line in visible.found(NOTED_LINE, NOTES_ROLES) if (noted, at) == (name, path)]
+    return lines[-1] if lines else None
+
+
+def _open_failures(visible: Visible) -> list[tuple[str, str, str]]:
+    """Failures stated anywhere it can see (logs, notes, summaries, its narration), none of them fixed since."""
+    fixed = _fixed(visible, -1)
+    return [(name, path, value) for name, path, value in visible.found(STATED_FAILURE)
+            if (name, path) not in fixed]
+
+
+def _fix(visible: Visible, name: str, path: str, value: str) -> dict[str, Any]:
+    """The next step of fixing one failure: read the file for its line, or edit the line."""
+    line = _line(visible, path, name)
+    if line is None:
+        step = obtain(visible, "read_file", {"path": path}, since=_last_edit(visible, path))
+        if step is None:
+            return visible.call("submit_answer", {"answer": f"Could not read {path}."}, f"I cannot read {path}.")
+        return visible.call(step["name"], step["args"], f"{name} in {path} should be {value}; reading the file.")
+    new = re.sub(rf"^{re.escape(name)} = [^#\s]+", f"{name} = {value}", line)
+    if new == line:  # the line already reads right: the failure it was told of is fixed
+        return visible.call("run_tests", {}, f"{name} in {path} already reads {value}; running the tests.")
+    return visible.call("edit_file", {"new": new, "old": line, "path": path}, f"Setting {name} to {value} in {path}.")
 
 
 def act(visible: Visible, task: Task) -> dict[str, Any]:
     runs = visible.calls("run_tests")
     latest = runs[-1] if runs else None
     edited_since = latest is not None and any(e.position > latest.position for e in _edits(visible))
+    if latest is None and not _edits(visible):
+        noted = _open_failures(visible)  # what its notes or a summary say it found before
+        if noted:
+            return _fix(visible, *noted[0])
     if latest is None or edited_since:
         return visible.call("run_tests", {}, "Running the tests.")
     log = reading(visible, latest).text
@@ -84,25 +129,24 @@ def act(visible: Visible, task: Task) -> dict[str, Any]:
             return visible.call("submit_answer", {"answer": "Some tests still fail; I could not see which."},
                                 "I cannot see the failure details.")
         return visible.call(step["name"], step["args"], "I need the failure details of the test log.")
-    name, path, value = failures[0]
-    line = _line(visible, path, name)
-    if line is None:
-        step = obtain(visible, "read_file", {"path": path}, since=_last_edit(visible, path))
-        if step is None:
-            return visible.call("submit_answer", {"answer": f"Could not read {path}."}, f"I cannot read {path}.")
-        return visible.call(step["name"], step["args"], f"{name} in {path} should be {value}; reading the file.")
-    new = re.sub(rf"^{re.escape(name)} = [^#\s]+", f"{name} = {value}", line)
-    return visible.call("edit_file", {"new": new, "old": line, "path": path}, f"Setting {name} to {value} in {path}.")
+    return _fix(visible, *failures[0])
 
 
 def notes(visible: Visible, task: Task) -> str:
-    """The task in the user's words and the fixes made since the latest visible test run."""
+    """The task in the user's words, the open failures it found with the line to edit of each, and the
+    fixes made since the latest visible test run (each fact kept as its writer draws)."""
     runs = visible.calls("run_tests")
     after = runs[-1].position if runs else -1
     lines = ["Task: The repository's tests fail. Make the test suite pass: call run_tests() to see the failures, "
              "fix each with edit_file(path, old, new) on the exact line, run the tests again after each fix, and "
              "call submit_answer when all tests pass."]
+    for name, path, value in _open_failures(visible):
+        if visible.keeps("failure", name, path):
+            lines.append(f"Failing: {name} in {path} should be {value}.")
+            line = _line(visible, path, name)
+            if line is not None and visible.keeps("line", name, path):
+                lines.append(f"Line of {name} in {path}: {line}")
     lines.extend(f"Fixed {name} in {path}." for name, path in sorted(_fixed(visible, after))
-                 if visible.chance(visible.knobs.notes_completeness, "notes", name))
+                 if visible.keeps(name))
     return "\n".join(lines)
 

@@ -144,7 +144,8 @@ def act(visible: Visible, task: Task) -> dict[str, Any]:
 
 
 def notes(visible: Visible, task: Task) -> str:
-    """The current ticket in its own words, the records found for it, and whether it is recorded."""
+    """The current ticket in its own words, the records found for it, and whether it is recorded (each
+    fact kept as its writer draws)."""
     known = _known(visible)
     lines = [f"Ticket {task.number} of {task.total}: order {task.order}. For each ticket: get_order, get_customer "
              "(region), get_price(sku, region); record quantity x unit price with submit_result; after the last "
@@ -155,8 +156,8 @@ def notes(visible: Visible, task: Task) -> str:
         region = known.regions.get(customer)
         keys = [task.order, customer, f"{sku}@{region}"]
         lines.extend(known.lines[k] for k in keys
-                     if k in known.lines and visible.chance(visible.knobs.notes_completeness, "notes", k))
-    if _recorded(visible, task.order):
+                     if k in known.lines and visible.keeps(k))
+    if _recorded(visible, task.order) and visible.keeps("recorded", task.order):
         lines.append(f"Recorded {task.order}.")
     return "\n".join(lines)
 
