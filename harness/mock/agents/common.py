@@ -331,6 +331,7 @@ class Visible:
         self._synced: set[Hashable] = set()
         self._prefixes: dict[int, tuple[tuple[dict[str, Any], ...], int]] = {}
         self._replaced: dict[int, tuple[tuple[dict[str, Any], ...], list[int]]] = {}
+        self.answered: dict[int, bool] = {}  # id of a tool message read this request -> whether it answers its call
         self._calls = self.fold(Calls)
         self.regular = self._calls.irregular["count"] == 0
 
@@ -421,9 +422,20 @@ class Visible:
 
 
 def answered(visible: Visible, message: dict[str, Any]) -> bool:
-    """Whether a tool message answers the visible call whose id it carries (issue 18 part 5)."""
-    exchange = visible.exchange(message.get("tool_call_id"))
-    return exchange is not None and answers(exchange.name, exchange.args, _content(message))
+    """Whether a tool message answers the visible call whose id it carries (issue 18 part 5).
+
+    In a regular context `Calls` has checked each result against its call, keeping the very content
+    object when it answers: that one is known without reading it again; others (a result replaced
+    since) are checked once per request, however many folds ask."""
+    key, content = message.get("tool_call_id"), _content(message)
+    if visible.regular and visible._calls.results.get(key) is content:
+        return True
+    known = visible.answered.get(id(message))
+    if known is None:
+        exchange = visible.exchange(key)
+        known = visible.answered[id(message)] = exchange is not None and answers(exchange.name, exchange.args,
+                                                                                 content)
+    return known
 
 
 def same_shape(old: dict[str, Any], new: dict[str, Any]) -> bool:
