@@ -331,7 +331,7 @@ class Visible:
         self._synced: set[Hashable] = set()
         self._prefixes: dict[int, tuple[tuple[dict[str, Any], ...], int]] = {}
         self._replaced: dict[int, tuple[tuple[dict[str, Any], ...], list[int]]] = {}
-        self.answered: dict[int, bool] = {}  # id of a tool message read this request -> whether it answers its call
+        self.answer_checks: dict[int, bool] = {}  # id of a tool message read this request -> whether it answers its call
         self._calls = self.fold(Calls)
         self.regular = self._calls.irregular["count"] == 0
 
@@ -430,10 +430,10 @@ def answered(visible: Visible, message: dict[str, Any]) -> bool:
     key, content = message.get("tool_call_id"), _content(message)
     if visible.regular and visible._calls.results.get(key) is content:
         return True
-    known = visible.answered.get(id(message))
+    known = visible.answer_checks.get(id(message))
     if known is None:
         exchange = visible.exchange(key)
-        known = visible.answered[id(message)] = exchange is not None and answers(exchange.name, exchange.args,
+        known = visible.answer_checks[id(message)] = exchange is not None and answers(exchange.name, exchange.args,
                                                                                  content)
     return known
 
