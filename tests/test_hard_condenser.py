@@ -174,7 +174,7 @@ def test_agent_reset_falls_back_to_its_hard_condenser_in_the_seeds_json_shape(tm
               "hard_condenser": {"condenser_kind": "llm_summarizing", "llm_profile_ref": "summary",
                                  "hard_context_reset_max_retries": 5, "hard_context_reset_context_scaling": 0.8}}
     termination, _, events = run_environment(tmp_path, _big_task(), "agent_reset", config, window=30_000,
-                                             knobs={"reset_stage": None})
+                                             knobs={"reset_at_warning": None})
     kinds = [e["kind"] for e in events if e["type"] == "condensation"]
     assert kinds and set(kinds) == {"hard_reset"} and termination in ("submitted", "max_requests")
 

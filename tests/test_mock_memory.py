@@ -88,6 +88,14 @@ def test_replies_with_memory_equal_fresh_replies_on_a_default_sample(paired, sui
         assert paired.view_changes, f"{strategy} never changed the view: the test would prove little"
 
 
+def test_replies_with_memory_equal_fresh_replies_when_results_answer_other_calls(paired, suite_file, tmp_path):
+    """Issue 18 part 5: results replaced in place by other calls' outputs (stand_ins.PermuteResults) read as
+    nothing, by the memory as by a fresh agent (a result's reading depends on its call)."""
+    sample = [[t.task_id for t in load_tasks("default") if t.family == family][-1] for family in FAMILIES]
+    _run_and_check(paired, suite_file("default", task_ids=sample), tmp_path, "stand_ins:PermuteResults")
+    assert paired.requests > 50 and paired.view_changes
+
+
 @requires(PYDANTIC_AI_HARNESS)
 def test_replies_with_memory_equal_fresh_replies_when_the_library_spills(paired, suite_file, tmp_path):
     """pydantic-ai-harness ToolOutputLimits' spills are read with their pages (line terms) by the memory

@@ -109,3 +109,21 @@ class SlidingWindow(Strategy):
         while kept and ctx.view.messages[kept[0]].get("role") == "tool":
             kept = kept[1:]
         ctx.emit("compaction", step="slide", view_ops=[{"op": "set", "ids": [ids[0], *kept]}], reclaimed_tokens=0)
+
+
+class PermuteResults(Strategy):
+    """Sends the tool results in reverse order under the calls' ids (through `replace` view ops; ids and
+    order kept): the latest call is answered by the oldest call's output, and so on.
+
+    Models a strategy that mixes results up; the agent must use a result only for the call it answers
+    (issue 18 part 5)."""
+
+    name = "permute_results"
+
+    def before_request(self, ctx):
+        tools = [i for i in ctx.view.ids if ctx.view.messages[i].get("role") == "tool"]
+        contents = [ctx.view.messages[i].get("content") for i in reversed(tools)]
+        ops = [{"op": "replace", "id": i, "message": {**ctx.view.messages[i], "content": content}}
+               for i, content in zip(tools, contents) if ctx.view.message(i).get("content") != content]
+        if ops:
+            ctx.emit("compaction", step="permute_results", view_ops=ops, reclaimed_tokens=0)

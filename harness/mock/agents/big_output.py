@@ -36,7 +36,6 @@ class Assignment(Fold):
     """The latest opening (how many dumps) and the highest-numbered question (the latest of equal numbers)."""
 
     roles = ("user", "tool")
-    needs_regular = False
 
     def __init__(self) -> None:
         super().__init__()

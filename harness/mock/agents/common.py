@@ -11,6 +11,8 @@ from operator import is_not
 from typing import Any, Callable, Hashable, TypeVar
 
 from harness.config import build_dataclass, require
+from harness.errors import ConfigError
+from harness.mock.agents.answers import answers
 from harness.mock.agents.memo import Pattern, arguments
 from harness.mock.agents.memory import Ledger, Memory
 from harness.mock.prefix import shared_prefix
@@ -25,12 +27,17 @@ class Knobs:
 
     narrate: float = 0.5  # chance it restates a fact it found in its reply text
     reread_budget: int = 2  # times it fetches a lost or unreadable fact again before giving up
-    reset_stage: float | None = 0.8  # warning stage at which it saves notes and condenses (None: never)
+    # It saves notes and condenses at the k-th context warning of a reset cycle (the warnings it has
+    # been shown since its last reset notice; None: it never condenses). 1, the first: the strategy's
+    # warning_thresholds decide when it condenses (issue 18 part 5; seed 000: the warnings are advisory
+    # and the agent decides).
+    reset_at_warning: int | None = 1
     notes_completeness: float = 1.0  # chance each fact it holds makes it into its notes before a reset
 
     def __post_init__(self) -> None:
-        require(self.reset_stage is None or 0.0 < self.reset_stage < 1.0,
-                f"reset_stage must be in (0, 1) or null, got {self.reset_stage}")
+        require(self.reset_at_warning is None or self.reset_at_warning >= 1,
+                f"reset_at_warning must be 1 or more (the k-th warning of a reset cycle) or null, "
+                f"got {self.reset_at_warning}")
         require(0.0 <= self.notes_completeness <= 1.0,
                 f"notes_completeness must be in [0, 1], got {self.notes_completeness}")
         require(0.0 <= self.narrate <= 1.0, f"narrate must be in [0, 1], got {self.narrate}")
@@ -38,6 +45,11 @@ class Knobs:
 
 
 def build_knobs(data: dict[str, Any] | None, where: str = "mock knobs") -> Knobs:
+    if isinstance(data, dict) and "reset_stage" in data:  # the knob before issue 18 part 5
+        raise ConfigError(f"{where}: 'reset_stage' was replaced by 'reset_at_warning' (issue 18 part 5): the agent "
+                          "now condenses at the k-th context warning of a reset cycle, so the strategy's "
+                          "warning_thresholds decide when; set reset_at_warning (1 = the first warning, the "
+                          "default; null = never)")
     return build_dataclass(Knobs, data or {}, where)
 
 
@@ -65,7 +77,9 @@ class Fold(ABC):
     """State read from a request's messages in order; subclasses say which texts they read and how.
 
     `roles`: the roles whose messages it reads. Subclasses write their state only through
-    `self.ledger`, in `absorb`; see `harness.mock.agents.memory` for how it is kept.
+    `self.ledger`, in `absorb`; see `harness.mock.agents.memory` for how it is kept. A tool
+    result is read only when it answers its visible call (`answered`), which in a regular
+    context comes before it: a fold reading results needs a regular context.
     """
 
     roles: tuple[str, ...] = ALL_ROLES
@@ -82,7 +96,8 @@ class Fold(ABC):
 
     def text(self, visible: Visible, message: dict[str, Any]) -> tuple[str | None, bool]:
         """What this fold reads of one message (None: nothing), and whether that depends on later messages."""
-        if message.get("role") not in self.roles:
+        role = message.get("role")
+        if role not in self.roles or (role == "tool" and not answered(visible, message)):
             return None, False
         return _content(message), False
 
@@ -105,10 +120,11 @@ class Fold(ABC):
     def alike(self, visible: Visible, position: int, old: dict[str, Any], new: dict[str, Any]) -> bool:
         """Whether `new` in place of `old` at `position` leaves the state as it is.
 
-        Asked only in regular contexts for folds that need one. A fold whose reading of a message
-        depends on other messages answers False unless it knows better (`ReadableFold`).
+        Asked only in regular contexts for folds that need one. There a result's call comes before it, and
+        a message of the same shape keeps it, so the two readings are compared; a fold whose reading of a
+        message depends on later messages knows better (`ReadableFold`).
         """
-        if self.needs_regular:
+        if self.needs_regular and not same_shape(old, new):
             return False
         return self.same_effect(self.text(visible, old)[0], self.text(visible, new)[0])
 
@@ -224,9 +240,16 @@ class Calls(Fold):
             return True
         if self.irregular["count"]:
             return False
-        self.results[new.get("tool_call_id")] = _content(new)
+        key = new.get("tool_call_id")
+        self.results[key] = self._answer(key, _content(new))
         self.ledger.version += 1  # a change of state like any other: what was derived from it is stale
         return True
+
+    def _answer(self, key: Any, content: str) -> str | None:
+        """The content as the result of the latest call read with this id; None when it answers no call read
+        so far (issue 18 part 5: a result counts only for the call it answers)."""
+        exchange = self.by_id.get(key)
+        return content if exchange is not None and answers(exchange.name, exchange.args, content) else None
 
     def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
         put = self.ledger.put
@@ -235,7 +258,7 @@ class Calls(Fold):
             if self.seen.get(key) == "result":  # a repeated result
                 put(position, self.irregular, "count", self.irregular["count"] + 1)
             put(position, self.seen, key, "result")
-            put(position, self.results, key, _content(message))
+            put(position, self.results, key, self._answer(key, _content(message)))
         for call in message.get("tool_calls") or ():
             function = call.get("function", {})
             key = call.get("id")
@@ -253,7 +276,8 @@ class Calls(Fold):
 
 
 class Texts(Fold):
-    """Contents of the messages with some roles, in order."""
+    """Contents of the messages with some roles, in order, tool results as sent (for the summarizer, which
+    summarizes what it is shown and answers no call)."""
 
     needs_regular = False
 
@@ -262,6 +286,9 @@ class Texts(Fold):
         self.roles = roles
         self.texts: list[str] = []
 
+    def text(self, visible: Visible, message: dict[str, Any]) -> tuple[str | None, bool]:
+        return (_content(message) if message.get("role") in self.roles else None), False
+
     def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
         self.ledger.append(position, self.texts, text)
 
@@ -269,12 +296,11 @@ class Texts(Fold):
 class FirstMatch(Fold):
     """The first match of a pattern in the messages with some roles."""
 
-    needs_regular = False
-
     def __init__(self, pattern: Pattern, roles: tuple[str, ...]) -> None:
         super().__init__()
         self.pattern = pattern
         self.roles = roles
+        self.needs_regular = "tool" in roles  # a result is read by its call
         self.found: dict[str, re.Match[str]] = {}
 
     def effect(self, text: str) -> Any:
@@ -290,13 +316,13 @@ class FirstMatch(Fold):
 class Found(Fold):
     """Every distinct findall() item of a pattern in the messages with some roles, in order found."""
 
-    needs_regular = False
     writes_blindly = True  # every item is put as found; one found before keeps its place in the order
 
     def __init__(self, pattern: Pattern, roles: tuple[str, ...]) -> None:
         super().__init__()
         self.pattern = pattern
         self.roles = roles
+        self.needs_regular = "tool" in roles  # a result is read by its call
         self.items: dict[Any, None] = {}
 
     def effect(self, text: str) -> Any:
@@ -326,6 +352,7 @@ class Visible:
         self._synced: set[Hashable] = set()
         self._prefixes: dict[int, tuple[tuple[dict[str, Any], ...], int]] = {}
         self._replaced: dict[int, tuple[tuple[dict[str, Any], ...], list[int]]] = {}
+        self.answer_checks: dict[int, bool] = {}  # id of a tool message read this request -> whether it answers its call
         self._calls = self.fold(Calls)
         self.regular = self._calls.irregular["count"] == 0
 
@@ -417,6 +444,23 @@ class Visible:
         return {"role": "assistant", "content": content,
                 "tool_calls": [{"id": call_id, "type": "function",
                                 "function": {"name": name, "arguments": json.dumps(args, sort_keys=True)}}]}
+
+
+def answered(visible: Visible, message: dict[str, Any]) -> bool:
+    """Whether a tool message answers the visible call whose id it carries (issue 18 part 5).
+
+    In a regular context `Calls` has checked each result against its call, keeping the very content
+    object when it answers: that one is known without reading it again; others (a result replaced
+    since) are checked once per request, however many folds ask."""
+    key, content = message.get("tool_call_id"), _content(message)
+    if visible.regular and visible._calls.results.get(key) is content:
+        return True
+    known = visible.answer_checks.get(id(message))
+    if known is None:
+        exchange = visible.exchange(key)
+        known = visible.answer_checks[id(message)] = exchange is not None and answers(exchange.name, exchange.args,
+                                                                                 content)
+    return known
 
 
 def same_shape(old: dict[str, Any], new: dict[str, Any]) -> bool:

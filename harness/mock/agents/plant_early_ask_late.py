@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.mock.agents.common import Exchange, Fold, Visible, same_shape, text_reply
+from harness.mock.agents.common import Exchange, Fold, Visible, answered, same_shape, text_reply
 from harness.mock.agents.memo import Pattern, remember
 from harness.mock.agents.reading import obtain, reading, shows_whole_file
 
@@ -44,7 +44,7 @@ class Statements(Fold):
         self.recorded: dict[str, int] = {}
 
     def text(self, visible: Visible, message: dict[str, Any]) -> tuple[str | None, bool]:
-        if message.get("role") == "user" or (message.get("role") == "tool"
+        if message.get("role") == "user" or (message.get("role") == "tool" and answered(visible, message)
                                              and _is_notes_read(visible.exchange(message.get("tool_call_id")))):
             return message.get("content") or "", False
         return None, False

@@ -23,22 +23,18 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from harness.mock.agents.common import Exchange, Fold, Visible, _content, same_shape
+from harness.mock.agents.answers import PAGE, SPILL_PAGE, SPILLED
+from harness.mock.agents.common import Exchange, Fold, Visible, _content, answered, same_shape
 from harness.mock.agents.memo import Pattern, remember
 
 TRUNCATED = Pattern(r"\[Output truncated: (\d+) of (\d+) characters shown\. Full output saved as (\S+); "
                     r"call read_tool_result\(result_id=\"([^\"]+)\", offset=(\d+)\) to read more\.\]\s*$")
-PAGE = Pattern(r"\[([^:\]\s]+): characters (\d+)-(\d+) of (\d+)\]\n")
 MORE = Pattern(r"\n?\[More: call read_tool_result\(result_id=\"[^\"]+\", offset=\d+\) to continue\.\]\s*$")
 MORE_OPENING = '[More: call read_tool_result(result_id="'
 PAGER = "read_tool_result"
 CLAMPED = "\n[clamped: removed "  # the clamp marker of compaction_ladder and pydantic-ai-harness
 
-_QUOTED = r"(?:'([^'\\]*)'|\"([^\"\\]*)\")"  # a handle as Python's repr() shows it (no escapes in ctxbench's handles)
-SPILLED = Pattern(r"\[Tool output too large \(([\d,]+) (chars|tokens)\); stored to handle " + _QUOTED
-                  + r"\. Read it with read_tool_result\(handle=[^\n]*\)\.\]\n")
 OMITTED = Pattern(r"\n\.\.\.\[([\d,]+) chars omitted\]\.\.\.\n")
-SPILL_PAGE = Pattern(r"\[handle " + _QUOTED + r": ([\d,]+) matching line\(s\); showing (\d+)(, output capped)?\]")
 SPILL_PAGE_LINES = 1_000  # it asks for as many lines as one call returns (more would be clamped to these)
 
 
@@ -280,8 +276,10 @@ class ReadableFold(Fold):
     """A fold that reads each cut result as its visible pages joined, not as sent."""
 
     def text(self, visible: Visible, message: dict[str, Any]) -> tuple[str | None, bool]:
-        """The text, and True when it is a cut result's reading (which later pages change)."""
-        if message.get("role") not in self.roles:
+        """The text, and True when it is a cut result's reading (which later pages change); a result that
+        does not answer its call reads as nothing."""
+        role = message.get("role")
+        if role not in self.roles or (role == "tool" and not answered(visible, message)):
             return None, False
         call_id = message.get("tool_call_id")
         exchange = visible.exchange(call_id) if call_id is not None else None
@@ -299,7 +297,7 @@ class ReadableFold(Fold):
             return False
         if old.get("role") not in self.roles:
             return True
-        return self.same_effect(old_text, new_text)
+        return self.same_effect(self.text(visible, old)[0], self.text(visible, new)[0])
 
 
 def obtain(visible: Visible, name: str, args: dict[str, Any], since: int = -1) -> dict[str, Any] | None:

@@ -1,11 +1,13 @@
 """The simulated agent's generic agent-reset behaviour, shared by every task family.
 
-On a visible context warning at or above its `reset_stage` knob it writes notes (the family
-agent's `notes()`, where each fact survives with chance `notes_completeness`)
+It decides from the warnings it is shown (issue 18 part 5; seed 000: the warnings are advisory
+and the agent decides). A reset cycle starts at the latest visible reset notice (or the start);
+at the `reset_at_warning`-th context warning visible in it (knob, default the first) it writes
+notes (the family agent's `notes()`, where each fact survives with chance `notes_completeness`)
 with the task's own write_file tool, waits for the write to succeed, then calls `condense`
-alone with a message naming the notes file. After a reset it reads that file again with
-read_file. Everything it acts on is in the request: the warning text, the write's result,
-the reset notice and the condense result.
+alone with a message naming the notes file. So the strategy's warning_thresholds decide when
+it condenses. After a reset it reads that file again with read_file. Everything it acts on is
+in the request: the warning texts, the write's result, the reset notice and the condense result.
 """
 from __future__ import annotations
 
@@ -15,28 +17,35 @@ from typing import Any
 from harness.mock.agents.common import Fold, Visible
 from harness.mock.agents.memo import Pattern
 
-WARNING = Pattern(r"Context usage warning \((\d+)% stage\)")
+WARNING = Pattern(r"Context usage warning \(\d+% stage\)")
 RESET_NOTICE = "The agent triggered context condensation."
 NOTES_PATH = "notes/context-reset.md"
 NOTES_NAMED = Pattern(r"\b(notes/[\w.\-/]*\w)")
 
 
 class Warnings(Fold):
-    """The highest warning stage a visible user message shows, and whether a reset notice is visible."""
+    """How many visible user messages warn of the context since the latest visible reset notice (the
+    current reset cycle), and whether a reset notice is visible."""
 
     roles = ("user",)
     needs_regular = False
 
     def __init__(self) -> None:
         super().__init__()
-        self.state: dict[str, Any] = {"stage": None, "reset": False}
+        self.state: dict[str, Any] = {"warnings": 0, "reset": False}
+
+    def effect(self, text: str) -> Any:
+        if text == RESET_NOTICE:
+            return "reset"
+        return "warning" if WARNING.search(text) else None
 
     def absorb(self, position: int, text: str, message: dict[str, Any]) -> None:
-        stages = [int(m.group(1)) / 100 for m in WARNING.finditer(text)]
-        if stages and (self.state["stage"] is None or max(stages) > self.state["stage"]):
-            self.ledger.put(position, self.state, "stage", max(stages))
-        if text == RESET_NOTICE and not self.state["reset"]:
+        effect = self.effect(text)
+        if effect == "reset":  # a new cycle: the warnings before it were of the context it left
             self.ledger.put(position, self.state, "reset", True)
+            self.ledger.put(position, self.state, "warnings", 0)
+        elif effect == "warning":
+            self.ledger.put(position, self.state, "warnings", self.state["warnings"] + 1)
 
 
 def read_notes_after_reset(visible: Visible) -> dict[str, Any] | None:
@@ -54,10 +63,9 @@ def read_notes_after_reset(visible: Visible) -> dict[str, Any] | None:
 
 
 def prepare_reset(visible: Visible, agent: ModuleType, task: Any) -> dict[str, Any] | None:
-    """Write notes, then condense, when warned at the knob's stage; None lets the family act."""
-    stage = visible.knobs.reset_stage
-    warned = visible.fold(Warnings).state["stage"]
-    if stage is None or warned is None or warned < stage or "condense" not in visible.tool_names:
+    """Write notes, then condense, from the knob's warning of the cycle on; None lets the family act."""
+    k = visible.knobs.reset_at_warning
+    if k is None or visible.fold(Warnings).state["warnings"] < k or "condense" not in visible.tool_names:
         return None
     writes = [e for e in visible.calls("write_file") if e.args.get("path") == NOTES_PATH]
     if any(e.result is None or e.result.startswith("Error") for e in writes):

@@ -34,7 +34,6 @@ class Tickets(Fold):
     """The highest-numbered ticket visible (the first seen of equal numbers)."""
 
     roles = ("user", "tool")
-    needs_regular = False
 
     def __init__(self) -> None:
         super().__init__()
