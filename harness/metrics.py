@@ -37,9 +37,9 @@ Failure modes (issue 18 part 4), per run:
   (agent resets, hard resets, summaries) with no ``progress`` event between them;
   ``condensations_in_loops``: the condensations in those streaks. Compaction steps (clearing, masking,
   windows) are not condensations: several of them run at every request by design.
-* ``orphan_view_requests``: main requests whose view held a tool result without its call or a call
+* ``orphan_view_requests``: successful main requests (of ``requests``) whose view held a tool result without its call or a call
   without its result (OpenHands #7512).
-* ``task_missing_requests``: main requests whose view held no message with the task statement's text.
+* ``task_missing_requests``: successful main requests whose view held no message with the task statement's text.
 * ``reexecuted_state_calls``: calls of a state-changing tool with the same name and arguments as one
   that ran successfully before the last condensation (OpenHands #10508, #11910).
 
@@ -211,9 +211,6 @@ class RunMetrics:
             self.offloaded_chars += (event.get("total_chars") or 0) - (event.get("shown_chars") or 0)
 
     def _add_call(self, event: Mapping[str, Any]) -> None:
-        if event.get("profile") == MAIN_PROFILE:  # a view was sent, answered or not
-            self.orphan_view_requests += bool(event.get("orphaned_tool_ids"))
-            self.task_missing_requests += bool(event.get("task_statement_missing"))
         if not event.get("ok"):
             return  # counted with the llm_call events
         usage = event.get("usage") or {}
@@ -223,6 +220,8 @@ class RunMetrics:
         if event.get("profile") != MAIN_PROFILE:
             self.side.add(event, usage)
             return
+        self.orphan_view_requests += bool(event.get("orphaned_tool_ids"))
+        self.task_missing_requests += bool(event.get("task_statement_missing"))
         context = usage.get("input_tokens")
         if context is not None:
             self.context_peak = context if self.context_peak is None else max(self.context_peak, context)
