@@ -64,9 +64,9 @@ def _holds_float(value: Any) -> bool:
         kind = type(item)
         if kind is str or kind is int or item is None or kind is bool:
             continue
-        if kind is dict:
+        if kind is dict or kind is FrozenDict:
             pending.extend(item.values())
-        elif kind is list or kind is tuple:
+        elif kind is list or kind is tuple or kind is FrozenList:
             pending.extend(item)
         elif isinstance(item, float):
             return True

@@ -67,15 +67,22 @@ for _kind, _names in _MUTATORS.items():
         setattr(_kind, _name, _refusal(_name))
 
 
+_ATOMS = frozenset({str, int, bool, float, type(None), FrozenDict, FrozenList})  # nothing inside to freeze
+
+
 def freeze(value: Any) -> Any:
-    """`value` with every dict and list in it made read-only; frozen parts are reused, not copied."""
-    kind = type(value)
-    if kind is str or kind is FrozenDict or kind is FrozenList or value is None or kind is int or kind is bool:
+    """`value` with every dict and list in it made read-only; frozen parts are reused, not copied.
+    Once per message as it enters the view: values that hold nothing to freeze are not visited again."""
+    if type(value) in _ATOMS:
         return value
     if isinstance(value, dict):
-        return FrozenDict({key: freeze(item) for key, item in value.items()})
+        frozen = FrozenDict(value)
+        for key, item in value.items():
+            if type(item) not in _ATOMS:
+                dict.__setitem__(frozen, key, freeze(item))
+        return frozen
     if isinstance(value, (list, tuple)):
-        return FrozenList(freeze(item) for item in value)
+        return FrozenList([item if type(item) in _ATOMS else freeze(item) for item in value])
     return value
 
 

@@ -109,8 +109,9 @@ class _Reexecutions:
 
     def called(self, message: Mapping[str, Any]) -> None:
         for call in message.get("tool_calls") or ():
-            key = call_key(call.get("function", {}))
-            if key[0] in self.tools:
+            function = call.get("function", {})
+            if function.get("name", "") in self.tools:  # arguments parsed for these alone
+                key = call_key(function)
                 self.count += key in self.before
                 self.pending[call.get("id")] = key
 

@@ -96,7 +96,7 @@ class ViewState:
 
     @property
     def task_statement_missing(self) -> bool:
-        """True when no message of the view as sent holds the task statement's text."""
+        """True when no message of the view as sent (tool results aside) holds the task statement's text."""
         return self.statement is not None and self._statement_holders == 0
 
     def _message_digest(self, message_id: int) -> bytes:
@@ -114,7 +114,8 @@ class ViewState:
         """Fold one event; a message event's message is frozen in the event itself (read-only from now on)."""
         if event["type"] == "message":
             message_id = event["id"]
-            message = event["message"] = freeze(event["message"])
+            logged = event["message"]
+            message = event["message"] = freeze(logged)
             self._messages[message_id] = message
             origin = self.origins[message_id] = event.get("origin", "")
             if self.statement is None and origin == "user":
@@ -122,19 +123,27 @@ class ViewState:
             if event.get("placement", "append") == "append":
                 list.append(self.ids, message_id)
                 self.total_tokens += self.tokens(message_id)
+                self._digests[message_id] = stable_digest(logged)  # the plain dict: serialized at orjson's speed
                 self._enter(message_id, 1)
         for op in event.get("view_ops", ()):
             self._apply_op(op)
 
     def _enter(self, message_id: int, sign: int) -> None:
         """Count a message (as sent) into the view's failure modes (sign 1) or out of them (-1)."""
-        message = self.message(message_id)
-        for call in message.get("tool_calls") or ():
-            self._pair(call.get("id"), sign)
-        if message.get("role") == "tool":
+        message = self._overrides.get(message_id) or self._messages[message_id]
+        calls = message.get("tool_calls")
+        if calls:
+            for call in calls:
+                self._pair(call.get("id"), sign)
+        if message.get("role") == "tool":  # a tool's output does not state the task
             self._pair(message.get("tool_call_id"), -sign)
-        if self.statement is not None and self._holds_statement(message_id):
-            self._statement_holders += sign
+        elif self.statement is not None:
+            holds = self._carries.get(message_id)
+            if holds is None:  # read once per rendering of a message
+                content = message.get("content")
+                text = content if type(content) is str and not calls else message_text(message)
+                holds = self._carries[message_id] = self.statement in text
+            self._statement_holders += sign * holds
 
     def _pair(self, call_id: Any, change: int) -> None:
         balance = self._balance.get(call_id, 0) + change
@@ -142,13 +151,6 @@ class ViewState:
             self._balance[call_id] = balance
         else:
             del self._balance[call_id]
-
-    def _holds_statement(self, message_id: int) -> bool:
-        holds = self._carries.get(message_id)
-        if holds is None:
-            assert self.statement is not None
-            holds = self._carries[message_id] = self.statement in message_text(self.message(message_id))
-        return holds
 
     def _set_ids(self, new_ids: list[int]) -> None:
         """The view becomes `new_ids`: messages leaving and entering are counted out and in."""
@@ -170,7 +172,7 @@ class ViewState:
                 self._enter(message_id, -1)
             self._overrides[message_id] = freeze(op["message"])
             self._tokens.pop(message_id, None)
-            self._digests.pop(message_id, None)
+            self._digests[message_id] = stable_digest(op["message"])
             self._carries.pop(message_id, None)
             if in_view:
                 self.total_tokens += self.tokens(message_id)
