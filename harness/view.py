@@ -65,10 +65,10 @@ class ViewState:
     def ids_of_role(self, role: str) -> list[int]:
         """Ids in the view whose logged message has this role, in view order (read-only); O(new messages)
         while the view only grows."""
-        ids_read, read, found = self._by_role.get(role, (None, 0, []))
+        ids_read, read, found = self._by_role.get(role, (None, 0, FrozenList()))
         if ids_read is not self.ids or read > len(self.ids):
-            read, found = 0, []
-        found.extend(i for i in self.ids[read:] if self._messages[i].get("role") == role)
+            read, found = 0, FrozenList()
+        list.extend(found, (i for i in self.ids[read:] if self._messages[i].get("role") == role))
         self._by_role[role] = (self.ids, len(self.ids), found)
         return found
 

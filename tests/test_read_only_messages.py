@@ -129,3 +129,12 @@ def test_litellm_path_of_the_mock_reads_read_only_messages(run_suite, tmp_path):
     through = runs_frame(tmp_path / "litellm")
     assert (through["termination"] == "submitted").all() and through["error"].isna().all()
     assert list(through["input_tokens"]) == list(direct["input_tokens"])
+
+
+def test_the_view_hands_out_no_list_of_its_own_to_edit():
+    """Issue 18 part 6: ids_of_role's list (kept between calls) refuses edits; to_messages() is a new list."""
+    ctx = _ctx()
+    with pytest.raises(MessageEditError):
+        ctx.view.ids_of_role("tool").append(0)
+    ctx.view.to_messages().clear()
+    assert ctx.view.ids_of_role("tool") == [2] and len(ctx.view.to_messages()) == 3
