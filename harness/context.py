@@ -5,6 +5,7 @@ import time
 from typing import Any
 
 from harness.events import EventLog
+from harness.frozen import freeze
 from harness.limits import INVOCATION_SPENDING
 from harness.llm import LLMClient, LLMProfile, LLMResult, Usage
 from harness.retry import RetryListener
@@ -44,7 +45,10 @@ class RunContext:
 
     # ----- recording
     def emit(self, type_: str, **fields: Any) -> dict[str, Any]:
-        """Append an event; its `view_ops`, if any, change the view from now on."""
+        """Append an event; its `view_ops`, if any, change the view from now on. A message is frozen before
+        it is logged (harness.frozen), so the log, the metrics and the view share the one read-only copy."""
+        if type_ == "message":
+            fields["message"] = freeze(fields["message"])
         event = self.log.append(type_, **fields)
         self.view.apply(event)
         return event

@@ -46,8 +46,7 @@ class ViewState:
         self.edits = 0  # view ops applied so far: unchanged, the view has only grown by appended messages
         self._balance: dict[Any, int] = {}  # tool call id -> its calls minus its results in the view, where not 0
         self.statement: str | None = None  # the task statement: the text of the first user message logged
-        self._carries: dict[int, bool] = {}  # message id -> whether it (as sent) holds the statement
-        self._statement_holders = 0  # messages in the view that hold it
+        self._holders: set[int] = set()  # ids of the messages in the view that (as sent) hold the statement
 
     # ----- reading
     def message(self, message_id: int) -> Message:
@@ -97,7 +96,7 @@ class ViewState:
     @property
     def task_statement_missing(self) -> bool:
         """True when no message of the view as sent (tool results aside) holds the task statement's text."""
-        return self.statement is not None and self._statement_holders == 0
+        return self.statement is not None and not self._holders
 
     def _message_digest(self, message_id: int) -> bytes:
         digest = self._digests.get(message_id)
@@ -114,8 +113,7 @@ class ViewState:
         """Fold one event; a message event's message is frozen in the event itself (read-only from now on)."""
         if event["type"] == "message":
             message_id = event["id"]
-            logged = event["message"]
-            message = event["message"] = freeze(logged)
+            message = event["message"] = freeze(event["message"])  # frozen already when logged by a run
             self._messages[message_id] = message
             origin = self.origins[message_id] = event.get("origin", "")
             if self.statement is None and origin == "user":
@@ -123,7 +121,6 @@ class ViewState:
             if event.get("placement", "append") == "append":
                 list.append(self.ids, message_id)
                 self.total_tokens += self.tokens(message_id)
-                self._digests[message_id] = stable_digest(logged)  # the plain dict: serialized at orjson's speed
                 self._enter(message_id, 1)
         for op in event.get("view_ops", ()):
             self._apply_op(op)
@@ -137,13 +134,12 @@ class ViewState:
                 self._pair(call.get("id"), sign)
         if message.get("role") == "tool":  # a tool's output does not state the task
             self._pair(message.get("tool_call_id"), -sign)
+        elif sign < 0:
+            self._holders.discard(message_id)
         elif self.statement is not None:
-            holds = self._carries.get(message_id)
-            if holds is None:  # read once per rendering of a message
-                content = message.get("content")
-                text = content if type(content) is str and not calls else message_text(message)
-                holds = self._carries[message_id] = self.statement in text
-            self._statement_holders += sign * holds
+            content = message.get("content")
+            if self.statement in (content if type(content) is str and not calls else message_text(message)):
+                self._holders.add(message_id)
 
     def _pair(self, call_id: Any, change: int) -> None:
         balance = self._balance.get(call_id, 0) + change
@@ -173,7 +169,6 @@ class ViewState:
             self._overrides[message_id] = freeze(op["message"])
             self._tokens.pop(message_id, None)
             self._digests[message_id] = stable_digest(op["message"])
-            self._carries.pop(message_id, None)
             if in_view:
                 self.total_tokens += self.tokens(message_id)
                 self._enter(message_id, 1)
