@@ -2,7 +2,8 @@
 
 Issue 18 part 6: a strategy that edited a message dict in place fooled the mock (the agent's
 memory kept the old reading, the provider billed it as cached, the log never recorded the edit).
-Every message is frozen once, when it enters the view (harness.view), so an in-place edit raises
+Every message is frozen once, as a run logs it (harness.context.RunContext.emit; a replayed log's as the
+view folds it, harness.view), so an in-place edit raises
 `MessageEditError` at once instead of changing what is sent unseen. Frozen values are dict and list
 subclasses (json, orjson through harness.fast_json, litellm and `isinstance` checks read them as
 usual); copies (`dict(m)`, `{**m}`, `m.copy()`, `copy.copy`, `copy.deepcopy`, slices) are plain and
