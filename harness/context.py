@@ -6,6 +6,7 @@ from typing import Any
 
 from harness.clock import ClockConfig, RunClock
 from harness.events import EventLog
+from harness.frozen import freeze
 from harness.limits import INVOCATION_SPENDING
 from harness.llm import LLMClient, LLMProfile, LLMResult, Usage
 from harness.retry import RetryListener
@@ -47,7 +48,10 @@ class RunContext:
 
     # ----- recording
     def emit(self, type_: str, **fields: Any) -> dict[str, Any]:
-        """Append an event; its `view_ops`, if any, change the view from now on."""
+        """Append an event; its `view_ops`, if any, change the view from now on. A message is frozen before
+        it is logged (harness.frozen), so the log, the metrics and the view share the one read-only copy."""
+        if type_ == "message":
+            fields["message"] = freeze(fields["message"])
         event = self.log.append(type_, **fields)
         self.view.apply(event)
         return event

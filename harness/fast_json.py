@@ -2,7 +2,7 @@
 
 A run writes every event as a line and hashes every message it sends (view hashes, call ids,
 the agent's seeds), so both are on the hot path. What orjson refuses or only passes on (str,
-int and dict subclasses, dataclasses, datetimes, integers past 64 bits, lone surrogates) goes
+int and dict subclasses other than read-only messages, dataclasses, datetimes, integers past 64 bits, lone surrogates) goes
 to the json module.
 """
 from __future__ import annotations
@@ -12,6 +12,8 @@ from typing import Any
 
 import orjson
 
+from harness.frozen import FrozenDict, FrozenList
+
 _LINE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)  # events are trees
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 _PASS_ON = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
@@ -20,6 +22,11 @@ _CANONICAL_OPTIONS = _PASS_ON | orjson.OPT_SORT_KEYS
 
 
 def _refuse(value: Any) -> Any:
+    """orjson's fallback: read-only messages (harness.frozen) as their plain types, the rest to the json module."""
+    if type(value) is FrozenDict:
+        return dict(value)
+    if type(value) is FrozenList:
+        return list(value)
     raise TypeError(f"left to the json module: {type(value).__name__}")
 
 
@@ -57,9 +64,9 @@ def _holds_float(value: Any) -> bool:
         kind = type(item)
         if kind is str or kind is int or item is None or kind is bool:
             continue
-        if kind is dict:
+        if kind is dict or kind is FrozenDict:
             pending.extend(item.values())
-        elif kind is list or kind is tuple:
+        elif kind is list or kind is tuple or kind is FrozenList:
             pending.extend(item)
         elif isinstance(item, float):
             return True

@@ -31,6 +31,23 @@ Event vocabulary that metrics read (strategies emit these):
   full ``content`` (the store, so an audit can read what was held back).
 * ``cache_bust_warning`` with ``cached_tokens``, ``established_prefix_tokens``, ``likely_cause``.
 
+* ``run_start`` with ``state_changing_tools`` (names of the tools whose calls change the environment).
+* ``progress`` with ``value``: the environment's milestone count changed (tasks.base.Environment.progress).
+* ``llm_call`` of the main profile with ``orphaned_tool_ids`` (tool call ids whose call or result is
+  missing from the view sent) and ``task_statement_missing`` (true), present only when they apply.
+
+Failure modes (issue 18 part 4), per run:
+
+* ``condensation_loops``: streaks of LOOP_CONDENSATIONS or more consecutive ``condensation`` events
+  (agent resets, hard resets, summaries) with no ``progress`` event between them;
+  ``condensations_in_loops``: the condensations in those streaks. Compaction steps (clearing, masking,
+  windows) are not condensations: several of them run at every request by design.
+* ``orphan_view_requests``: successful main requests (of ``requests``) whose view held a tool result without its call or a call
+  without its result (OpenHands #7512).
+* ``task_missing_requests``: successful main requests whose view held no message with the task statement's text.
+* ``reexecuted_state_calls``: calls of a state-changing tool with the same name and arguments as one
+  that ran successfully before the last condensation (OpenHands #10508, #11910).
+
 Cache-read tokens lost to compaction: for each main request that follows one or more
 ``compaction`` events, the previous main request's input tokens (the prefix the provider
 holds) minus this request's cached tokens, floored at 0.
@@ -47,6 +64,70 @@ from harness.tokens import stable_hash
 TOKEN_FIELDS = ("input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens")
 # Calls that only act (submitting, writing) are not re-reads of content.
 NON_READING_TOOLS = frozenset({"submit_answer", "write_file", "condense"})
+# Ours: three condensations with no milestone between them is a loop. One condensation without progress
+# since the last is ordinary (the agent rebuilds its context first), and so are two (a reset can follow
+# one whose notes alone filled the window); a third means two whole cycles ended where they began.
+LOOP_CONDENSATIONS = 3
+
+
+def call_key(function: Mapping[str, Any]) -> tuple[str, str]:
+    """A tool call's name and its arguments in canonical JSON (as given when they do not parse)."""
+    try:
+        arguments = json.dumps(json.loads(function.get("arguments") or "{}"), sort_keys=True)
+    except json.JSONDecodeError:
+        arguments = function.get("arguments") or ""
+    return function.get("name", ""), arguments
+
+
+class _Loops:
+    """Streaks of condensations without progress between them (issue 18 part 4)."""
+
+    def __init__(self) -> None:
+        self.streak = 0  # condensations since the last progress
+        self.loops = 0
+        self.inside = 0
+
+    def condensed(self) -> None:
+        self.streak += 1
+
+    def progressed(self) -> None:
+        if self.streak >= LOOP_CONDENSATIONS:
+            self.loops += 1
+            self.inside += self.streak
+        self.streak = 0
+
+    def totals(self) -> tuple[int, int]:
+        """(loops, condensations in loops), the streak still open included."""
+        open_loop = self.streak >= LOOP_CONDENSATIONS
+        return self.loops + open_loop, self.inside + (self.streak if open_loop else 0)
+
+
+class _Reexecutions:
+    """State-changing calls repeated after a condensation (OpenHands #10508, #11910)."""
+
+    def __init__(self) -> None:
+        self.tools: frozenset[str] = frozenset()
+        self.before: set[tuple[str, str]] = set()  # ran successfully before the last condensation
+        self.since: set[tuple[str, str]] = set()  # ran successfully since
+        self.pending: dict[Any, tuple[str, str]] = {}  # call id -> key, until its result
+        self.count = 0
+
+    def called(self, message: Mapping[str, Any]) -> None:
+        for call in message.get("tool_calls") or ():
+            function = call.get("function", {})
+            if function.get("name", "") in self.tools:  # arguments parsed for these alone
+                key = call_key(function)
+                self.count += key in self.before
+                self.pending[call.get("id")] = key
+
+    def answered(self, call_id: Any, is_error: Any) -> None:
+        key = self.pending.pop(call_id, None)
+        if key is not None and not is_error:
+            self.since.add(key)
+
+    def condensed(self) -> None:
+        self.before |= self.since
+        self.since = set()
 
 
 class _UsageTotals:
@@ -98,6 +179,10 @@ class RunMetrics:
         self._edited = False  # a compaction since then
         self._agent_messages: list[Mapping[str, Any]] = []
         self._results: dict[Any, tuple[Any, Mapping[str, Any]]] = {}  # tool_call_id -> (is_error, message): the last
+        self.loops = _Loops()
+        self.reexecutions = _Reexecutions()
+        self.orphan_view_requests = 0
+        self.task_missing_requests = 0
 
     def add(self, event: Mapping[str, Any]) -> None:
         kind = event["type"]
@@ -112,10 +197,18 @@ class RunMetrics:
                 self.condense_refusals += 1
             if message.get("role") == "tool":
                 self._results[message.get("tool_call_id")] = (event.get("is_error"), message)
+                self.reexecutions.answered(message.get("tool_call_id"), event.get("is_error"))
             if event.get("origin") == "agent":
                 self._agent_messages.append(message)
+                self.reexecutions.called(message)
         elif kind == "condensation":
             self.condensation_kinds[event.get("kind")] += 1
+            self.loops.condensed()
+            self.reexecutions.condensed()
+        elif kind == "progress":
+            self.loops.progressed()
+        elif kind == "run_start":
+            self.reexecutions.tools = frozenset(event.get("state_changing_tools") or ())
         elif kind == "warning":
             self.warning_levels[str(event.get("level"))] += 1
         elif kind == "compaction":
@@ -137,6 +230,8 @@ class RunMetrics:
         if event.get("profile") != MAIN_PROFILE:
             self.side.add(event, usage)
             return
+        self.orphan_view_requests += bool(event.get("orphaned_tool_ids"))
+        self.task_missing_requests += bool(event.get("task_statement_missing"))
         context = usage.get("input_tokens")
         if context is not None:
             self.context_peak = context if self.context_peak is None else max(self.context_peak, context)
@@ -158,15 +253,10 @@ class RunMetrics:
         rereads = 0
         for message in self._agent_messages:
             for call in message.get("tool_calls") or ():
-                function = call.get("function", {})
-                name = function.get("name", "")
+                name, arguments = call_key(call.get("function", {}))
                 result = self._results.get(call.get("id"))
                 if name in NON_READING_TOOLS or result is None or result[0]:
                     continue
-                try:
-                    arguments = json.dumps(json.loads(function.get("arguments") or "{}"), sort_keys=True)
-                except json.JSONDecodeError:
-                    arguments = function.get("arguments") or ""
                 content = result[1].get("content") or ""
                 key = (name, arguments, content if isinstance(content, str) else stable_hash(content))
                 if key in seen:
@@ -211,6 +301,10 @@ class RunMetrics:
         parts = {name: round(self.seconds[name], 3) for name in ("model_s", "tool_s", "user_wait_s")}
         metrics["simulated_s"] = round(sum(self.seconds.values()), 3)
         metrics.update(parts)
+        metrics["condensation_loops"], metrics["condensations_in_loops"] = self.loops.totals()
+        metrics["orphan_view_requests"] = self.orphan_view_requests
+        metrics["task_missing_requests"] = self.task_missing_requests
+        metrics["reexecuted_state_calls"] = self.reexecutions.count
         return metrics
 
 

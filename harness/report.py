@@ -9,6 +9,7 @@ import pandas as pd
 
 from harness.errors import ConfigError
 from harness.events import read_events
+from harness.metrics import LOOP_CONDENSATIONS
 from harness.results import CONFIG_FILE, EVENTS_DIR, SUMMARY_FILE, read_runs
 from harness.stats import CLUSTER_KEY, DEFAULT_SEED, bootstrap_mean, bootstrap_ratio, paired_difference
 
@@ -31,6 +32,14 @@ REQUEST_COLUMNS = ["run_id", "task_id", "family", "strategy", "seed", "profile",
 INTERVAL_MEANING = ("over tasks: each resample draws task ids with replacement and takes all runs (every seed) "
                     "of each drawn task, so they say how much a figure would move on another draw of tasks like "
                     "these; more seeds of the same tasks do not narrow them unless outcomes vary between seeds.")
+
+# Failure modes of a run (issue 18 part 4; harness.metrics): runs.jsonl field, how a count of it reads.
+FAILURE_MODES = (
+    ("condensation_loops", "condensation loop(s)"),
+    ("orphan_view_requests", "request(s) with a tool call or result missing its partner"),
+    ("task_missing_requests", "request(s) without the task statement"),
+    ("reexecuted_state_calls", "state-changing call(s) re-executed after a condensation"),
+)
 NO_FINISHED_RUNS = "(no finished runs)"  # the table of a results directory whose runs.jsonl holds no run yet
 
 
@@ -104,7 +113,36 @@ def _aggregate(group: pd.DataFrame, seed: int) -> dict[str, Any]:
         "mean_rereads": group["rereads"].mean(),
         "overflow_rate": (group["termination"] == "context_overflow").mean(),
     })
+    failures = _failure_counts(group)  # sums per strategy (results written before these fields count 0)
+    row.update({column: int(failures[column].sum()) for column in failures})
+    row["runs_with_failures"] = int(failures[[column for column, _ in FAILURE_MODES]].gt(0).any(axis=1).sum())
     return row
+
+
+def _failure_counts(runs: pd.DataFrame) -> pd.DataFrame:
+    columns = [column for column, _ in FAILURE_MODES] + ["condensations_in_loops"]
+    return runs.reindex(columns=columns).apply(pd.to_numeric, errors="coerce").fillna(0)
+
+
+def failure_section(runs: pd.DataFrame) -> list[str]:
+    """report.md's section naming every run that shows a failure mode, and which."""
+    lines = ["## Failure modes", "",
+             f"Condensation loops: {LOOP_CONDENSATIONS} or more condensations (resets, summaries) in a row with no "
+             "task progress between them (progress: the environment's milestones, e.g. hops resolved, items "
+             "submitted, edits applied); requests counted of the main model's successful ones. "
+             "Definitions: harness/metrics.py.", ""]
+    failures = _failure_counts(runs)
+    rows = []
+    for index, run in runs.iterrows():
+        modes = [f"{int(failures.at[index, column]):,} {label}" for column, label in FAILURE_MODES
+                 if failures.at[index, column]]
+        if modes and failures.at[index, "condensation_loops"]:
+            modes[0] += f" ({int(failures.at[index, 'condensations_in_loops']):,} condensations)"
+        if modes:
+            rows.append([str(run["run_id"]), str(run["strategy"]), "yes" if run["success"] else "no", "; ".join(modes)])
+    if not rows:
+        return lines + ["No run shows a failure mode.", ""]
+    return lines + [markdown(["run", "strategy", "success", "failure modes"], rows), ""]
 
 
 def _per_group(runs: pd.DataFrame, make: Callable[[str, pd.DataFrame], list[dict[str, Any]]]) -> pd.DataFrame:
@@ -276,6 +314,7 @@ def write_report(results_dir: str | Path, baseline: str = DEFAULT_BASELINE,
     tuning_sections = write_tuning(results_dir, summary)
     plots += tuning_sections.plots
     (results_dir / REPORT_FILE).write_text(
-        report_markdown(results_dir, summary, paired, baseline, plots, tuning_sections.markdown), encoding="utf-8")
+        report_markdown(results_dir, summary, paired, baseline, plots, failure_section(runs) + tuning_sections.markdown),
+        encoding="utf-8")
     return {"summary": summary, "paired": paired, "table": console_table(summary), "plots": plots}
 

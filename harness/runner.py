@@ -20,12 +20,14 @@ from harness.config import build_dataclass
 from harness.context import MAIN_PROFILE, RunContext
 from harness.errors import ConfigError
 from harness.events import EventLog
+from harness.frozen import MessageEditError
 from harness.llm import LLMClient, LLMProfile, is_context_window_error
 from harness.limits import INVOCATION_LIMIT_REACHED, INVOCATION_SPENDING
 from harness.metrics import RunMetrics
 from harness.pool import CellPlan, cell_executor, settle_heap
 from harness.secrets import redact
 from harness.tokens import stable_hash
+from harness.view import ViewState
 from strategies import StrategySpec, build_strategy
 from tasks.base import ToolCall
 from tasks.suites import TaskRow
@@ -131,6 +133,8 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         termination, error = _loop(cell, ctx, main, environment, strategy)
     except Exception as exc:  # a crash in a strategy or task ends this run only
         error = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, MessageEditError):  # only strategies are handed the view's messages
+            error = f"{type(exc).__name__}: strategy {cell.strategy.display} edited a message in place: {exc}"
         log.append("error", where="runner", error_type=type(exc).__name__, error=str(exc)[:2000],
                    traceback=traceback.format_exc(limit=8)[-4000:])
     score = environment.score() if environment is not None else None
@@ -163,6 +167,17 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     return row
 
 
+def view_failures(view: ViewState) -> dict[str, Any]:
+    """The failure modes of a view about to be sent (issue 18 part 4), logged with its request only when
+    present: tool call ids without their partner (OpenHands #7512) and a missing task statement."""
+    failures: dict[str, Any] = {}
+    if view.orphaned_tool_ids:
+        failures["orphaned_tool_ids"] = view.orphaned_tool_ids
+    if view.task_statement_missing:
+        failures["task_statement_missing"] = True
+    return failures
+
+
 def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strategy: Any) -> tuple[str, str | None]:
     check_profiles(strategy, ctx.profiles, cell.strategy.display)
     specs = environment.tool_specs() + strategy.tools()
@@ -170,7 +185,7 @@ def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strate
     ctx.log.append("run_start", run_id=cell.run_id, task=cell.task.as_dict(), strategy=cell.strategy.display,
                    strategy_name=cell.strategy.name, strategy_config=redact(cell.strategy.config), seed=cell.seed,
                    instance_seed=cell.task.instance_seed(cell.seed), profiles=redact(cell.profiles), tools=ctx.tools,
-                   tools_hash=ctx.tools_hash)
+                   tools_hash=ctx.tools_hash, state_changing_tools=[spec.name for spec in specs if spec.changes_state])
     ctx.add_message({"role": "system", "content": environment.system_prompt}, origin="task")
     strategy.on_run_start(ctx)
     for text in environment.initial_user_messages():
@@ -178,6 +193,7 @@ def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strate
         ctx.turn_start = True
     max_requests = cell.task.max_requests or cell.max_requests
     failed_calls = 0
+    progress = environment.progress()
     while True:
         for text in environment.user_messages_due(ctx.requests):
             delay = ctx.clock.user(environment.user_delay_s)  # the user takes a while to answer
@@ -193,7 +209,7 @@ def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strate
         messages = ctx.view.to_messages()
         request = {"profile": MAIN_PROFILE, "model": main.profile.model, "view_hash": ctx.view.hash(ctx.tools_hash),
                    "view_len": len(messages), "context_tokens": ctx.prompt_tokens_estimate(),
-                   "clock_s": ctx.clock.now_s}
+                   "clock_s": ctx.clock.now_s, **view_failures(ctx.view)}
         try:
             result = main.complete(messages, ctx.tools, clock_s=ctx.clock.now_s)
         except Exception as exc:
@@ -219,6 +235,9 @@ def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strate
             seconds = ctx.clock.tool(call.name, environment.tool_seconds_range(call.name))
             ctx.add_message({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": outcome.content},
                             origin="tool", is_error=outcome.is_error, tool_s=seconds, clock_s=ctx.clock.now_s, **typed)
+            if environment.progress() != progress:  # a milestone (never shown to the model): see metrics' loops
+                progress = environment.progress()
+                ctx.log.append("progress", value=progress)
         if environment.submitted:
             return "submitted", None
 

@@ -11,12 +11,19 @@ event may carry `view_ops`, applied in order:
 
 Because live runs and replay use this one fold, a saved log rebuilds every view that was
 sent without calling a model or a tool.
+
+Every message is frozen when it enters (harness.frozen), and `messages` and `ids` are read-only,
+so only view ops change what is sent (issue 18 part 6). The fold also keeps, as ops apply, two
+failure modes of the view as sent (issue 18 part 4): tool calls and results whose partner is not
+in the view (OpenHands #7512), and whether the task statement (the first user message) is in it.
 """
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
-from harness.tokens import count_message, stable_digest, stable_hash
+from harness.frozen import FrozenList, freeze
+from harness.tokens import count_message, message_text, stable_digest, stable_hash
 
 Message = dict[str, Any]
 
@@ -25,9 +32,10 @@ class ViewState:
     """The current view, with per-message token counts and prefix hashes kept incrementally."""
 
     def __init__(self) -> None:
-        self.messages: dict[int, Message] = {}
+        self._messages: dict[int, Message] = {}
+        self.messages: Mapping[int, Message] = MappingProxyType(self._messages)  # every logged message, by id
         self.origins: dict[int, str] = {}
-        self.ids: list[int] = []
+        self.ids: list[int] = FrozenList()  # the view's message ids in order (read-only: view ops change it)
         self._overrides: dict[int, Message] = {}
         self._tokens: dict[int, int] = {}
         self._digests: dict[int, bytes] = {}  # of each message as sent
@@ -36,10 +44,13 @@ class ViewState:
         self._by_role: dict[str, tuple[list[int], int, list[int]]] = {}  # role -> (ids read, how far, its ids)
         self.total_tokens = 0
         self.edits = 0  # view ops applied so far: unchanged, the view has only grown by appended messages
+        self._balance: dict[Any, int] = {}  # tool call id -> its calls minus its results in the view, where not 0
+        self.statement: str | None = None  # the task statement: the text of the first user message logged
+        self._holders: set[int] = set()  # ids of the messages in the view that (as sent) hold the statement
 
     # ----- reading
     def message(self, message_id: int) -> Message:
-        return self._overrides.get(message_id) or self.messages[message_id]
+        return self._overrides.get(message_id) or self._messages[message_id]
 
     def is_replaced(self, message_id: int) -> bool:
         return message_id in self._overrides
@@ -53,10 +64,10 @@ class ViewState:
     def ids_of_role(self, role: str) -> list[int]:
         """Ids in the view whose logged message has this role, in view order (read-only); O(new messages)
         while the view only grows."""
-        ids_read, read, found = self._by_role.get(role, (None, 0, []))
+        ids_read, read, found = self._by_role.get(role, (None, 0, FrozenList()))
         if ids_read is not self.ids or read > len(self.ids):
-            read, found = 0, []
-        found.extend(i for i in self.ids[read:] if self.messages[i].get("role") == role)
+            read, found = 0, FrozenList()
+        list.extend(found, (i for i in self.ids[read:] if self._messages[i].get("role") == role))
         self._by_role[role] = (self.ids, len(self.ids), found)
         return found
 
@@ -76,6 +87,17 @@ class ViewState:
             prefix.append(previous)
         return stable_hash(tools_hash + previous.hex())
 
+    @property
+    def orphaned_tool_ids(self) -> int:
+        """Tool call ids whose calls and results in the view do not pair up (a result without its call,
+        a call without its result): O(1), kept as ops apply."""
+        return len(self._balance)
+
+    @property
+    def task_statement_missing(self) -> bool:
+        """True when no message of the view as sent (tool results aside) holds the task statement's text."""
+        return self.statement is not None and not self._holders
+
     def _message_digest(self, message_id: int) -> bytes:
         digest = self._digests.get(message_id)
         if digest is None:
@@ -87,16 +109,53 @@ class ViewState:
         del self._sent[position:]
 
     # ----- folding events
-    def apply(self, event: Mapping[str, Any]) -> None:
+    def apply(self, event: dict[str, Any]) -> None:
+        """Fold one event; a message event's message is frozen in the event itself (read-only from now on)."""
         if event["type"] == "message":
             message_id = event["id"]
-            self.messages[message_id] = event["message"]
-            self.origins[message_id] = event.get("origin", "")
+            message = event["message"] = freeze(event["message"])  # frozen already when logged by a run
+            self._messages[message_id] = message
+            origin = self.origins[message_id] = event.get("origin", "")
+            if self.statement is None and origin == "user":
+                self.statement = message_text(message)
             if event.get("placement", "append") == "append":
-                self.ids.append(message_id)
+                list.append(self.ids, message_id)
                 self.total_tokens += self.tokens(message_id)
+                self._enter(message_id, 1)
         for op in event.get("view_ops", ()):
             self._apply_op(op)
+
+    def _enter(self, message_id: int, sign: int) -> None:
+        """Count a message (as sent) into the view's failure modes (sign 1) or out of them (-1)."""
+        message = self._overrides.get(message_id) or self._messages[message_id]
+        calls = message.get("tool_calls")
+        if calls:
+            for call in calls:
+                self._pair(call.get("id"), sign)
+        if message.get("role") == "tool":  # a tool's output does not state the task
+            self._pair(message.get("tool_call_id"), -sign)
+        elif sign < 0:
+            self._holders.discard(message_id)
+        elif self.statement is not None:
+            content = message.get("content")
+            if self.statement in (content if type(content) is str and not calls else message_text(message)):
+                self._holders.add(message_id)
+
+    def _pair(self, call_id: Any, change: int) -> None:
+        balance = self._balance.get(call_id, 0) + change
+        if balance:
+            self._balance[call_id] = balance
+        else:
+            del self._balance[call_id]
+
+    def _set_ids(self, new_ids: list[int]) -> None:
+        """The view becomes `new_ids`: messages leaving and entering are counted out and in."""
+        old, new = set(self.ids), set(new_ids)
+        for message_id in old - new:
+            self._enter(message_id, -1)
+        for message_id in new - old:
+            self._enter(message_id, 1)
+        self.ids = FrozenList(new_ids)
 
     def _apply_op(self, op: Mapping[str, Any]) -> None:
         kind = op["op"]
@@ -106,21 +165,23 @@ class ViewState:
             in_view = message_id in self.ids
             if in_view:
                 self.total_tokens -= self.tokens(message_id)
-            self._overrides[message_id] = op["message"]
+                self._enter(message_id, -1)
+            self._overrides[message_id] = freeze(op["message"])
             self._tokens.pop(message_id, None)
-            self._digests.pop(message_id, None)
+            self._digests[message_id] = stable_digest(op["message"])
             if in_view:
                 self.total_tokens += self.tokens(message_id)
+                self._enter(message_id, 1)
                 self._invalidate_from(self.ids.index(message_id))
         elif kind == "drop":
             doomed = set(op["ids"])
             first = next((p for p, i in enumerate(self.ids) if i in doomed), len(self.ids))
-            self.ids = [i for i in self.ids if i not in doomed]
+            self._set_ids([i for i in self.ids if i not in doomed])
             self.total_tokens = sum(self.tokens(i) for i in self.ids)
             self._invalidate_from(first)
         elif kind == "set":
             new_ids = list(op["ids"])
-            unknown = [i for i in new_ids if i not in self.messages]
+            unknown = [i for i in new_ids if i not in self._messages]
             if unknown:
                 raise ValueError(f"view op 'set' names unknown message ids {unknown}")
             common = 0
@@ -128,7 +189,7 @@ class ViewState:
                 if old != new:
                     break
                 common += 1
-            self.ids = new_ids
+            self._set_ids(new_ids)
             self.total_tokens = sum(self.tokens(i) for i in self.ids)
             self._invalidate_from(common)
         else:

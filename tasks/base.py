@@ -21,6 +21,9 @@ class ToolSpec:
     name: str
     description: str
     parameters: dict[str, Any]
+    # Whether a call changes the environment's state (writes, submits, edits): calls repeated after a
+    # condensation are counted as re-executed (issue 18 part 4; OpenHands #10508). Never sent to the model.
+    changes_state: bool = False
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI function-tool schema, as litellm expects it."""
@@ -134,6 +137,13 @@ class Environment(ABC):
 
     @abstractmethod
     def score(self) -> Score: ...
+
+    def progress(self) -> int:
+        """A monotone count of the task's milestones reached so far (hops resolved, items submitted, edits
+        applied, questions answered...), read from this environment's state: the runner logs each change as
+        a `progress` event, so condensations repeating with no milestone between them show as a loop
+        (issue 18 part 4). The model never sees it. Here: whether the answer is submitted."""
+        return int(self.submitted)
 
     def user_messages_due(self, requests_done: int) -> list[str]:
         """Genuine user messages that arrive before request number `requests_done` (0-based)."""

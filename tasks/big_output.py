@@ -135,9 +135,11 @@ class BigOutput(WorkspaceEnvironment):
         return [
             ToolSpec("fetch_dump", "Fetch the next request dump from the queue, by its name (it is removed from the "
                                    "queue). The output is very large: one line per request.",
-                     object_schema({"dump": {"type": "string", "description": "e.g. D1"}}, ["dump"])),
+                     object_schema({"dump": {"type": "string", "description": "e.g. D1"}}, ["dump"]),
+                     changes_state=True),
             ToolSpec("answer_question", "Answer one of the user's questions by its number.",
-                     object_schema({"number": {"type": "integer"}, "value": {"type": "string"}}, ["number", "value"])),
+                     object_schema({"number": {"type": "integer"}, "value": {"type": "string"}}, ["number", "value"]),
+                     changes_state=True),
         ]
 
     def run_extra(self, call: ToolCall) -> ToolResult:
@@ -162,6 +164,10 @@ class BigOutput(WorkspaceEnvironment):
                 return ToolResult(f"Answer {number} recorded. All questions are answered; call submit_answer to finish.")
             return ToolResult(f"Answer {number} recorded.")
         return tool_error(f"unknown tool {call.name!r}")
+
+    def progress(self) -> int:
+        """Dumps fetched, questions answered, then the final answer."""
+        return self.fetched + len(self.answers) + int(self.submitted)
 
     def score(self) -> Score:
         right = sum(self.answers.get(i + 1) == str(q.status) for i, q in enumerate(self.questions))

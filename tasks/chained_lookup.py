@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from harness.config import require
 from tasks.base import Score, ToolCall, ToolResult, ToolSpec, tool_error
+from tasks.memfs import normalize_path
 from tasks.workspace import WorkspaceEnvironment, object_schema
 
 FAMILY = "chained_lookup"
@@ -90,7 +91,7 @@ class ChainedLookup(WorkspaceEnvironment):
     family = FAMILY
     tool_seconds = {"search": (1.0, 5.0)}  # a grep over every file (ours)
     system_prompt = SYSTEM_PROMPT
-    generated = ("params", "start", "expected")
+    generated = ("params", "start", "expected", "hop_files")
 
     def __init__(self, params: Params, seed: int):
         self.params = params
@@ -116,13 +117,20 @@ class ChainedLookup(WorkspaceEnvironment):
         paths = [f"archive/{names[i % len(names)]}-{i + 1:02d}.txt" for i in range(params.files)]
         contents: dict[str, list[str]] = {path: [] for path in paths}
         rng.shuffle(records)
+        hops = set(chain)
+        hop_files: dict[str, list[str]] = {}
         for code, weight, successor in records:
-            lines = contents[rng.choice(paths)]
+            path = rng.choice(paths)
+            lines = contents[path]
+            if code in hops:
+                hop_files.setdefault(path, []).append(code)
             lines.append(RECORD_FORMAT.format(code=code, weight=weight, successor=successor,
                                               custodian=rng.choice(_NAMES)))
             for _ in range(params.filler_lines):
                 lines.append("note: " + " ".join(rng.choice(_FILLER) for _ in range(rng.randint(8, 14))))
         super().__init__({path: "\n".join(lines) + "\n" for path, lines in contents.items()}, indexed=True)
+        self.hop_files = {path: tuple(codes) for path, codes in hop_files.items()}  # the chain's records by file
+        self.hops_read: set[str] = set()  # chain records the agent has read
 
     def initial_user_messages(self) -> list[str]:
         return [TASK_TEMPLATE.format(start=self.start, hops=self.params.hops)]
@@ -138,6 +146,16 @@ class ChainedLookup(WorkspaceEnvironment):
         if not hits:
             return ToolResult(f"No matches for {text!r}.")
         return ToolResult(f"{len(hits)} match(es) for {text!r}:\n" + "\n".join(f"{p}:{n}" for p, n in hits))
+
+    def run_tool(self, call: ToolCall) -> ToolResult:
+        result = super().run_tool(call)
+        if call.name == "read_file" and not result.is_error:
+            self.hops_read.update(self.hop_files.get(normalize_path(call.args["path"]), ()))
+        return result
+
+    def progress(self) -> int:
+        """Hops resolved (chain records read), then the final answer."""
+        return len(self.hops_read) + int(self.submitted)
 
     def score(self) -> Score:
         match = re.search(r"-?\d+", str(self.answer)) if self.submitted else None

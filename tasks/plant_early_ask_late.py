@@ -155,7 +155,7 @@ class PlantEarlyAskLate(WorkspaceEnvironment):
     def extra_specs(self) -> list[ToolSpec]:
         return [ToolSpec("record_count", "Record the number of lines containing ERROR in an audited log file.",
                          object_schema({"path": {"type": "string"}, "errors": {"type": "integer"}},
-                                       ["path", "errors"]))]
+                                       ["path", "errors"]), changes_state=True)]
 
     def run_extra(self, call: ToolCall) -> ToolResult:
         if call.name != "record_count":
@@ -166,6 +166,10 @@ class PlantEarlyAskLate(WorkspaceEnvironment):
             return tool_error(f"record_count: {path!r} is not a log file of a batch you were given")
         self.recorded[path] = call.args["errors"]
         return ToolResult(f"Recorded {call.args['errors']} for {path}.")
+
+    def progress(self) -> int:
+        """Log files counted, then the answers submitted."""
+        return len(self.recorded) + int(self.submitted)
 
     def expected_answers(self) -> dict[str, str]:
         return {name: self.current.get(name, "unknown") for name in self.asked}

@@ -116,6 +116,7 @@ class RepoMaintenance(WorkspaceEnvironment):
         self.params = params
         self.modules = modules
         self.passing, self.log_state = self._passing_lines(f"{FAMILY}:{seed}:log")
+        self.edits_applied = 0
 
     def initial_user_messages(self) -> list[str]:
         return [TASK]
@@ -125,7 +126,7 @@ class RepoMaintenance(WorkspaceEnvironment):
             ToolSpec("run_tests", "Run the whole test suite and return its (long) log.", object_schema({})),
             ToolSpec("edit_file", "Replace text in a source file: `old` must occur exactly once in the file.",
                      object_schema({"path": {"type": "string"}, "old": {"type": "string"}, "new": {"type": "string"}},
-                                   ["path", "old", "new"])),
+                                   ["path", "old", "new"]), changes_state=True),
         ]
 
     def _failing(self) -> list[Constant]:
@@ -188,8 +189,13 @@ class RepoMaintenance(WorkspaceEnvironment):
                 return tool_error(f"edit_file: old text occurs {found} times in {path}; it must occur exactly once "
                                   "(include more of the line)")
             self.fs.write(path, text.replace(args["old"], args["new"]))
+            self.edits_applied += 1
             return ToolResult(f"Edited {path}: replaced 1 occurrence.")
         return tool_error(f"unknown tool {call.name!r}")
+
+    def progress(self) -> int:
+        """Edits applied, then the final answer."""
+        return self.edits_applied + int(self.submitted)
 
     def score(self) -> Score:
         source = {p: t for p, t in self.fs.files.items() if p.startswith("src/")}

@@ -127,7 +127,7 @@ class WorkQueue(WorkspaceEnvironment):
                      object_schema({"sku": {"type": "string"}, "region": {"type": "string"}}, ["sku", "region"])),
             ToolSpec("submit_result", "Record the amount (quantity x unit price) of a ticket's order. Once per order.",
                      object_schema({"order_id": {"type": "string"}, "amount": {"type": "integer"}},
-                                   ["order_id", "amount"])),
+                                   ["order_id", "amount"]), changes_state=True),
         ]
 
     def _filler(self, key: str) -> tuple[str, ...]:
@@ -191,6 +191,10 @@ class WorkQueue(WorkspaceEnvironment):
                                   "call submit_answer with a one-line summary to finish.")
             return ToolResult(f"Recorded {order}. The next ticket follows.")
         return tool_error(f"unknown tool {call.name!r}")
+
+    def progress(self) -> int:
+        """Items submitted, then the final answer."""
+        return len(self.recorded) + int(self.submitted)
 
     def score(self) -> Score:
         right = sum(self.recorded.get(t.order) == t.amount for t in self.tickets)

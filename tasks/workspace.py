@@ -26,11 +26,11 @@ READ_FILE = ToolSpec("read_file", "Return the whole content of a file in the wor
 WRITE_FILE = ToolSpec("write_file", "Create or overwrite a file under notes/ (your own notes; other folders are "
                                     "read-only).",
                       object_schema({"path": {"type": "string", "description": "e.g. notes/progress.md"},
-                                     "content": {"type": "string"}}, ["path", "content"]))
+                                     "content": {"type": "string"}}, ["path", "content"]), changes_state=True)
 LIST_FILES = ToolSpec("list_files", "List the files in the workspace, optionally under a folder prefix.",
                       object_schema({"prefix": {"type": "string", "description": "folder, e.g. notes"}}))
 SUBMIT_ANSWER = ToolSpec("submit_answer", "Finish the task. Call it exactly once, when everything else is done.",
-                         object_schema({"answer": {"type": "string"}}, ["answer"]))
+                         object_schema({"answer": {"type": "string"}}, ["answer"]), changes_state=True)
 
 
 def read_file_result(path: str, content: str) -> ToolResult:

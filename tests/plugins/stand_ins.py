@@ -5,6 +5,11 @@ ToolOutputLimits contract words it; `ClampHeadTail` keeps head and tail with no 
 `ClearOlderTurns` clears tool results of earlier turns (compaction at a turn boundary);
 `SlidingWindow` keeps only the latest messages. The task tests use them to show which
 family each kind of cut breaks and which it leaves whole.
+
+Misbehaving ones, for the harness's own checks (issue 18): `ClearInPlace` makes ClearOlderTurns'
+cut by editing the messages in place instead of emitting view ops (part 6: the run must end in an
+error); `ForgetEverything` condenses to the task alone before every request (a condensation loop,
+part 4); `DropCalls` drops the agent's tool calls but keeps their results (orphans, part 4).
 """
 from __future__ import annotations
 
@@ -127,3 +132,38 @@ class PermuteResults(Strategy):
                for i, content in zip(tools, contents) if ctx.view.message(i).get("content") != content]
         if ops:
             ctx.emit("compaction", step="permute_results", view_ops=ops, reclaimed_tokens=0)
+
+
+class ClearInPlace(Strategy):
+    """ClearOlderTurns' cut made by editing each old tool result's dict in place: no view op, no event."""
+
+    name = "clear_in_place"
+
+    def before_request(self, ctx):
+        ids = list(ctx.view.ids)
+        users = [i for i in ids if ctx.view.messages[i].get("role") == "user"]
+        for i in ids:
+            if users and i < users[-1] and ctx.view.message(i).get("role") == "tool":
+                ctx.view.message(i)["content"] = "[tool result cleared; call the tool again]"
+
+
+class ForgetEverything(Strategy):
+    """Before every request but the first, condenses the view to the system prompt and the task statement."""
+
+    name = "forget_everything"
+
+    def before_request(self, ctx):
+        ids = list(ctx.view.ids)
+        if ctx.requests and len(ids) > 2:
+            ctx.emit("condensation", kind="hard_reset", forgotten_ids=ids[2:], view_ops=[{"op": "set", "ids": ids[:2]}])
+
+
+class DropCalls(Strategy):
+    """Drops the agent's messages that made tool calls, all but the latest, and keeps their results."""
+
+    name = "drop_calls"
+
+    def before_request(self, ctx):
+        calls = [i for i in ctx.view.ids if ctx.view.messages[i].get("tool_calls")]
+        if len(calls) > 1:
+            ctx.emit("compaction", step="drop_calls", view_ops=[{"op": "drop", "ids": calls[:-1]}], reclaimed_tokens=0)
