@@ -146,9 +146,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, f"no route {self.path}", "not_found")
             return
         self.server.enter()
+        self._in_flight = True
         try:
             self._chat()
         finally:
+            self._leave()
+
+    def _leave(self) -> None:
+        """Count this request as served once, before its body goes out: a client that got the body may send
+        its next request before this thread returns, and that must not read as one request too many at once."""
+        if getattr(self, "_in_flight", False):
+            self._in_flight = False
             self.server.leave()
 
     def _chat(self) -> None:
@@ -207,6 +215,7 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in (headers or {}).items():
             self.send_header(name, value)
         self.end_headers()
+        self._leave()
         self.wfile.write(data)
 
 
