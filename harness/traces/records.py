@@ -1,0 +1,50 @@
+"""Reading the JSON / JSONL files that hold one conversation per line or per list item
+(OpenAI chat, Anthropic Messages): the records and the name each trace gets by default."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from harness.traces import TraceError
+
+ID_FIELDS = ("id", "task_id", "conversation_id")
+
+
+def load_json_records(path: Path) -> list[tuple[str, Any]]:
+    """The records of a .json / .jsonl file, each with its default trace name `<stem>-<n>` (n from
+    1: the JSONL line, or the position in a JSON list of conversations; a single one: `<stem>`)."""
+    text = read_text(path)
+    if path.suffix == ".jsonl":
+        records = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                try:
+                    records.append((f"{path.stem}-{number}", json.loads(line)))
+                except json.JSONDecodeError as error:
+                    raise TraceError(path, f"line {number} is not JSON ({error.msg})",
+                                     trace=f"{path.stem}-{number}") from None
+        return records
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise TraceError(path, f"not JSON ({error.msg}, line {error.lineno})") from None
+    if isinstance(data, list) and data and isinstance(data[0], (list, dict)) and "role" not in data[0]:
+        return [(f"{path.stem}-{n}", record) for n, record in enumerate(data, start=1)]
+    return [(path.stem, data)]
+
+
+def read_text(path: Path) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise TraceError(path, f"cannot be read ({error})") from None
+
+
+def record_id(record: Any, default: str) -> str:
+    """A conversation's own id (`id`, `task_id`, `conversation_id`), else the default name."""
+    if isinstance(record, dict):
+        for name in ID_FIELDS:
+            if record.get(name) not in (None, ""):
+                return str(record[name])
+    return default
