@@ -240,7 +240,7 @@ def test_tau_bench_file_whose_every_task_errored_is_refused(tmp_path):
     ("openai/bad_orphan_tool.jsonl", "bad_orphan_tool.jsonl, trace 'orphan', message 3: tool result 'x9'"),
     ("openai/bad_line.jsonl", "bad_line.jsonl, trace 'bad_line-2': line 2 is not JSON"),
     ("openai/bad_call.json", "bad_call.json, trace 'no-call-id', message 1: a tool call needs an id"),
-    ("anthropic/bad_role.json", "bad_role.json, trace 'bad_role', message 1: role must be user or assistant"),
+    ("anthropic/bad_role.json", "bad_role.json, trace 'bad_role', message 1: role must be one of user, assistant"),
     ("anthropic/bad_tool_result.json", "bad_tool_result.json, trace 'stray', message 4: tool_result 'toolu_9'"),
     ("anthropic/bad_block.jsonl", "bad_block.jsonl, trace 'bad_block-2', message 1: a tool_use block needs"),
     ("tau-bench/bad_traj.json", "bad_traj.json, trace '3-trial2', message 3: tool result 'call_2'"),

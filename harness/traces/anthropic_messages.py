@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from harness.traces import Message, Trace, TraceError, check_trace
-from harness.traces.records import load_json_records, record_id
+from harness.traces.records import Fail, load_json_records, messages_with_errors, model_name, record_id
 
 FORMAT = "anthropic"
 ROLES = ("user", "assistant")
@@ -31,8 +31,6 @@ DROPPED = ("thinking", "redacted_thinking")
 ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use",
                               "web_search_tool_result", "document", "search_result", "mcp_tool_use",
                               "mcp_tool_result"})
-
-Fail = Callable[[str], TraceError]
 
 
 def claims(record: Any) -> bool:
@@ -78,7 +76,7 @@ def read(path: Path) -> list[Trace]:
         traces.append(check_trace(Trace(
             trace_id=trace_id, source_format=FORMAT, path=str(path), messages=converted,
             tools=_tools(meta.get("tools"), path, trace_id), usage=usage,
-            model=meta.get("model") if isinstance(meta.get("model"), str) else None)))
+            model=model_name(record))))
     return traces
 
 
@@ -87,15 +85,8 @@ def _convert(raw: list[Any], path: Path, trace_id: str, offset: int) -> tuple[li
     messages: list[Message] = []
     usage: dict[int, dict] = {}
     names: dict[str, str] = {}  # tool_use id -> tool name, for the results that answer it
-    for index, message in enumerate(raw):
-        def fail(problem: str) -> TraceError:
-            return TraceError(path, problem, trace=trace_id, index=index)
-
-        if not isinstance(message, dict):
-            raise fail(f"a message is an object, got {type(message).__name__}")
-        role = message.get("role")
-        if role not in ROLES:
-            raise fail(f"role must be user or assistant (system is separate), got {role!r}")
+    for _, message, fail in messages_with_errors(raw, path, trace_id, ROLES):
+        role = message["role"]
         blocks = _blocks(message.get("content"), fail)
         if role == "assistant":
             calls = [_tool_call(block, names, fail) for block in blocks if block.get("type") == "tool_use"]

@@ -19,17 +19,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from harness.traces import Message, Trace, TraceError, check_trace
 from harness.traces.anthropic_messages import claims as anthropic_claims
-from harness.traces.records import load_json_records, record_id
+from harness.traces.records import Fail, load_json_records, messages_with_errors, model_name, record_id
 
 FORMAT = "openai"
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 TEXT_PARTS = {"text": "text", "input_text": "text", "output_text": "text", "refusal": "refusal"}
-
-Fail = Callable[[str], TraceError]
 
 
 def _is_messages(value: Any) -> bool:
@@ -64,11 +62,10 @@ def read(path: Path) -> list[Trace]:
             raise TraceError(path, "this conversation is Anthropic Messages (system separate, tool_use blocks): "
                              "use --format anthropic", trace=trace_id)
         converted, usage = convert_messages(messages, path, trace_id)
-        meta = record if isinstance(record, dict) else {}
         traces.append(check_trace(Trace(
             trace_id=trace_id, source_format=FORMAT, path=str(path), messages=converted,
-            tools=_tools(meta, path, trace_id), usage=usage,
-            model=meta.get("model") if isinstance(meta.get("model"), str) else None)))
+            tools=_tools(record if isinstance(record, dict) else {}, path, trace_id), usage=usage,
+            model=model_name(record))))
     return traces
 
 
@@ -78,15 +75,8 @@ def convert_messages(raw: list[Any], path: Path | str, trace_id: str) -> tuple[l
     messages: list[Message] = []
     usage: dict[int, dict] = {}
     legacy_open: list[tuple[str, str]] = []  # (call id, function name) of unanswered function_calls
-    for index, message in enumerate(raw):
-        def fail(problem: str) -> TraceError:
-            return TraceError(path, problem, trace=trace_id, index=index)
-
-        if not isinstance(message, dict):
-            raise fail(f"a message is an object, got {type(message).__name__}")
-        role = message.get("role")
-        if role not in ROLES:
-            raise fail(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+    for index, message, fail in messages_with_errors(raw, path, trace_id, ROLES):
+        role = message["role"]
         content = _content(message.get("content"), fail)
         if role == "assistant":
             out: Message = {"role": "assistant", "content": content if content is not None else message.get("refusal")}

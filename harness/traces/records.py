@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
 from harness.traces import TraceError
 
 ID_FIELDS = ("id", "task_id", "conversation_id")
+
+Fail = Callable[[str], TraceError]  # makes the error for one message: file, trace, index, problem
 
 
 def load_json_records(path: Path) -> list[tuple[str, Any]]:
@@ -48,3 +50,23 @@ def record_id(record: Any, default: str) -> str:
             if record.get(name) not in (None, ""):
                 return str(record[name])
     return default
+
+
+def messages_with_errors(raw: list[Any], path: Path | str, trace_id: str,
+                         roles: tuple[str, ...]) -> Iterator[tuple[int, dict[str, Any], Fail]]:
+    """Each message that is an object with one of `roles`, its index, and the error maker for it."""
+    for index, message in enumerate(raw):
+        def fail(problem: str, index: int = index) -> TraceError:
+            return TraceError(path, problem, trace=trace_id, index=index)
+
+        if not isinstance(message, dict):
+            raise fail(f"a message is an object, got {type(message).__name__}")
+        if message.get("role") not in roles:
+            raise fail(f"role must be one of {', '.join(roles)}, got {message.get('role')!r}")
+        yield index, message, fail
+
+
+def model_name(record: Any) -> str | None:
+    """A conversation object's `model`, when it records one."""
+    model = record.get("model") if isinstance(record, dict) else None
+    return model if isinstance(model, str) else None
