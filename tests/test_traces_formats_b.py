@@ -126,20 +126,6 @@ def test_mini_long_observation_is_kept_whole():
     assert len(trace.messages[8]["content"]) > 20000 and "line 899: value_899" in trace.messages[8]["content"]
 
 
-@pytest.mark.parametrize("name, index, problem", [
-    ("bad_arguments.traj.json", 2, "arguments as a string"),
-    ("orphan_tool.traj.json", 4, "'call_9' answers no earlier tool call"),
-    ("bad_role.traj.json", 1, "got 'narrator'"),
-])
-def test_mini_malformed_refused_with_file_trace_and_index(name, index, problem):
-    """A malformed trace is refused naming file, trace and message index (issue 19 part 2)."""
-    with pytest.raises(TraceError) as caught:
-        mini_swe_agent.read(MINI / name)
-    message = str(caught.value)
-    assert str(MINI / name) in message and f"trace {name[:-len('.traj.json')]!r}" in message
-    assert f"message {index}:" in message and problem in message
-
-
 # ---------------------------------------------------------------- SWE-agent
 
 def test_swe_function_calling_history_kept():
@@ -181,17 +167,21 @@ def test_swe_retry_attempts_are_traces_and_one_has_no_tools():
     assert "tool_calls" not in second.messages[2] and second.recorded_input_tokens is None
 
 
-@pytest.mark.parametrize("name, index, problem", [
-    ("orphan_tool.traj", 4, "['toolu_8'] answer no earlier tool call"),
-    ("bad_entry.traj", 1, "must be an object"),
-    ("bad_content.traj", 2, "content must be a string"),
-])
-def test_swe_malformed_refused_with_file_trace_and_index(name, index, problem):
+@pytest.mark.parametrize("reader, path, index, problem", [
+    (mini_swe_agent, MINI / "bad_arguments.traj.json", 2, "arguments as a string"),
+    (mini_swe_agent, MINI / "orphan_tool.traj.json", 4, "'call_9' answers no earlier tool call"),
+    (mini_swe_agent, MINI / "bad_role.traj.json", 1, "got 'narrator'"),
+    (swe_agent, SWE / "orphan_tool.traj", 4, "['toolu_8'] answer no earlier tool call"),
+    (swe_agent, SWE / "bad_entry.traj", 1, "must be an object"),
+    (swe_agent, SWE / "bad_content.traj", 2, "content must be a string"),
+], ids=lambda v: v.name if isinstance(v, Path) else None)
+def test_malformed_refused_with_file_trace_and_index(reader, path, index, problem):
     """A malformed trace is refused naming file, trace and message index (issue 19 part 2)."""
     with pytest.raises(TraceError) as caught:
-        swe_agent.read(SWE / name)
+        reader.read(path)
     message = str(caught.value)
-    assert str(SWE / name) in message and f"trace {name[:-len('.traj')]!r}" in message
+    trace_id = path.name.split(".")[0]
+    assert str(path) in message and f"trace {trace_id!r}" in message
     assert f"message {index}:" in message and problem in message
 
 
