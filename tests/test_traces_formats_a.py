@@ -23,7 +23,7 @@ TAU_REACT = FIXTURES / "tau-bench" / "react-test-model-0.0_range_0-1_user-gpt-4o
 def _other_format_modules():
     """The other helpers' format modules, where this branch has them."""
     found = []
-    for name in ("mini_swe_agent", "swe_agent", "inspect_logs", "inspect_ai", "ctxbench_log", "ctxbench_events"):
+    for name in ("mini_swe_agent", "swe_agent", "inspect_log", "ctxbench_log"):
         try:
             found.append(importlib.import_module(f"harness.traces.{name}"))
         except ImportError:
@@ -48,8 +48,8 @@ def _roles(trace):
     return [m["role"] for m in trace.messages]
 
 
-GOOD = sorted(p for p in FIXTURES.rglob("*.json*") if not p.name.startswith("bad_"))
-BAD = sorted(p for p in FIXTURES.rglob("bad_*"))
+GOOD = sorted(p for fmt in MINE for p in (FIXTURES / fmt).rglob("*.json*") if not p.name.startswith("bad_"))
+BAD = sorted(p for fmt in MINE for p in (FIXTURES / fmt).rglob("bad_*"))
 
 
 @pytest.mark.parametrize("path", GOOD + BAD, ids=lambda p: f"{p.parent.name}/{p.name}")
