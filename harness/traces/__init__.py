@@ -45,10 +45,11 @@ class Trace:
     assistant messages that a format splits are kept as recorded; the replay treats each assistant
     message as one model response.
     `usage`: recorded usage per assistant message, keyed by that message's index in `messages`
-    ({"input_tokens": int, "cached_tokens": int | None, "output_tokens": int | None}), where the
+    ({"input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens"}: ints or None), where the
     format records it (Inspect model events, mini-swe-agent stats, ctxbench logs); empty otherwise.
-    `recorded_input_tokens`: the trace's total recorded input tokens when the format records a
-    total but not per message (e.g. mini-swe-agent `info.model_stats`), else None.
+    `recorded_input_tokens`: the trace's total recorded input tokens over every model call, where
+    the format records them (summed from per-call usage, or a total such as SWE-agent's
+    `tokens_sent`, which counts calls that left no message too), else None.
     `outcome`: the recorded result if any (tau-bench `reward`, SWE-agent exit status, Inspect score).
     """
 
