@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
-_TOKEN = re.compile(r"[\w./:@#-]+")
+# Tokens holding a digit, a slash, an underscore or a dot (plain words are skipped in the regex engine);
+# the lookbehind starts each match at its token's start, so matching stays linear in the text.
+_TOKEN = re.compile(r"(?<![\w./:@#-])[\w./:@#-]*[\d/_.][\w./:@#-]*")
 _QUOTED = re.compile(r'"([^"\n]{3,100})"|`([^`\n]{3,100})`|\u201c([^\u201d\n]{3,100})\u201d')
 _STRIP = ".,:;/#@-"
 _NUMBER = re.compile(r"\d[\d.,]*\d")
@@ -76,22 +79,35 @@ def _value_references(value: Any, found: set[str]) -> None:
             _value_references(item, found)
 
 
+@lru_cache(maxsize=8192)
+def _content_references(text: str) -> frozenset[str]:
+    """A content's references, memoized by text: a replay reads each text as the trace has it and as logged."""
+    return frozenset(text_references(text))
+
+
+@lru_cache(maxsize=8192)
+def _argument_references(arguments: str) -> frozenset[str]:
+    found: set[str] = set()
+    try:
+        _value_references(json.loads(arguments), found)
+    except (json.JSONDecodeError, TypeError):
+        text_references(arguments, found)
+    return frozenset(found)
+
+
 def message_references(message: Mapping[str, Any]) -> frozenset[str]:
     """The references of one chat message: its content's, and its tool calls' argument values."""
-    found: set[str] = set()
     content = message.get("content")
-    if isinstance(content, str):
-        text_references(content, found)
-    elif isinstance(content, list):
+    calls = message.get("tool_calls")
+    if isinstance(content, str) and not calls:
+        return _content_references(content)
+    found: set[str] = set(_content_references(content)) if isinstance(content, str) else set()
+    if isinstance(content, list):
         for part in content:
             if isinstance(part, Mapping) and isinstance(part.get("text"), str):
-                text_references(part["text"], found)
-    for call in message.get("tool_calls") or ():
-        arguments = (call.get("function") or {}).get("arguments") or ""
-        try:
-            _value_references(json.loads(arguments), found)
-        except (json.JSONDecodeError, TypeError):
-            text_references(arguments, found)
+                found |= _content_references(part["text"])
+    for call in calls or ():
+        found |= _argument_references((call.get("function") or {}).get("arguments") or "")
     found.discard("")
     return frozenset(found)
 
