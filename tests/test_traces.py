@@ -266,3 +266,31 @@ def test_cli_writes_the_results_layout_that_reports_and_replay_read(tmp_path, ca
     assert not results.requests.empty
     assert cli(["replay", str(out)]) == 0
     assert cli(["report", str(out)]) == 0
+
+
+# ----- speed (issue 19 part 7): pytest -m benchmark -s prints requests per second per core
+BENCH_CASES = [("none", None, 1_000_000), ("clear_tool_uses", None, 1_000_000), ("compaction_ladder", None, 1_000_000),
+               ("hard_summarize", None, 1_000_000), ("hard_summarize", None, 32_000),
+               ("llm_summarizing", None, 1_000_000), ("observation_masking", None, 1_000_000),
+               ("tool_output_limits", None, 1_000_000)]
+
+
+@pytest.mark.benchmark
+@pytest.mark.parametrize("strategy,config,window", BENCH_CASES)
+def test_replay_requests_per_second(benchmark, tmp_path, strategy, config, window):
+    """Issue 19 part 7: a 2,000-request trace replayed under each native strategy; CPU seconds of this thread
+    (one core), so the figure is requests per second per core (docs/performance.md)."""
+    import time
+
+    trace = lookup_trace(hops=2000, filler=20)
+    timings: list[tuple[int, float]] = []
+
+    def once() -> None:
+        started = time.thread_time()
+        row = replay(tmp_path, trace, strategy, config, window=window)
+        timings.append((row["requests"], time.thread_time() - started))
+
+    benchmark.pedantic(once, rounds=3, warmup_rounds=1)
+    requests, seconds = min(timings, key=lambda t: t[1])
+    benchmark.extra_info["requests_per_cpu_s"] = round(requests / seconds)
+    print(f"\n{strategy} window {window:,}: {requests} requests, {requests / seconds:,.0f} requests/s per core")
