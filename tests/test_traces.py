@@ -152,8 +152,6 @@ def test_masking_forgets_a_cited_id_and_names_it(tmp_path):
 def test_reference_index_matches_a_recount_of_the_view(tmp_path):
     """Ours: the incremental index (ViewState.watch) equals a fresh count over the final view, after
     masking replaced messages and a summary reset the view."""
-    from harness.context import RunContext
-    from harness.events import EventLog
     from harness.view import fold
 
     for strategy, config in (("observation_masking", {"keep_last": 1}), ("hard_summarize", None)):
@@ -169,7 +167,6 @@ def test_reference_index_matches_a_recount_of_the_view(tmp_path):
             for reference in message_references(view.message(message_id)):
                 recount[reference] = recount.get(reference, 0) + 1
         assert index.holders == recount, strategy
-    assert RunContext and EventLog  # imported for the types the fold uses
 
 
 # ----- what a replay refuses (issue 19 part 3, part 2)
@@ -208,6 +205,28 @@ def test_malformed_input_exits_2_and_writes_nothing(tmp_path, capsys):
     with pytest.raises(SystemExit) as exited:  # argparse refuses an unknown format
         cli(["traces", str(CTXBENCH_FIXTURE), "--format", "bogus"])
     assert exited.value.code == 2
+
+
+def test_a_format_missing_its_extra_names_the_extra(monkeypatch):
+    """Issue 19 part 2: the inspect format needs the `inspect` extra; without it the error says which to install,
+    and auto-detection lists it as unavailable instead of failing the other formats."""
+    import importlib
+
+    from harness import traces
+
+    real = importlib.import_module
+
+    def without_inspect_ai(name, *args):
+        if name == traces.FORMAT_MODULES["inspect"]:
+            raise ModuleNotFoundError("No module named 'inspect_ai'", name="inspect_ai")
+        return real(name, *args)
+
+    monkeypatch.setattr(importlib, "import_module", without_inspect_ai)
+    with pytest.raises(ConfigError, match=r"ctxbench\[inspect\]"):
+        traces.format_module("inspect")
+    assert [trace.trace_id for trace in load_traces([CTXBENCH_FIXTURE])] == ["fixture-task"]
+    _, tried, unavailable = traces.detect_format(Path("x.json"), {"hello": 1})
+    assert "inspect" in unavailable and "inspect" not in tried and "ctxbench" in tried
 
 
 def test_replay_model_needs_a_reply():
