@@ -194,6 +194,38 @@ def sweep(grid: Grid, suite: str = "default", *, also: Iterable[str] = (), seeds
                clock=clock, command_line=command_line)
 
 
+def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | str = "none",
+           strategy_configs: dict[str, Any] | None = None, fmt: str = "auto",
+           profiles: dict[str, dict[str, Any]] | None = None, out: str | Path | None = None,
+           progress: bool = False, baseline: str = DEFAULT_BASELINE, command_line: list[str] | None = None) -> Path:
+    """Replay recorded trajectories under each strategy (harness.trace_replay); write the results layout.
+
+    Every trace is read and checked, and every strategy built, before anything is written: bad input
+    raises ConfigError and leaves `out` as it was. `profiles`: as `mock_profiles("mock/replay", ...)`.
+    """
+    from harness.secrets import redact
+    from harness.trace_replay import REPLAY_MODEL, build_cells, replay_cells
+    from harness.traces import load_traces
+
+    paths = [str(path) for path in paths]
+    specs = strategy_specs(strategies, strategy_configs) if isinstance(strategies, str) else list(strategies)
+    profiles = profiles or mock_profiles(REPLAY_MODEL)
+    loaded = load_traces(paths, fmt)
+    out_path = Path(out) if out else default_out()
+    if (out_path / RUNS_FILE).exists():
+        raise ConfigError(f"{out_path} already holds runs; choose another --out")
+    cells = build_cells(loaded, specs, profiles, str(out_path / EVENTS_DIR))
+    results = ResultsDir(out_path)
+    results.write_config({
+        "traces": paths, "format": fmt, "trace_ids": [trace.trace_id for trace in loaded],
+        "strategies": [{"label": s.display, "name": s.name, "config": redact(s.config)} for s in specs],
+        "seeds": [0], "profiles": redact(profiles),
+    }, command_line=command_line, hide=secret_values(profiles))
+    replay_cells(cells, results.append_run, progress=progress)
+    write_report(out_path, baseline=baseline if baseline in {s.display for s in specs} else specs[0].display)
+    return out_path
+
+
 @dataclass
 class Results:
     """A results directory's tables as DataFrames (what notebooks work with)."""

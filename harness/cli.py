@@ -33,6 +33,31 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _add_provider_options(parser: argparse.ArgumentParser) -> None:
+    """Window, cache, prices and extra profiles: shared by `run`, `sweep` and `traces`."""
+    parser.add_argument("--window", type=_positive_int,
+                        help="context window in input tokens: the mock provider's window (default 200000), "
+                             "and the input budget of a real model's profile")
+    parser.add_argument("--cache-style", choices=("anthropic", "openai", "none"), default="anthropic",
+                        help="prompt-cache simulation of the mock provider (default anthropic)")
+    parser.add_argument("--price-model", help="cost-map entry the run is billed as (mock default claude-sonnet-4-6)")
+    parser.add_argument("--summarizer-knobs", metavar="JSON_OR_FILE",
+                        help="imperfection knobs of the mock summarizer (the summary profile), "
+                             "e.g. '{\"summary_completeness\": 0.5}'")
+    parser.add_argument("--profiles", metavar="JSON_OR_FILE",
+                        help="extra LLM profiles by name (e.g. a 'summary' profile for summarizing strategies)")
+
+
+def _add_strategy_options(parser: argparse.ArgumentParser, default: str) -> None:
+    parser.add_argument("--strategies", default=default,
+                        help="comma-separated registered names or import paths (pkg.module:Class); "
+                             "'all' = every registered strategy except observe-only add-ons such as "
+                             f"warn_on_cache_busts (default {default})")
+    parser.add_argument("--strategy-config", metavar="JSON_OR_FILE",
+                        help="JSON or a JSON/YAML file mapping each strategy in --strategies to its config; "
+                             "a config's 'with' list composes further strategies")
+
+
 def _add_model_options(parser: argparse.ArgumentParser) -> None:
     """Suite, model, seeds and parallelism: shared by `run` and `sweep`."""
     parser.add_argument("--suite", default=DEFAULT_SUITE,
@@ -42,19 +67,9 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default="mock/agent",
                         help="litellm model name of the agent (default mock/agent, the offline simulated agent)")
     parser.add_argument("--api-base", help="API base URL for the model (e.g. an OpenAI-compatible server)")
-    parser.add_argument("--window", type=_positive_int,
-                        help="context window in input tokens: the mock provider's window (default 200000), "
-                             "and the input budget of a real model's profile")
-    parser.add_argument("--cache-style", choices=("anthropic", "openai", "none"), default="anthropic",
-                        help="prompt-cache simulation of the mock provider (default anthropic)")
-    parser.add_argument("--price-model", help="cost-map entry the run is billed as (mock default claude-sonnet-4-6)")
+    _add_provider_options(parser)
     parser.add_argument("--mock-knobs", metavar="JSON_OR_FILE",
                         help="imperfection knobs of the simulated agent, e.g. '{\"narrate\": 0.2}'")
-    parser.add_argument("--summarizer-knobs", metavar="JSON_OR_FILE",
-                        help="imperfection knobs of the mock summarizer (the summary profile), "
-                             "e.g. '{\"summary_completeness\": 0.5}'")
-    parser.add_argument("--profiles", metavar="JSON_OR_FILE",
-                        help="extra LLM profiles by name (e.g. a 'summary' profile for summarizing strategies)")
     parser.add_argument("--clock", metavar="JSON_OR_FILE",
                         help="simulated durations of tools and users, e.g. '{\"tool_scale\": 0}' (no tool time) or "
                              "'{\"tool_durations\": {\"run_tests\": [60, 300]}}'; keys tool_scale, user_scale, "
@@ -74,13 +89,7 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     run = commands.add_parser(
         "run", help="run strategies on a task suite and report",
         description="Run every task x strategy x seed cell, write results/<name>/, print a comparison table.")
-    run.add_argument("--strategies", default="all",
-                     help="comma-separated registered names or import paths (pkg.module:Class); "
-                          "'all' = every registered strategy except observe-only add-ons such as "
-                          "warn_on_cache_busts (default)")
-    run.add_argument("--strategy-config", metavar="JSON_OR_FILE",
-                     help="JSON or a JSON/YAML file mapping each strategy in --strategies to its config; "
-                          "a config's 'with' list composes further strategies")
+    _add_strategy_options(run, "all")
     _add_model_options(run)
     from harness.invocation import add_run_options
 
@@ -106,6 +115,26 @@ def _add_sweep_parser(commands: argparse._SubParsersAction) -> None:
     _add_model_options(sweep)
 
 
+def _add_traces_parser(commands: argparse._SubParsersAction) -> None:
+    from harness.traces import FORMATS
+
+    traces = commands.add_parser(
+        "traces", help="replay recorded agent trajectories under strategies (no model is called)",
+        description="Replay each recorded trajectory under each strategy, holding the recorded actions fixed: "
+                    "the strategy decides each view, the mock provider prices it (window, prefix cache, usage), "
+                    "the recorded message is the response. Writes the usual results layout (docs/traces.md).",
+        epilog="Example: ctxbench traces my_traces/ --strategies none,observation_masking,hard_summarize --window 32000")
+    traces.add_argument("paths", nargs="+", metavar="PATH", help="trace files or directories (searched recursively)")
+    traces.add_argument("--format", default="auto", choices=FORMATS,
+                        help="the traces' format (default auto: detected per file)")
+    _add_strategy_options(traces, "none")
+    _add_provider_options(traces)
+    traces.add_argument("--out", help="results directory (default results/<timestamp>)")
+    traces.add_argument("--baseline", default=None,
+                        help="strategy the report's paired differences compare against (default none, else the first)")
+    traces.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="ctxbench",
@@ -118,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
                                              "(no LLM or tool call) and compare it with the recorded hash.")
     replay.add_argument("events", nargs="+", help="events/<run_id>.jsonl files or results directories")
     _add_sweep_parser(commands)
+    _add_traces_parser(commands)
     report = commands.add_parser(
         "report", help="write summary.csv, paired.csv, report.md and plots/ for a results directory",
         description="Summaries with seeded 95% bootstrap intervals, paired differences against a baseline over "
@@ -155,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
             return server.run_command(args)
         if args.command == "sweep":
             return _cmd_sweep(args)
+        if args.command == "traces":
+            return _cmd_traces(args)
         if args.command == "tasks":
             return _cmd_tasks(args)
         if args.command == "strategies":
@@ -180,16 +212,18 @@ def _strategies_text() -> str:
     return "\n".join(lines)
 
 
-def _profiles(args: argparse.Namespace) -> dict:
+def _profiles(args: argparse.Namespace, model: str | None = None) -> dict:
+    """The profiles of the model options; `model`: the main model when the command has no --model (traces)."""
     from harness import api
     from harness.config import parse_inline_or_file
 
-    knobs = parse_inline_or_file(args.mock_knobs, "--mock-knobs") if args.mock_knobs else None
+    mock_knobs = getattr(args, "mock_knobs", None)
+    knobs = parse_inline_or_file(mock_knobs, "--mock-knobs") if mock_knobs else None
     extra = parse_inline_or_file(args.profiles, "--profiles") if args.profiles else None
     summarizer_knobs = (parse_inline_or_file(args.summarizer_knobs, "--summarizer-knobs")
                         if args.summarizer_knobs else None)
-    return api.mock_profiles(args.model, window=args.window, cache=args.cache_style, knobs=knobs,
-                             api_base=args.api_base, price_model=args.price_model, extra=extra,
+    return api.mock_profiles(model or args.model, window=args.window, cache=args.cache_style, knobs=knobs,
+                             api_base=getattr(args, "api_base", None), price_model=args.price_model, extra=extra,
                              summarizer_knobs=summarizer_knobs)
 
 
@@ -268,6 +302,25 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     _print_outcome(out, started)
     results = api.load_results(out)
     print(f"\nrecommended: {results.recommended}  (highest success, then lowest cost; {out / TUNING_FILE})")
+    return 0
+
+
+def _cmd_traces(args: argparse.Namespace) -> int:
+    from harness import api
+    from harness.config import parse_inline_or_file
+    from harness.report import DEFAULT_BASELINE, replay_table, runs_frame
+    from harness.trace_replay import REPLAY_MODEL
+
+    configs = parse_inline_or_file(args.strategy_config, "--strategy-config") if args.strategy_config else None
+    started = time.perf_counter()
+    out = api.traces(args.paths, strategies=api.strategy_specs(args.strategies, configs), fmt=args.format,
+                     profiles=_profiles(args, REPLAY_MODEL), out=args.out or api.default_out(),
+                     progress=not args.no_progress, baseline=args.baseline or DEFAULT_BASELINE,
+                     command_line=args.command_line)
+    runs = runs_frame(out)
+    print(replay_table(runs))
+    print(f"\n{len(runs)} replays in {time.perf_counter() - started:.1f}s -> {out}/ "
+          f"(runs.jsonl, summary.csv, paired.csv, report.md, events/, plots/)")
     return 0
 
 

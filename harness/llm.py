@@ -306,9 +306,15 @@ class LLMClient:
         return kwargs
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
-                 clock_s: float | None = None) -> LLMResult:
-        """One request; `clock_s`: the run's simulated clock as it is sent (a mock expires its cache on it)."""
+                 clock_s: float | None = None, reply: dict[str, Any] | None = None) -> LLMResult:
+        """One request; `clock_s`: the run's simulated clock as it is sent (a mock expires its cache on it);
+        `reply`: for a mock, the response it must give (a trace replay's recorded message), never cached."""
         kwargs = self._kwargs(tools)
+        if reply is not None:
+            if self._mock is None:
+                raise ValueError(f"{self.profile.model}: only a mock/... model can be told its reply")
+            kwargs["mock_reply"] = reply
+            return self._send(messages, kwargs, clock_s)
         if self._cache is None:
             return self._send(messages, kwargs, clock_s)
         from harness.response_cache import request_key
@@ -355,7 +361,8 @@ class LLMClient:
             served_latency = None  # serve-mock's simulated latency, from its response header
             if direct:
                 reply, raw_usage = self._mock.serve(self.profile.model, messages, kwargs.get("tools") or [],
-                                                    self._mock_config, seed=kwargs.get("seed"), now_s=clock_s)
+                                                    self._mock_config, seed=kwargs.get("seed"), now_s=clock_s,
+                                                    reply=kwargs.get("mock_reply"))
             else:
                 response = litellm.completion(model=self.profile.model, messages=messages,
                                               **{**self._litellm_prices, **kwargs})

@@ -48,6 +48,12 @@ Failure modes (issue 18 part 4), per run:
 * ``reexecuted_state_calls``: calls of a state-changing tool with the same name and arguments as one
   that ran successfully before the last condensation (OpenHands #10508, #11910).
 
+Trace replays (harness.trace_replay): a main ``llm_call`` carries ``forgotten_references`` (how many
+references, harness.references, the recorded response being replayed used that appeared earlier in
+the trace and that no message of the view sent held) and up to a few of them as
+``forgotten_examples``. Per run, ``forgotten_references`` is their sum over successful main requests,
+None for runs that are not replays (nothing measured it).
+
 Cache-read tokens lost to compaction: for each main request that follows one or more
 ``compaction`` events, the previous main request's input tokens (the prefix the provider
 holds) minus this request's cached tokens, floored at 0.
@@ -183,6 +189,7 @@ class RunMetrics:
         self.reexecutions = _Reexecutions()
         self.orphan_view_requests = 0
         self.task_missing_requests = 0
+        self.forgotten_references: int | None = None  # trace replays alone measure it
 
     def add(self, event: Mapping[str, Any]) -> None:
         kind = event["type"]
@@ -232,6 +239,8 @@ class RunMetrics:
             return
         self.orphan_view_requests += bool(event.get("orphaned_tool_ids"))
         self.task_missing_requests += bool(event.get("task_statement_missing"))
+        if "forgotten_references" in event:
+            self.forgotten_references = (self.forgotten_references or 0) + event["forgotten_references"]
         context = usage.get("input_tokens")
         if context is not None:
             self.context_peak = context if self.context_peak is None else max(self.context_peak, context)
@@ -305,6 +314,7 @@ class RunMetrics:
         metrics["orphan_view_requests"] = self.orphan_view_requests
         metrics["task_missing_requests"] = self.task_missing_requests
         metrics["reexecuted_state_calls"] = self.reexecutions.count
+        metrics["forgotten_references"] = self.forgotten_references
         return metrics
 
 

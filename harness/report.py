@@ -113,6 +113,8 @@ def _aggregate(group: pd.DataFrame, seed: int) -> dict[str, Any]:
         "mean_rereads": group["rereads"].mean(),
         "overflow_rate": (group["termination"] == "context_overflow").mean(),
     })
+    if "forgotten_references" in group:  # trace replays (harness.trace_replay) alone measure it
+        row["mean_forgotten_references"] = pd.to_numeric(group["forgotten_references"], errors="coerce").mean()
     failures = _failure_counts(group)  # sums per strategy (results written before these fields count 0)
     row.update({column: int(failures[column].sum()) for column in failures})
     row["runs_with_failures"] = int(failures[[column for column, _ in FAILURE_MODES]].gt(0).any(axis=1).sum())
@@ -318,3 +320,22 @@ def write_report(results_dir: str | Path, baseline: str = DEFAULT_BASELINE,
         encoding="utf-8")
     return {"summary": summary, "paired": paired, "table": console_table(summary), "plots": plots}
 
+
+
+def replay_table(runs: pd.DataFrame) -> str:
+    """`ctxbench traces`' console table: per strategy, totals over the traces replayed (harness.trace_replay)."""
+    if runs.empty:
+        return NO_FINISHED_RUNS
+    rows = []
+    for strategy, group in runs.groupby("strategy", sort=False):
+        recorded = pd.to_numeric(group.get("recorded_input_tokens"), errors="coerce")
+        cached, total_in = group["cached_tokens"].fillna(0).sum(), group["input_tokens"].fillna(0).sum()
+        rows.append([str(strategy), f"{int(group['success'].sum())}/{len(group)}", f"{int(group['requests'].sum()):,}",
+                     f"{int(total_in):,}", "n/a" if recorded.isna().all() else f"{int(recorded.sum()):,}",
+                     f"{cached / total_in:.0%}" if total_in else "n/a",
+                     f"{pd.to_numeric(group['cost_usd'], errors='coerce').sum():.4f}",
+                     f"{int((group['summaries'] + group['hard_resets']).sum())}",
+                     f"{int(group['compactions'].sum())}",
+                     f"{int(pd.to_numeric(group['forgotten_references'], errors='coerce').fillna(0).sum()):,}"])
+    return markdown(["strategy", "traces completed", "requests", "input tokens", "recorded input", "cache hit",
+                     "cost USD", "summaries", "compactions", "forgotten refs"], rows)

@@ -33,7 +33,8 @@ from tasks.base import ToolCall
 from tasks.suites import TaskRow
 
 DEFAULT_MAX_REQUESTS = 400
-TERMINATIONS = ("submitted", "gave_up", "max_requests", "context_overflow", "error", "budget")
+# trace_end: a trace replay (harness.trace_replay) served every recorded response
+TERMINATIONS = ("submitted", "gave_up", "max_requests", "context_overflow", "error", "budget", "trace_end")
 
 
 def run_id_for(task_id: str, label: str, seed: int) -> str:

@@ -20,7 +20,7 @@ in the view (OpenHands #7512), and whether the task statement (the first user me
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from harness.frozen import FrozenList, freeze
 from harness.tokens import count_message, message_text, stable_digest, stable_hash
@@ -47,6 +47,9 @@ class ViewState:
         self._balance: dict[Any, int] = {}  # tool call id -> its calls minus its results in the view, where not 0
         self.statement: str | None = None  # the task statement: the text of the first user message logged
         self._holders: set[int] = set()  # ids of the messages in the view that (as sent) hold the statement
+        # Told of each message (as sent) entering the view (+1) or leaving it (-1), as ops apply: an index over
+        # the view kept without rescanning it (harness.trace_replay's references).
+        self.watch: Callable[[int, Message, int], None] | None = None
 
     # ----- reading
     def message(self, message_id: int) -> Message:
@@ -128,6 +131,8 @@ class ViewState:
     def _enter(self, message_id: int, sign: int) -> None:
         """Count a message (as sent) into the view's failure modes (sign 1) or out of them (-1)."""
         message = self._overrides.get(message_id) or self._messages[message_id]
+        if self.watch is not None:
+            self.watch(message_id, message, sign)
         calls = message.get("tool_calls")
         if calls:
             for call in calls:

@@ -4,7 +4,9 @@ It does what a real provider does to a request: enforces a context window (raisi
 litellm's ContextWindowExceededError), simulates prefix caching on a simulated clock, and
 reports usage the way litellm reports a real provider's. The reply itself comes from the
 mock agent, which sees only the messages and tool schemas of the request (or, for models
-`mock/summarizer...`, from the mock summarizer, which sees only the request's messages).
+`mock/summarizer...`, from the mock summarizer, which sees only the request's messages). A trace
+replay (harness.trace_replay) hands the provider the recorded reply instead (`reply`, model
+`mock/replay`): the provider then prices and caches the request as any other and answers with it.
 """
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ from harness.tokens import count_message, count_tools
 # costs more CPU than the mock itself and changes nothing the mock returns.
 # "litellm": every request goes through litellm.completion to the registered provider.
 TRANSPORTS = ("direct", "litellm")
+REPLAY_MODEL = "mock/replay"  # answers only with the reply it is given (a recorded trace's message)
 
 
 @dataclass
@@ -119,7 +122,7 @@ class MockProvider(CustomLLM):
         config = build_dataclass(MockConfig, optional_params.get("mock_config") or {}, "mock_config")
         tools = optional_params.get("tools") or []
         reply, usage = self.serve(model, messages, tools, config, seed=optional_params.get("seed"),
-                                  now_s=optional_params.get("mock_clock_s"))
+                                  now_s=optional_params.get("mock_clock_s"), reply=optional_params.get("mock_reply"))
         return litellm.ModelResponse(
             model=model,
             choices=[{"index": 0, "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop",
@@ -128,13 +131,19 @@ class MockProvider(CustomLLM):
         )
 
     def serve(self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], config: MockConfig,
-              seed: int | None, now_s: float | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+              seed: int | None, now_s: float | None = None,
+              reply: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         """One request: window check, cache accounting, agent reply, usage (OpenAI-shaped).
+
+        `reply`: the response to give instead of the mock agent's (a recorded trace's assistant
+        message); the model `mock/replay` requires one, as it has no agent of its own.
 
         `now_s`: the run's simulated clock as the request is sent (harness.clock); the cache's
         TTL expires on it. Without it (a client that sends none) the session keeps its own clock,
         advanced by each request's simulated latency alone.
         """
+        if reply is None and model == REPLAY_MODEL:
+            raise ValueError(f"{REPLAY_MODEL} answers only with a reply it is given (harness.trace_replay)")
         state = self.session(config.session, config.cache)
         if now_s is not None:
             state.clock_s = now_s
@@ -150,11 +159,12 @@ class MockProvider(CustomLLM):
                 llm_provider="mock",
             )
         cached, written = state.cache.lookup(state.blocks.prefix_keys, state.blocks.cumulative, state.clock_s)
-        knobs = config.knobs_for(model)
-        if isinstance(knobs, SummarizerKnobs):
-            reply = summarize(messages, seed=seed or 0, knobs=knobs)
-        else:
-            reply = respond(messages, tools, seed=seed or 0, knobs=knobs, memory=state.agent_memory)
+        if reply is None:  # told what to answer, the window, the cache and the usage are simulated all the same
+            knobs = config.knobs_for(model)
+            if isinstance(knobs, SummarizerKnobs):
+                reply = summarize(messages, seed=seed or 0, knobs=knobs)
+            else:
+                reply = respond(messages, tools, seed=seed or 0, knobs=knobs, memory=state.agent_memory)
         if fault.malformed:
             reply = garble_tool_calls(reply)
         output_tokens = count_message(reply)

@@ -96,3 +96,131 @@ def check_trace(trace: Trace) -> Trace:
             if call_id not in open_calls:
                 raise bad(f"tool result {call_id!r} answers no earlier tool call")
     return trace
+
+
+# ----- the formats: --format name -> module of this package, in the order auto-detection tries them
+# (the most specific first: a format whose files another's detector could also claim comes later).
+FORMAT_MODULES: dict[str, str] = {
+    "ctxbench": "harness.traces.ctxbench_log",
+    "inspect": "harness.traces.inspect_log",
+    "tau-bench": "harness.traces.tau_bench",
+    "mini-swe-agent": "harness.traces.mini_swe_agent",
+    "swe-agent": "harness.traces.swe_agent",
+    "anthropic": "harness.traces.anthropic_messages",
+    "openai": "harness.traces.openai_chat",
+}
+FORMATS = ("auto", *FORMAT_MODULES)
+# The extra a format's module needs beyond the core (pip install 'ctxbench[EXTRA]').
+FORMAT_EXTRAS = {"inspect": "inspect"}
+TRACE_SUFFIXES = (".json", ".jsonl", ".traj", ".eval")  # .traj.json ends in .json
+
+
+def format_module(fmt: str) -> Any:
+    """The module reading `fmt`, imported now (lazily: a missing module or extra breaks that format alone)."""
+    import importlib
+
+    if fmt not in FORMAT_MODULES:
+        raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    name = FORMAT_MODULES[fmt]
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name == name:
+            raise ConfigError(f"trace format {fmt!r} is not available in this build ({name} is missing)") from exc
+        extra = FORMAT_EXTRAS.get(fmt)
+        hint = f"install the `{extra}` extra: pip install 'ctxbench[{extra}]'" if extra else f"install {exc.name}"
+        raise ConfigError(f"trace format {fmt!r} needs {exc.name}: {hint}") from exc
+
+
+def trace_files(path: Path) -> list[Path]:
+    """A file as given, or a directory's trace files, recursively, in sorted order."""
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(TRACE_SUFFIXES))
+    if not path.exists():
+        raise TraceError(path, "no such file or directory")
+    return [path]
+
+
+def read_head(path: Path) -> Any:
+    """What detectors look at: a .json/.traj file parsed, a .jsonl file's first record, else None."""
+    import json
+
+    if path.suffix == ".eval":
+        return None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            if path.suffix == ".jsonl":
+                line = next((line for line in handle if line.strip()), "")
+                return json.loads(line) if line else None
+            return json.load(handle)
+    except UnicodeDecodeError as exc:
+        raise TraceError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except json.JSONDecodeError as exc:
+        raise TraceError(path, f"not valid JSON ({exc.msg}, line {exc.lineno} column {exc.colno})") from exc
+    except OSError as exc:
+        raise TraceError(path, f"cannot read: {exc.strerror}") from exc
+
+
+def detect_format(path: Path, head: Any) -> tuple[str | None, list[str], dict[str, str]]:
+    """(the first format claiming the file or None, the formats tried, the unavailable ones and why)."""
+    tried, unavailable = [], {}
+    for fmt in FORMAT_MODULES:
+        try:
+            module = format_module(fmt)
+        except ConfigError as exc:
+            unavailable[fmt] = str(exc)
+            continue
+        tried.append(fmt)
+        if module.detect(path, head):
+            return fmt, tried, unavailable
+    return None, tried, unavailable
+
+
+def load_traces(paths: list[str | Path], fmt: str = "auto") -> list[Trace]:
+    """Every trace in these files and directories, each checked (check_trace); TraceError otherwise.
+
+    A file given by name must be a trace; in a directory, files no format claims are skipped
+    (a results directory's runs.jsonl, config.json), but a directory without any trace is an error.
+    Trace ids that clash are made unique with their file's name (`id@file`), then a count.
+    """
+    if fmt != "auto":
+        format_module(fmt)
+    traces: list[Trace] = []
+    for given in paths:
+        root = Path(given)
+        files = trace_files(root)
+        found = 0
+        for path in files:
+            if fmt == "auto":
+                chosen, tried, unavailable = detect_format(path, read_head(path))
+                if chosen is None:
+                    if root.is_dir():
+                        continue
+                    missing = "".join(f"; {name} unavailable: {why}" for name, why in unavailable.items())
+                    raise TraceError(path, f"no trace format recognizes this file (tried {', '.join(tried)}{missing}); "
+                                           "give --format to see what the format's reader objects to")
+            else:
+                chosen = fmt
+            read = format_module(chosen).read(path)
+            traces.extend(check_trace(trace) for trace in read)
+            found += len(read)
+        if not found:
+            raise TraceError(root, f"holds no trace ({len(files)} candidate file(s) with suffixes "
+                                   f"{', '.join(TRACE_SUFFIXES)}; formats: {', '.join(FORMAT_MODULES)})")
+    return _unique_ids(traces)
+
+
+def _unique_ids(traces: list[Trace]) -> list[Trace]:
+    from collections import Counter
+
+    counts = Counter(trace.trace_id for trace in traces)
+    seen: set[str] = set()
+    for trace in traces:
+        if counts[trace.trace_id] > 1:
+            trace.trace_id = f"{trace.trace_id}@{Path(trace.path).name}"
+        base, number = trace.trace_id, 1
+        while trace.trace_id in seen:
+            number += 1
+            trace.trace_id = f"{base}#{number}"
+        seen.add(trace.trace_id)
+    return traces

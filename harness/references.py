@@ -1,0 +1,142 @@
+"""References: the identifiers, numbers and quoted values an agent can only get right if its context holds them.
+
+A trace replay holds the recorded actions fixed, so what a strategy would have starved the agent
+of shows as references the recorded agent used that the view it was sent no longer held
+(`forgotten_references`, harness.trace_replay). A reference is, in any message text (content, tool
+call arguments, tool results):
+
+* a token (letters, digits and ``_ . / : @ # -``, trailing punctuation stripped) of 3+ characters
+  that holds a digit and a letter (``ENT-4821``, ``v1.2.3``, ``0x1f``), or is a number of 3+ digits
+  (``4821``, ``3.1415``), or a path or dotted name (``src/app.py``, ``config.yaml``, ``a.b.c``),
+  or a snake_case identifier (``user_id``);
+* the text inside double quotes, backticks or curly quotes (3 to 100 characters, one line);
+* in tool call arguments (JSON), every string value of 3 to 100 characters, and every integer of 3+ digits.
+
+Plain words are not references: whether a summary kept "the capital" cannot be judged by string
+matching. Matching is exact (case-sensitive). Ours; docs/traces.md.
+"""
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from typing import Any, Iterable, Mapping
+
+# Tokens holding a digit, a slash, an underscore or a dot (plain words are skipped in the regex engine);
+# the lookbehind starts each match at its token's start, so matching stays linear in the text.
+_TOKEN = re.compile(r"(?<![\w./:@#-])[\w./:@#-]*[\d/_.][\w./:@#-]*")
+_QUOTED = re.compile(r'"([^"\n]{3,100})"|`([^`\n]{3,100})`|\u201c([^\u201d\n]{3,100})\u201d')
+_STRIP = ".,:;/#@-"
+_NUMBER = re.compile(r"\d[\d.,]*\d")
+MAX_VALUE_CHARS = 100
+
+
+def _is_reference(token: str) -> bool:
+    if len(token) < 3:
+        return False
+    has_digit = any(c.isdigit() for c in token)
+    if has_digit:
+        if any(c.isalpha() for c in token):
+            return True
+        return _NUMBER.fullmatch(token) is not None and sum(c.isdigit() for c in token) >= 3
+    if "/" in token or "_" in token.strip("_"):
+        return any(c.isalnum() for c in token)
+    if "." in token:
+        parts = token.split(".")
+        return len(parts) >= 2 and all(part and part[0].isalnum() for part in parts)
+    return False
+
+
+def text_references(text: str, into: set[str] | None = None) -> set[str]:
+    """The references in a text (tokens and quoted values)."""
+    found = set() if into is None else into
+    for match in _QUOTED.finditer(text):
+        value = next(group for group in match.groups() if group is not None).strip()
+        if len(value) >= 3:
+            found.add(value)
+    for token in _TOKEN.findall(text):
+        token = token.strip(_STRIP)
+        if _is_reference(token):
+            found.add(token)
+    return found
+
+
+def _value_references(value: Any, found: set[str]) -> None:
+    if isinstance(value, str):
+        if 3 <= len(value) <= MAX_VALUE_CHARS:
+            found.add(value.strip())
+        text_references(value, found)
+    elif isinstance(value, bool):
+        return
+    elif isinstance(value, int):
+        if abs(value) >= 100:
+            found.add(str(value))
+    elif isinstance(value, dict):
+        for item in value.values():  # keys are the tool's parameter names, not the agent's values
+            _value_references(item, found)
+    elif isinstance(value, list):
+        for item in value:
+            _value_references(item, found)
+
+
+@lru_cache(maxsize=8192)
+def _content_references(text: str) -> frozenset[str]:
+    """A content's references, memoized by text: a replay reads each text as the trace has it and as logged."""
+    return frozenset(text_references(text))
+
+
+@lru_cache(maxsize=8192)
+def _argument_references(arguments: str) -> frozenset[str]:
+    found: set[str] = set()
+    try:
+        _value_references(json.loads(arguments), found)
+    except (json.JSONDecodeError, TypeError):
+        text_references(arguments, found)
+    return frozenset(found)
+
+
+def message_references(message: Mapping[str, Any]) -> frozenset[str]:
+    """The references of one chat message: its content's, and its tool calls' argument values."""
+    content = message.get("content")
+    calls = message.get("tool_calls")
+    if isinstance(content, str) and not calls:
+        return _content_references(content)
+    found: set[str] = set(_content_references(content)) if isinstance(content, str) else set()
+    if isinstance(content, list):
+        for part in content:
+            if isinstance(part, Mapping) and isinstance(part.get("text"), str):
+                found |= _content_references(part["text"])
+    for call in calls or ():
+        found |= _argument_references((call.get("function") or {}).get("arguments") or "")
+    found.discard("")
+    return frozenset(found)
+
+
+class ReferenceIndex:
+    """How many messages of the view hold each reference, kept as messages enter and leave it
+    (ViewState.watch), so a request's check costs its own references, not the view's size."""
+
+    def __init__(self) -> None:
+        self.holders: dict[str, int] = {}
+        self._cache: dict[int, tuple[Mapping[str, Any], frozenset[str]]] = {}  # message id -> (as sent, references)
+
+    def references(self, message_id: int, message: Mapping[str, Any]) -> frozenset[str]:
+        cached = self._cache.get(message_id)
+        if cached is not None and cached[0] is message:
+            return cached[1]
+        found = message_references(message)
+        self._cache[message_id] = (message, found)
+        return found
+
+    def watch(self, message_id: int, message: Mapping[str, Any], sign: int) -> None:
+        holders = self.holders
+        for reference in self.references(message_id, message):
+            count = holders.get(reference, 0) + sign
+            if count > 0:
+                holders[reference] = count
+            else:
+                holders.pop(reference, None)
+
+    def missing(self, references: Iterable[str]) -> list[str]:
+        """Those of `references` no message of the view holds, sorted."""
+        return sorted(r for r in references if r not in self.holders)
