@@ -1,7 +1,7 @@
 """Trace replay (issue 19): recorded trajectories replayed under strategies, actions held fixed.
 
 The OpenAI-style traces here are built as `Trace` objects directly (the format parsers are tested in
-their own files); the ctxbench event-log fixture is tests/traces/ctxbench_small.jsonl.
+their own files); the ctxbench event-log fixtures are in tests/fixtures/traces/ctxbench/.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from harness.results import read_runs
 from harness.trace_replay import REPLAY_MODEL, build_cells, replay_cell
 from harness.traces import Trace, TraceError, check_trace, load_traces
 
-FIXTURES = Path(__file__).parent / "traces"
+FIXTURES = Path(__file__).parent / "fixtures" / "traces" / "ctxbench"
 CTXBENCH_FIXTURE = FIXTURES / "ctxbench_small.jsonl"
 TOOLS = [{"type": "function", "function": {"name": "read", "description": "read a record",
                                            "parameters": {"type": "object", "properties": {"key": {"type": "string"}}}}}]

@@ -169,9 +169,9 @@ def test_swe_retry_attempts_are_traces_and_one_has_no_tools():
 
 @pytest.mark.parametrize("reader, path, index, problem", [
     (mini_swe_agent, MINI / "bad_arguments.traj.json", 2, "arguments as a string"),
-    (mini_swe_agent, MINI / "orphan_tool.traj.json", 4, "'call_9' answers no earlier tool call"),
+    (mini_swe_agent, MINI / "bad_orphan_tool.traj.json", 4, "'call_9' answers no earlier tool call"),
     (mini_swe_agent, MINI / "bad_role.traj.json", 1, "got 'narrator'"),
-    (swe_agent, SWE / "orphan_tool.traj", 4, "['toolu_8'] answer no earlier tool call"),
+    (swe_agent, SWE / "bad_orphan_tool.traj", 4, "['toolu_8'] answer no earlier tool call"),
     (swe_agent, SWE / "bad_entry.traj", 1, "must be an object"),
     (swe_agent, SWE / "bad_content.traj", 2, "content must be a string"),
 ], ids=lambda v: v.name if isinstance(v, Path) else None)
