@@ -29,7 +29,7 @@ from harness.secrets import redact
 from harness.tokens import stable_hash
 from harness.view import ViewState
 from strategies import StrategySpec, build_strategy
-from tasks.base import ToolCall
+from tasks.base import ToolCall, ToolResult
 from tasks.suites import TaskRow
 
 DEFAULT_MAX_REQUESTS = 400
@@ -133,11 +133,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         libraries = strategy.libraries()
         termination, error = _loop(cell, ctx, main, environment, strategy)
     except Exception as exc:  # a crash in a strategy or task ends this run only
-        error = f"{type(exc).__name__}: {exc}"
-        if isinstance(exc, MessageEditError):  # only strategies are handed the view's messages
-            error = f"{type(exc).__name__}: strategy {cell.strategy.display} edited a message in place: {exc}"
-        log.append("error", where="runner", error_type=type(exc).__name__, error=str(exc)[:2000],
-                   traceback=traceback.format_exc(limit=8)[-4000:])
+        error = crash_error(exc, cell.strategy.display, log, "runner")
     score = environment.score() if environment is not None else None
     log.append("run_end", termination=termination, error=error,
                success=bool(score and score.success), score=score.score if score else 0.0,
@@ -161,6 +157,45 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         "error": error,
         "libraries": libraries,  # the real libraries an adapter ran, with their versions
     }
+    return finish_row(row, metrics, ctx, wall_start, cpu_start)
+
+
+def check_labels(strategies: list[StrategySpec]) -> None:
+    """Each strategy's label names one configuration (rows and event logs are keyed by it)."""
+    labels = [spec.display for spec in strategies]
+    clashes = sorted({label for label in labels if labels.count(label) > 1})
+    if clashes:
+        raise ConfigError(f"strategies: label(s) {clashes} used twice; give each configuration its own label")
+
+
+def crash_error(exc: Exception, strategy_label: str, log: EventLog, where: str) -> str:
+    """Log a crash that ends one run (a strategy's, a task's) and return the run's error text; an in-place
+    edit of a message is the strategy's, so the text names it."""
+    error = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, MessageEditError):  # only strategies are handed the view's messages
+        error = f"{type(exc).__name__}: strategy {strategy_label} edited a message in place: {exc}"
+    log.append("error", where=where, error_type=type(exc).__name__, error=str(exc)[:2000],
+               traceback=traceback.format_exc(limit=8)[-4000:])
+    return error
+
+
+def request_fields(ctx: RunContext, main: LLMClient, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a main-model request's `llm_call` event records of the view it sends."""
+    return {"profile": MAIN_PROFILE, "model": main.profile.model, "view_hash": ctx.view.hash(ctx.tools_hash),
+            "view_len": len(messages), "context_tokens": ctx.prompt_tokens_estimate(),
+            "clock_s": ctx.clock.now_s, **view_failures(ctx.view)}
+
+
+def add_tool_result(ctx: RunContext, call_id: str, name: str, outcome: ToolResult, **fields: Any) -> None:
+    """Append the result of call `call_id` of tool `name` (as the strategy transformed it) to the log and the view."""
+    typed = {"payload": outcome.payload} if outcome.payload is not None else {}
+    ctx.add_message({"role": "tool", "tool_call_id": call_id, "name": name, "content": outcome.content},
+                    origin="tool", is_error=outcome.is_error, **fields, **typed)
+
+
+def finish_row(row: dict[str, Any], metrics: RunMetrics, ctx: RunContext, wall_start: float,
+               cpu_start: float) -> dict[str, Any]:
+    """A run's row completed with its metrics and its time (this thread's CPU alone)."""
     row.update(metrics.result())
     row["wall_s"] = round(time.perf_counter() - wall_start, 4)
     row["cpu_s"] = round(time.thread_time() - cpu_start, 4)
@@ -208,9 +243,7 @@ def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strate
             return "budget", INVOCATION_LIMIT_REACHED
         strategy.before_request(ctx)
         messages = ctx.view.to_messages()
-        request = {"profile": MAIN_PROFILE, "model": main.profile.model, "view_hash": ctx.view.hash(ctx.tools_hash),
-                   "view_len": len(messages), "context_tokens": ctx.prompt_tokens_estimate(),
-                   "clock_s": ctx.clock.now_s, **view_failures(ctx.view)}
+        request = request_fields(ctx, main, messages)
         try:
             result = main.complete(messages, ctx.tools, clock_s=ctx.clock.now_s)
         except Exception as exc:
@@ -232,10 +265,8 @@ def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strate
         for call in calls:
             outcome = strategy.handle_tool_call(ctx, call) or environment.execute(call)
             outcome = strategy.transform_tool_result(ctx, call, outcome)
-            typed = {"payload": outcome.payload} if outcome.payload is not None else {}
             seconds = ctx.clock.tool(call.name, environment.tool_seconds_range(call.name))
-            ctx.add_message({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": outcome.content},
-                            origin="tool", is_error=outcome.is_error, tool_s=seconds, clock_s=ctx.clock.now_s, **typed)
+            add_tool_result(ctx, call.id, call.name, outcome, tool_s=seconds, clock_s=ctx.clock.now_s)
             if environment.progress() != progress:  # a milestone (never shown to the model): see metrics' loops
                 progress = environment.progress()
                 ctx.log.append("progress", value=progress)
@@ -303,10 +334,7 @@ class Matrix:
     cells: list[Cell] = field(default_factory=list)
 
     def build(self, events_dir: str) -> list[Cell]:
-        labels = [s.display for s in self.strategies]
-        clashes = sorted({label for label in labels if labels.count(label) > 1})
-        if clashes:
-            raise ConfigError(f"strategies: label(s) {clashes} used twice; give each configuration its own label")
+        check_labels(self.strategies)
         self.cells = [Cell(task=task, strategy=strategy, seed=seed, profiles=self.profiles, events_dir=events_dir,
                            max_requests=self.max_requests, max_cost_usd=self.max_cost_usd, clock=self.clock)
                       for task in self.tasks for strategy in self.strategies for seed in self.seeds]

@@ -17,7 +17,6 @@ trace and that no message of the view sent held, from an index kept as view ops 
 from __future__ import annotations
 
 import time
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -29,7 +28,8 @@ from harness.events import EventLog
 from harness.llm import LLMClient, is_context_window_error
 from harness.metrics import RunMetrics
 from harness.references import ReferenceIndex, message_references
-from harness.runner import build_profiles, check_profiles, run_id_for, view_failures
+from harness.runner import (add_tool_result, build_profiles, check_labels, check_profiles, crash_error, finish_row,
+                            request_fields, run_id_for)
 from harness.secrets import redact
 from harness.traces import Trace
 from strategies import StrategySpec, build_strategy
@@ -73,11 +73,8 @@ def check_replayable(spec: StrategySpec, profiles: dict[str, dict[str, Any]]) ->
 def build_cells(traces: list[Trace], strategies: list[StrategySpec], profiles: dict[str, dict[str, Any]],
                 events_dir: str) -> list[TraceCell]:
     """Every trace x strategy, checked before any request (ConfigError)."""
-    labels = [spec.display for spec in strategies]
-    clashes = sorted({label for label in labels if labels.count(label) > 1})
-    if clashes:
-        raise ConfigError(f"strategies: label(s) {clashes} used twice; give each configuration its own label")
-    if not profiles["main"]["model"] == REPLAY_MODEL:
+    check_labels(strategies)
+    if profiles["main"]["model"] != REPLAY_MODEL:
         raise ConfigError(f"a trace replay's main profile must be {REPLAY_MODEL}, got {profiles['main']['model']!r}")
     build_profiles(profiles)
     for spec in strategies:
@@ -120,11 +117,12 @@ class _Replay:
         started = False
         for position, message in enumerate(trace.messages):
             role = message["role"]
+            references = message_references(message)
             if role != "system" and not started:
                 strategy.on_run_start(ctx)
                 started = True
             if role == "assistant":
-                end = self._respond(position, message)
+                end = self._respond(position, message, [r for r in references if r in self.seen])
                 if end is not None:
                     return end
             elif role == "tool":
@@ -132,23 +130,20 @@ class _Replay:
             else:
                 ctx.add_message({"role": role, "content": message["content"]}, origin="task" if role == "system" else "user")
                 ctx.turn_start = ctx.turn_start or role == "user"
-            self.seen |= message_references(message)
+            self.seen |= references
         return "trace_end", None
 
-    def _respond(self, position: int, message: dict[str, Any]) -> tuple[str, str] | None:
+    def _respond(self, position: int, message: dict[str, Any], uses: list[str]) -> tuple[str, str] | None:
+        """Replay one recorded response; `uses`: its references that appeared earlier in the trace."""
         ctx, strategy = self.ctx, self.strategy
-        uses = [reference for reference in message_references(message) if reference in self.seen]
         failures = 0
         while True:
             strategy.before_request(ctx)
             messages = ctx.view.to_messages()
             forgotten = self.index.missing(uses)
-            request = {"profile": MAIN_PROFILE, "model": self.main.profile.model,
-                       "view_hash": ctx.view.hash(ctx.tools_hash), "view_len": len(messages),
-                       "context_tokens": ctx.prompt_tokens_estimate(), "clock_s": ctx.clock.now_s,
-                       "trace_index": position, "forgotten_references": len(forgotten),
-                       **({"forgotten_examples": forgotten[:FORGOTTEN_EXAMPLES]} if forgotten else {}),
-                       **view_failures(ctx.view)}
+            request = {**request_fields(ctx, self.main, messages), "trace_index": position,
+                       "forgotten_references": len(forgotten),
+                       **({"forgotten_examples": forgotten[:FORGOTTEN_EXAMPLES]} if forgotten else {})}
             try:
                 result = self.main.complete(messages, ctx.tools, clock_s=ctx.clock.now_s, reply=_reply(message))
             except Exception as exc:
@@ -170,9 +165,7 @@ class _Replay:
         call_id = message["tool_call_id"]
         call = self.calls.get(call_id) or ToolCall(call_id, message.get("name") or "", "")
         outcome = self.strategy.transform_tool_result(self.ctx, call, ToolResult(message["content"]))
-        typed = {"payload": outcome.payload} if outcome.payload is not None else {}
-        self.ctx.add_message({"role": "tool", "tool_call_id": call_id, "name": message.get("name") or call.name,
-                              "content": outcome.content}, origin="tool", is_error=outcome.is_error, **typed)
+        add_tool_result(self.ctx, call_id, message.get("name") or call.name, outcome)
 
 
 def recorded_totals(trace: Trace) -> dict[str, Any]:
@@ -202,9 +195,7 @@ def replay_cell(cell: TraceCell) -> dict[str, Any]:
         libraries = strategy.libraries()
         termination, error = _Replay(cell, ctx, main, strategy).run()
     except Exception as exc:  # a crash in a strategy ends this replay only
-        error = f"{type(exc).__name__}: {exc}"
-        log.append("error", where="trace_replay", error_type=type(exc).__name__, error=str(exc)[:2000],
-                   traceback=traceback.format_exc(limit=8)[-4000:])
+        error = crash_error(exc, cell.strategy.display, log, "trace_replay")
     completed = termination == "trace_end"
     log.append("run_end", termination=termination, error=error, success=completed, score=float(completed), detail={})
     log.close()
@@ -217,12 +208,8 @@ def replay_cell(cell: TraceCell) -> dict[str, Any]:
         "model": profiles[MAIN_PROFILE].model, "success": completed, "score": float(completed),
         "termination": termination, "error": error, "libraries": libraries, "trace_path": cell.trace.path,
     }
-    row.update(metrics.result())
     row.update(recorded_totals(cell.trace))
-    row["wall_s"] = round(time.perf_counter() - wall_start, 4)
-    row["cpu_s"] = round(time.thread_time() - cpu_start, 4)
-    row["library_cpu_s"] = round(ctx.library_cpu_s, 4)
-    return row
+    return finish_row(row, metrics, ctx, wall_start, cpu_start)
 
 
 def replay_cells(cells: list[TraceCell], on_row: Callable[[dict[str, Any]], None], progress: bool = False) -> None:
