@@ -145,18 +145,20 @@ def read_head(path: Path) -> Any:
     """What detectors look at: a .json/.traj file parsed, a .jsonl file's first record, else None."""
     import json
 
+    from harness.traces.records import load_json
+
     if path.suffix == ".eval":
         return None
+    if path.suffix != ".jsonl":
+        return load_json(path)
     try:
-        with open(path, encoding="utf-8") as handle:
-            if path.suffix == ".jsonl":
-                line = next((line for line in handle if line.strip()), "")
-                return json.loads(line) if line else None
-            return json.load(handle)
+        with open(path, encoding="utf-8") as handle:  # the first record only: a JSONL file may be large
+            line = next((line for line in handle if line.strip()), "")
+        return json.loads(line) if line else None
     except UnicodeDecodeError as exc:
         raise TraceError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     except json.JSONDecodeError as exc:
-        raise TraceError(path, f"not valid JSON ({exc.msg}, line {exc.lineno} column {exc.colno})") from exc
+        raise TraceError(path, f"its first record is not valid JSON ({exc.msg}, column {exc.colno})") from exc
     except OSError as exc:
         raise TraceError(path, f"cannot read: {exc.strerror}") from exc
 

@@ -10,10 +10,9 @@ own history processors treat them.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
-from harness.traces import Message, TraceError
+from harness.traces import Message
 
 
 def text_of(content: Any) -> str | None:
@@ -36,11 +35,3 @@ def bash_call(call_id: str, command: str) -> dict[str, Any]:
 def tool_result(call: dict[str, Any], content: Any) -> Message:
     """The tool message answering `call`."""
     return {"role": "tool", "tool_call_id": call["id"], "name": call["function"]["name"], "content": text_of(content)}
-
-
-def load_json(path: Path) -> Any:
-    """The parsed file, or TraceError naming it."""
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise TraceError(path, f"not readable as JSON: {exc}") from exc

@@ -27,7 +27,8 @@ from typing import Any
 
 from harness.llm import normalize_usage
 from harness.traces import Message, Trace, TraceError, check_trace
-from harness.traces.agent_text import bash_call, load_json, text_of, tool_result
+from harness.traces.agent_text import bash_call, text_of, tool_result
+from harness.traces.records import load_json
 
 FORMAT = "mini-swe-agent"
 V1_ACTION_REGEX = r"```bash\s*\n(.*?)\n```"  # DefaultAgent's action_regex in v1

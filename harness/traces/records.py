@@ -1,5 +1,5 @@
-"""Reading the JSON / JSONL files that hold one conversation per line or per list item
-(OpenAI chat, Anthropic Messages): the records and the name each trace gets by default."""
+"""Reading trace files: JSON (every format's), and the JSON / JSONL files that hold one conversation
+per line or per list item (OpenAI chat, Anthropic Messages) with the name each trace gets by default."""
 from __future__ import annotations
 
 import json
@@ -27,13 +27,22 @@ def load_json_records(path: Path) -> list[tuple[str, Any]]:
                     raise TraceError(path, f"line {number} is not JSON ({error.msg})",
                                      trace=f"{path.stem}-{number}") from None
         return records
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise TraceError(path, f"not JSON ({error.msg}, line {error.lineno})") from None
+    data = _parse(path, text)
     if isinstance(data, list) and data and isinstance(data[0], (list, dict)) and "role" not in data[0]:
         return [(f"{path.stem}-{n}", record) for n, record in enumerate(data, start=1)]
     return [(path.stem, data)]
+
+
+def load_json(path: Path) -> Any:
+    """A .json / .traj file parsed, or TraceError naming it."""
+    return _parse(path, read_text(path))
+
+
+def _parse(path: Path, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise TraceError(path, f"not readable as JSON ({error.msg}, line {error.lineno})") from None
 
 
 def read_text(path: Path) -> str:

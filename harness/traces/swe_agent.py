@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.traces import Message, Trace, TraceError, check_trace
-from harness.traces.agent_text import bash_call, load_json, text_of, tool_result
+from harness.traces.agent_text import bash_call, text_of, tool_result
+from harness.traces.records import load_json
 
 FORMAT = "swe-agent"
 

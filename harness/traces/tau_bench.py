@@ -24,7 +24,7 @@ from typing import Any
 
 from harness.traces import Message, Trace, TraceError, check_trace
 from harness.traces.openai_chat import convert_messages
-from harness.traces.records import read_text
+from harness.traces.records import load_json
 
 FORMAT = "tau-bench"
 FIELDS = ("task_id", "reward", "traj")
@@ -42,10 +42,7 @@ def detect(path: Path, head: Any) -> bool:
 def read(path: Path) -> list[Trace]:
     """Every result with a trajectory (TraceError names file, trace and message index)."""
     path = Path(path)
-    try:
-        results = json.loads(read_text(path))
-    except json.JSONDecodeError as error:
-        raise TraceError(path, f"not JSON ({error.msg}, line {error.lineno})") from None
+    results = load_json(path)
     if not isinstance(results, list):
         raise TraceError(path, "a tau-bench result file is a JSON list of results")
     named = FILE_NAME.match(path.name)
