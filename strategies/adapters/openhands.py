@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import warnings
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping
 
@@ -317,7 +318,7 @@ def _text(message: "Message") -> str:
 MAX_STEPS_PER_REQUEST = 8  # ours: condensation steps before one request (the agent loop is unbounded)
 
 
-class _CondenserAdapter(Strategy):
+class _CondenserAdapter(Strategy, ABC):
     """What both adapters share: build the condenser in from_config, run it before each request."""
 
     library: ClassVar = OPENHANDS_SDK
@@ -331,8 +332,9 @@ class _CondenserAdapter(Strategy):
         self.pending_request: int | None = None  # our condensation_request the library has not handled yet
 
     @classmethod
+    @abstractmethod
     def build(cls, config: Any, where: str) -> tuple[Any, list[Any]]:
-        raise NotImplementedError
+        """The library's condenser for this config, and the summarizing condensers in it (their LLMs are routed)."""
 
     @classmethod
     def from_config(cls, data: Mapping[str, Any] | None, where: str | None = None) -> "Strategy":
