@@ -9,6 +9,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from harness.errors import ConfigError
+from harness.lock import hold
 from harness.report import DEFAULT_BASELINE, PAIRED_FILE, requests_frame, runs_frame, write_report
 from harness.results import EVENTS_DIR, RUNS_FILE, SUMMARY_FILE, ResultsDir
 from harness.secrets import secret_values
@@ -110,9 +111,8 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     and users take on the simulated clock (harness.clock.ClockConfig; default: each family's table).
     """
     # Imported here so that reading results (notebooks) does not load litellm and datasets.
-    from harness.invocation import check_budgets, check_credentials, execute, with_invocation_options
+    from harness.invocation import check_budgets, check_credentials, with_invocation_options
     from harness.runner import DEFAULT_MAX_REQUESTS, Matrix, validate_cells
-    from harness.secrets import redact
     from tasks.suites import load_tasks
 
     tasks = load_tasks(suite)
@@ -131,6 +131,21 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     validate_cells(cells)
     check_budgets(profiles, max_cost_usd, max_total_cost_usd)
     check_credentials(profiles)
+    out_path.mkdir(parents=True, exist_ok=True)
+    with hold(out_path, "run"):
+        _run_locked(out_path, suite, tasks, specs, seeds, matrix, cells, workers=workers, progress=progress,
+                    baseline=baseline, max_cost_usd=max_cost_usd, max_total_cost_usd=max_total_cost_usd,
+                    command_line=command_line)
+    return out_path
+
+
+def _run_locked(out_path: Path, suite: str, tasks: list[Any], specs: list[StrategySpec], seeds: Iterable[int],
+                matrix: Any, cells: list[Any], *, workers: int, progress: bool, baseline: str,
+                max_cost_usd: float | None, max_total_cost_usd: float | None, command_line: list[str] | None) -> None:
+    """run's writing part, with the directory's lock held (a second writer was refused before this)."""
+    from harness.invocation import execute
+    from harness.secrets import redact
+
     if (out_path / RUNS_FILE).exists():
         raise ConfigError(f"{out_path} already holds runs; finish it with --resume {out_path} or choose another --out")
     results = ResultsDir(out_path)
@@ -147,14 +162,28 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     }, command_line=command_line, hide=secret_values(matrix.profiles))
     execute(results, cells, workers=workers, progress=progress, max_total_cost_usd=max_total_cost_usd)
     write_report(out_path, baseline=baseline)
-    return out_path
 
 
 def resume(results_dir: str | Path, *, workers: int = 1, progress: bool = False, cache: str | Path | None = None,
            max_cost_usd: float | None = None, max_total_cost_usd: float | None = None,
-           max_concurrency: int | None = None, baseline: str = DEFAULT_BASELINE) -> Path:
-    """Finish an interrupted run: the matrix of its config.json, minus the cells already in runs.jsonl."""
-    from harness.invocation import check_budgets, check_credentials, execute, load_matrix, with_invocation_options
+           max_concurrency: int | None = None, baseline: str = DEFAULT_BASELINE, rerun_errors: bool = False,
+           repair: bool = False) -> Path:
+    """Finish an interrupted run: the matrix of its config.json, minus the cells already in runs.jsonl
+    (rows that ended on an outage, or with rerun_errors any `error` row, are run again and replaced).
+    Every line of runs.jsonl must be a row of that matrix; repair moves the others to runs.quarantine.jsonl."""
+    if not Path(results_dir).is_dir():
+        raise ConfigError(f"--resume: cannot read {Path(results_dir) / 'config.json'}: no such directory")
+    with hold(results_dir, "resume"):
+        return _resume_locked(results_dir, workers=workers, progress=progress, cache=cache, max_cost_usd=max_cost_usd,
+                              max_total_cost_usd=max_total_cost_usd, max_concurrency=max_concurrency,
+                              baseline=baseline, rerun_errors=rerun_errors, repair=repair)
+
+
+def _resume_locked(results_dir: str | Path, *, workers: int, progress: bool, cache: str | Path | None,
+                   max_cost_usd: float | None, max_total_cost_usd: float | None, max_concurrency: int | None,
+                   baseline: str, rerun_errors: bool, repair: bool) -> Path:
+    from harness.invocation import (check_budgets, check_credentials, check_rows, execute, load_matrix,
+                                    with_invocation_options)
     from harness.runner import validate_cells
 
     matrix = load_matrix(results_dir)
@@ -166,7 +195,10 @@ def resume(results_dir: str | Path, *, workers: int = 1, progress: bool = False,
     validate_cells(cells)
     check_budgets(matrix.profiles, matrix.max_cost_usd, max_total_cost_usd)
     check_credentials(matrix.profiles)
-    execute(ResultsDir(results_dir), cells, workers=workers, progress=progress, max_total_cost_usd=max_total_cost_usd)
+    results = ResultsDir(results_dir)
+    check_rows(results, cells, repair=repair)
+    execute(results, cells, workers=workers, progress=progress, max_total_cost_usd=max_total_cost_usd,
+            rerun_errors=rerun_errors)
     write_report(results_dir, baseline=baseline)
     return Path(results_dir)
 
@@ -188,10 +220,12 @@ def sweep(grid: Grid, suite: str = "default", *, also: Iterable[str] = (), seeds
     points = validate_grid(grid)
     extra = strategy_specs(list(also))
     out_path = Path(out) if out else default_out()
-    write_sweep_file(out_path, grid, points)
-    return run(suite, strategies=[spec for _, spec in points] + extra, seeds=seeds, profiles=profiles,
-               max_requests=max_requests, out=out_path, workers=workers, progress=progress, baseline=baseline,
-               clock=clock, command_line=command_line)
+    out_path.mkdir(parents=True, exist_ok=True)
+    with hold(out_path, "sweep"):  # run below holds it too, in this process
+        write_sweep_file(out_path, grid, points)
+        return run(suite, strategies=[spec for _, spec in points] + extra, seeds=seeds, profiles=profiles,
+                   max_requests=max_requests, out=out_path, workers=workers, progress=progress, baseline=baseline,
+                   clock=clock, command_line=command_line)
 
 
 def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | str = "none",
@@ -203,8 +237,7 @@ def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | 
     Every trace is read and checked, and every strategy built, before anything is written: bad input
     raises ConfigError and leaves `out` as it was. `profiles`: as `mock_profiles("mock/replay", ...)`.
     """
-    from harness.secrets import redact
-    from harness.trace_replay import REPLAY_MODEL, build_cells, replay_cells
+    from harness.trace_replay import REPLAY_MODEL, build_cells
     from harness.traces import load_traces
 
     paths = [str(path) for path in paths]
@@ -212,9 +245,23 @@ def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | 
     profiles = profiles or mock_profiles(REPLAY_MODEL)
     loaded = load_traces(paths, fmt)
     out_path = Path(out) if out else default_out()
+    cells = build_cells(loaded, specs, profiles, str(out_path / EVENTS_DIR))
+    out_path.mkdir(parents=True, exist_ok=True)
+    with hold(out_path, "traces"):
+        _traces_locked(out_path, paths, fmt, loaded, specs, profiles, cells, progress=progress, baseline=baseline,
+                       command_line=command_line)
+    return out_path
+
+
+def _traces_locked(out_path: Path, paths: list[str], fmt: str, loaded: list[Any], specs: list[StrategySpec],
+                   profiles: dict[str, dict[str, Any]], cells: list[Any], *, progress: bool, baseline: str,
+                   command_line: list[str] | None) -> None:
+    """traces' writing part, with the directory's lock held."""
+    from harness.secrets import redact
+    from harness.trace_replay import replay_cells
+
     if (out_path / RUNS_FILE).exists():
         raise ConfigError(f"{out_path} already holds runs; choose another --out")
-    cells = build_cells(loaded, specs, profiles, str(out_path / EVENTS_DIR))
     results = ResultsDir(out_path)
     results.write_config({
         "traces": paths, "format": fmt, "trace_ids": [trace.trace_id for trace in loaded],
@@ -223,7 +270,6 @@ def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | 
     }, command_line=command_line, hide=secret_values(profiles))
     replay_cells(cells, results.append_run, progress=progress)
     write_report(out_path, baseline=baseline if baseline in {s.display for s in specs} else specs[0].display)
-    return out_path
 
 
 @dataclass

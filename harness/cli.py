@@ -264,12 +264,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     if args.resume:
         given = sorted(f"--{k.replace('_', '-')}" for k, v in _run_defaults().items()
-                       if k not in {*invocation, "resume", "workers", "no_progress", "baseline"} and getattr(args, k) != v)
+                       if k not in {*invocation, "resume", "workers", "no_progress", "baseline", "rerun_errors", "repair"}
+                       and getattr(args, k) != v)
         if given:
             raise ConfigError(f"--resume takes the runs to make from {args.resume}/config.json; drop {', '.join(given)}")
         out = api.resume(args.resume, workers=args.workers, progress=not args.no_progress,
-                         **({"baseline": args.baseline} if args.baseline else {}), **invocation)
+                         **({"baseline": args.baseline} if args.baseline else {}), **invocation,
+                         rerun_errors=args.rerun_errors, repair=args.repair)
     else:
+        if args.rerun_errors or args.repair:
+            raise ConfigError(f"{'--rerun-errors' if args.rerun_errors else '--repair'} works on a results "
+                              "directory: give it with --resume RESULTS_DIR")
         configs = parse_inline_or_file(args.strategy_config, "--strategy-config") if args.strategy_config else None
         options = _run_options(args)
         apply_profile_options(options["profiles"],
@@ -354,13 +359,15 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from harness.lock import hold
     from harness.report import DEFAULT_BASELINE, check_baseline, runs_frame, write_report
 
     if not Path(args.results_dir).is_dir():
         raise ConfigError(f"report: {args.results_dir} is not a directory")
-    if args.baseline:
-        check_baseline(runs_frame(args.results_dir), args.baseline)
-    report = write_report(args.results_dir, baseline=args.baseline or DEFAULT_BASELINE, seed=args.bootstrap_seed)
+    with hold(args.results_dir, "report"):  # not while a run writes it
+        if args.baseline:
+            check_baseline(runs_frame(args.results_dir), args.baseline)
+        report = write_report(args.results_dir, baseline=args.baseline or DEFAULT_BASELINE, seed=args.bootstrap_seed)
     print(report["table"])
     print(f"\n-> {Path(args.results_dir) / 'report.md'}")
     return 0

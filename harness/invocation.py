@@ -2,7 +2,12 @@
 
 Resuming reuses the directory's config.json, skips every cell with a row in runs.jsonl, reruns
 the others from the start (their partial event logs are overwritten) and cuts a torn last line
-first, so the directory ends with each cell's row exactly once. Spending limits: per run
+first, so the directory ends with each cell's row exactly once. Before anything runs it checks what
+it resumes (issue 20 part 5): config.json must hold a matrix of the types `ctxbench run` writes, and
+every line of runs.jsonl a row of one of its cells run with that cell's strategy config, model and seed;
+otherwise it stops naming the line, and `--repair` moves such lines to runs.quarantine.jsonl instead.
+A row that ended on an outage (`transient`, issue 20 part 4), or with `--rerun-errors` any `error` row,
+is rerun; its new row replaces it (runs.jsonl keeps the last row per cell). Spending limits: per run
 (`max_cost_usd`, the run ends `budget`) and per invocation (`max_total_cost_usd`: once reached,
 no further cell starts and runs in flight in this process stop at their next request; those are
 not finished, so they get no row: with the cells never started they are listed in unstarted.json,
@@ -12,14 +17,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ConfigError
+from harness.errors import ConfigError, CtxbenchError
 from harness.limits import INVOCATION_LIMIT_REACHED, INVOCATION_SPENDING
-from harness.results import CONFIG_FILE, ResultsDir, read_runs
+from harness.results import CONFIG_FILE, QUARANTINE_FILE, ResultsDir, read_runs, scan_runs
 from harness.runner import Cell, Matrix, build_profiles, run_cells
-from harness.secrets import REDACTED
+from harness.secrets import REDACTED, redact
 from strategies import StrategySpec
 from tasks.suites import TaskRow
 
@@ -71,12 +77,23 @@ def check_credentials(profiles: dict[str, dict[str, Any]]) -> None:
                               f"in the environment or params.api_key{hint}")
 
 
+def reruns(row: dict[str, Any], rerun_errors: bool) -> bool:
+    """A row resume runs again: an outage always, any `error` row when asked."""
+    return row.get("transient") is True or (rerun_errors and row.get("termination") == "error")
+
+
 def execute(results: ResultsDir, cells: list[Cell], *, workers: int, progress: bool,
-            max_total_cost_usd: float | None = None) -> list[str]:
-    """Run the cells without a row yet; return the run ids left unfinished for lack of budget."""
+            max_total_cost_usd: float | None = None, rerun_errors: bool = False) -> list[str]:
+    """Run the cells without a row yet, or whose row `reruns`; return the run ids left unfinished for
+    lack of budget. A rerun's row is appended, then runs.jsonl is rewritten with the last row per cell."""
     results.repair()
-    finished = {row.get("run_id") for row in read_runs(results.path)}
+    rows = read_runs(results.path)
+    finished = {row["run_id"] for row in rows if not reruns(row, rerun_errors)}
     todo = [cell for cell in cells if cell.run_id not in finished]
+    again = len(rows) - len(finished)
+    if again:
+        print(f"ctxbench: rerunning {again} run(s) that ended on an outage"
+              f"{' or an error' if rerun_errors else ''}", file=sys.stderr)
     spent = 0.0
     stopped: list[str] = []
 
@@ -98,6 +115,7 @@ def execute(results: ResultsDir, cells: list[Cell], *, workers: int, progress: b
                                                                   may_start=None if max_total_cost_usd is None else may_start)]
     finally:
         INVOCATION_SPENDING.start(None)
+        results.compact()
     marker = results.path / UNSTARTED_FILE
     if unstarted:
         marker.write_text(json.dumps({
@@ -119,6 +137,47 @@ def _drop_redacted(data: Any) -> Any:
     return data
 
 
+def _checked_config(path: Path, config: Any) -> dict[str, Any]:
+    """config.json's matrix entries, each of the type `ctxbench run` writes (ConfigError naming the entry)."""
+    def bad(where: str, what: str) -> ConfigError:
+        return ConfigError(f"--resume: {path}: {where}: {what}; it was not written by `ctxbench run` as it is")
+
+    def is_int(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    if not isinstance(config, dict):
+        raise bad("top level", f"expected an object, got a JSON {type(config).__name__}")
+    for key, kind in (("tasks", list), ("strategies", list), ("seeds", list), ("profiles", dict)):
+        if key not in config:
+            raise bad(key, "missing")
+        if not isinstance(config[key], kind) or not config[key]:
+            raise bad(key, f"expected a non-empty {'list' if kind is list else 'object'}, got {config[key]!r:.80}")
+    for i, seed in enumerate(config["seeds"]):
+        if not is_int(seed) or seed < 0:
+            raise bad(f"seeds[{i}]", f"expected a non-negative integer, got {seed!r:.80}")
+    if not is_int(config.get("max_requests")) or config["max_requests"] < 1:
+        raise bad("max_requests", f"expected a positive integer, got {config.get('max_requests')!r:.80}")
+    cost = config.get("max_cost_usd")
+    if cost is not None and (not isinstance(cost, (int, float)) or isinstance(cost, bool) or not cost > 0):
+        raise bad("max_cost_usd", f"expected null or a positive number, got {cost!r:.80}")
+    if not isinstance(config.get("clock") or {}, dict):
+        raise bad("clock", f"expected an object, got {config['clock']!r:.80}")
+    for name, profile in config["profiles"].items():
+        if not isinstance(profile, dict):
+            raise bad(f"profiles.{name}", f"expected an object, got {profile!r:.80}")
+    if "main" not in config["profiles"]:
+        raise bad("profiles.main", "missing")
+    for i, task in enumerate(config["tasks"]):
+        if not isinstance(task, dict):
+            raise bad(f"tasks[{i}]", f"expected an object, got {task!r:.80}")
+    for i, spec in enumerate(config["strategies"]):
+        if not isinstance(spec, dict) or not isinstance(spec.get("name"), str) or not isinstance(spec.get("label"), str):
+            raise bad(f"strategies[{i}]", f"expected an object with string name and label, got {spec!r:.80}")
+        if not isinstance(spec.get("config") or {}, dict):
+            raise bad(f"strategies[{i}].config", f"expected an object, got {spec['config']!r:.80}")
+    return config
+
+
 def load_matrix(results_dir: str | Path) -> Matrix:
     """The matrix recorded in a results directory's config.json."""
     path = Path(results_dir) / CONFIG_FILE
@@ -126,30 +185,85 @@ def load_matrix(results_dir: str | Path) -> Matrix:
         config = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"--resume: cannot read {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"--resume: {path} is not UTF-8 text (byte {exc.start})") from exc
     except json.JSONDecodeError as exc:
         raise ConfigError(f"--resume: {path} is not valid JSON ({exc.msg}, line {exc.lineno})") from exc
-    try:
-        matrix = Matrix(
-            tasks=[TaskRow(**task) for task in config["tasks"]],
-            strategies=[StrategySpec(name=s["name"], config=_drop_redacted(s.get("config") or {}),
-                                     label=s["label"] if s["label"] != s["name"] else "")
-                        for s in config["strategies"]],
-            seeds=list(config["seeds"]),
-            profiles=_drop_redacted(config["profiles"]),
-            max_requests=config["max_requests"],
-            max_cost_usd=config.get("max_cost_usd"),
-            clock=config.get("clock") or {},
-        )
-    except (KeyError, TypeError) as exc:
-        raise ConfigError(f"--resume: {path} lacks a valid {exc} entry; it was not written by `ctxbench run`") from exc
-    return matrix
+    config = _checked_config(path, config)
+    tasks = []
+    for i, task in enumerate(config["tasks"]):
+        try:
+            tasks.append(TaskRow(**task))
+        except (TypeError, ValueError, CtxbenchError) as exc:
+            raise ConfigError(f"--resume: {path}: tasks[{i}]: {exc}") from exc
+    return Matrix(
+        tasks=tasks,
+        strategies=[StrategySpec(name=s["name"], config=_drop_redacted(s.get("config") or {}),
+                                 label=s["label"] if s["label"] != s["name"] else "")
+                    for s in config["strategies"]],
+        seeds=list(config["seeds"]),
+        profiles=_drop_redacted(config["profiles"]),
+        max_requests=config["max_requests"],
+        max_cost_usd=config.get("max_cost_usd"),
+        clock=config.get("clock") or {},
+    )
+
+
+def _comparable(config: Any) -> Any:
+    """A strategy config as config.json keeps it: secrets left out (they are redacted there)."""
+    return _drop_redacted(redact(config or {}))
+
+
+def _mismatch(row: dict[str, Any], cell: Cell | None) -> str | None:
+    """Why a row of runs.jsonl is not a result of `cell` (None: it is)."""
+    if cell is None:
+        return f"run_id {row['run_id']!r:.120} is not a cell of {CONFIG_FILE}'s matrix (a row of another run?)"
+    expected = {"task_id": cell.task.task_id, "strategy": cell.strategy.display, "seed": cell.seed,
+                "model": cell.profiles["main"].get("model"), "strategy_config": _comparable(cell.strategy.config)}
+    for key, want in expected.items():
+        got = _comparable(row.get(key)) if key == "strategy_config" else row.get(key)
+        if got != want:
+            return f"run {row['run_id']}: {key} {got!r:.120} is not {CONFIG_FILE}'s {want!r:.120} (was it replaced?)"
+    return None
+
+
+def check_rows(results: ResultsDir, cells: list[Cell], *, repair: bool) -> None:
+    """What --resume resumes: every line of runs.jsonl a row of a cell of this matrix, run as config.json
+    says. Otherwise ConfigError naming the lines, before anything runs; with `repair`, those lines move
+    to runs.quarantine.jsonl (with their line numbers and reasons) and the rest is kept."""
+    results.repair()  # a torn last line (a kill mid-write) is cut, as always
+    by_id = {cell.run_id: cell for cell in cells}
+    lines = scan_runs(results.runs_file)
+    problems = []
+    for line in lines:
+        reason = line.problem or _mismatch(line.row, by_id.get(line.row["run_id"]))
+        if reason:
+            problems.append((line, reason))
+    if not problems:
+        return
+    if not repair:
+        named = "; ".join(f"line {line.number}: {reason}" for line, reason in problems[:3])
+        more = f" (and {len(problems) - 3} more lines)" if len(problems) > 3 else ""
+        raise ConfigError(f"--resume: {results.runs_file}: {named}{more}. Nothing was run; "
+                          f"`--resume {results.path} --repair` moves such lines to {QUARANTINE_FILE} and keeps the rest")
+    bad = {line.number for line, _ in problems}
+    results.quarantine(problems)
+    results.rewrite_runs(line.row for line in lines if line.number not in bad)
+    print(f"ctxbench: --repair: moved {len(problems)} line(s) of {results.runs_file} to "
+          f"{results.path / QUARANTINE_FILE}", file=sys.stderr)
 
 
 def add_run_options(run: argparse.ArgumentParser) -> None:
     """`ctxbench run` options for real models: resume, response cache, spending, concurrency, faults."""
     run.add_argument("--resume", metavar="RESULTS_DIR",
                      help="finish an interrupted run: reuse RESULTS_DIR/config.json, skip cells already in its "
-                          "runs.jsonl, rerun the unfinished ones (matrix options may not be given with it)")
+                          "runs.jsonl, rerun the unfinished ones and those that ended on an outage (transient "
+                          "errors); matrix options may not be given with it")
+    run.add_argument("--rerun-errors", action="store_true",
+                     help="with --resume: rerun every run that ended 'error', not only the outages")
+    run.add_argument("--repair", action="store_true",
+                     help="with --resume: move lines of runs.jsonl that are not rows of config.json's matrix "
+                          "(garbage, rows of another run or config) to runs.quarantine.jsonl, then resume")
     run.add_argument("--cache", metavar="DIR",
                      help="response cache (SQLite in DIR): a request made before, by model, messages, tools, "
                           "parameters and repeat index, is answered from DIR instead of sent")

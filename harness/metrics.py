@@ -48,6 +48,12 @@ Failure modes (issue 18 part 4), per run:
 * ``reexecuted_state_calls``: calls of a state-changing tool with the same name and arguments as one
   that ran successfully before the last condensation (OpenHands #10508, #11910).
 
+Outages (issue 20 part 4): a row's ``transient`` is true when the run ended ``error`` on a failure
+harness.retry classes as transient (rate limit, server error, timeout, dropped connection) after its
+retries, in the main request or raised out of a strategy's own request; false otherwise (its
+``run_end`` event carries ``transient: true`` then). Such a row is an outage, not a result:
+``--resume`` reruns it and the new row replaces it.
+
 Trace replays (harness.trace_replay): a main ``llm_call`` carries ``forgotten_references`` (how many
 references, harness.references, the recorded response being replayed used that appeared earlier in
 the trace and that no message of the view sent held) and up to a few of them as

@@ -1,7 +1,10 @@
 """The results layout (a contract that tools and notebooks read without importing the harness):
 
     results/<run-name>/config.json          resolved configuration, versions, seeds
-    results/<run-name>/runs.jsonl           one JSON object per finished run
+    results/<run-name>/runs.jsonl           one JSON object per finished run (per cell: the last row of a
+                                            run_id counts; a rerun appends, then the file is rewritten)
+    results/<run-name>/runs.quarantine.jsonl  lines `--resume --repair` took out of runs.jsonl, with reasons
+    results/<run-name>/.lock                the writer's lock (harness.lock); readers ignore it
     results/<run-name>/events/<run_id>.jsonl  each run's event log
     results/<run-name>/summary.csv          one row per strategy, and per strategy x family
     results/<run-name>/plots/*.png
@@ -12,12 +15,15 @@ import json
 import os
 import platform
 from importlib import metadata
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
+from harness.errors import ConfigError
 from harness.secrets import scrub
 
 RUNS_FILE = "runs.jsonl"
+QUARANTINE_FILE = "runs.quarantine.jsonl"
 CONFIG_FILE = "config.json"
 SUMMARY_FILE = "summary.csv"
 EVENTS_DIR = "events"
@@ -72,6 +78,34 @@ class ResultsDir:
             handle.flush()
             os.fsync(handle.fileno())
 
+    def rewrite_runs(self, rows: Iterable[dict[str, Any]]) -> None:
+        """Replace runs.jsonl by `rows` at once (tmp, fsync, rename): a crash leaves the old file or the new."""
+        tmp = self.path / (RUNS_FILE + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.writelines(json.dumps(row, ensure_ascii=False, default=str) + "\n" for row in rows)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, self.runs_file)
+        directory = os.open(self.path, os.O_RDONLY)
+        try:
+            os.fsync(directory)  # the rename itself reaches the disk
+        finally:
+            os.close(directory)
+
+    def compact(self) -> None:
+        """Keep one row per run_id in runs.jsonl, the last, when reruns appended a second."""
+        rows = read_runs(self.runs_file)
+        if len(rows) < sum(1 for line in scan_runs(self.runs_file)):
+            self.rewrite_runs(rows)
+
+    def quarantine(self, lines: Iterable[tuple[RunsLine, str]]) -> None:
+        """Append lines taken out of runs.jsonl, each with its line number and why, to runs.quarantine.jsonl."""
+        with open(self.path / QUARANTINE_FILE, "a", encoding="utf-8") as handle:
+            for line, reason in lines:
+                handle.write(json.dumps({"line": line.number, "reason": reason, "text": line.text},
+                                        ensure_ascii=False) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
 
     def repair(self) -> int:
         """Cut a torn last line (left by a kill mid-write) from runs.jsonl; return bytes removed."""
@@ -96,16 +130,62 @@ class ResultsDir:
         return len(data) - keep
 
 
-def read_runs(path: str | Path) -> list[dict[str, Any]]:
-    """Rows of a results directory's runs.jsonl (a torn last line, from a kill, is skipped)."""
-    runs_file = Path(path) / RUNS_FILE if Path(path).is_dir() else Path(path)
-    rows = []
+@dataclass(frozen=True)
+class RunsLine:
+    """One non-blank line of runs.jsonl: its row, or what is wrong with it."""
+
+    number: int  # 1-based, as an editor shows it
+    text: str
+    row: dict[str, Any] | None
+    problem: str | None = None
+    parsed: bool = True  # the line is UTF-8 JSON (a row or not); a torn line is not
+
+
+def _parse_line(number: int, raw: bytes) -> RunsLine:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return RunsLine(number, raw.decode("utf-8", "replace"), None, "not UTF-8 text", parsed=False)
+    try:
+        row = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return RunsLine(number, text, None, f"not a whole JSON row ({exc.msg})", parsed=False)
+    if not isinstance(row, dict):
+        return RunsLine(number, text, None, f"a JSON {type(row).__name__}, not a row object")
+    if not isinstance(row.get("run_id"), str):
+        return RunsLine(number, text, None, "a row without a run_id")
+    return RunsLine(number, text, row)
+
+
+def scan_runs(runs_file: str | Path) -> list[RunsLine]:
+    """Every non-blank line of a runs.jsonl, parsed; a last line that does not parse (torn by a kill
+    mid-write) is left out, a bad line before it is returned with its problem."""
+    runs_file = Path(runs_file)
     if not runs_file.exists():
-        return rows
-    for line in runs_file.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue
-    return rows
+        return []
+    lines = [_parse_line(number, raw) for number, raw in enumerate(runs_file.read_bytes().split(b"\n"), 1)
+             if raw.strip()]
+    if lines and not lines[-1].parsed:
+        lines.pop()
+    return lines
+
+
+def latest_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per run_id, the last one (a rerun's row follows the one it replaces)."""
+    by_id: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        by_id.pop(row["run_id"], None)
+        by_id[row["run_id"]] = row
+    return list(by_id.values())
+
+
+def read_runs(path: str | Path) -> list[dict[str, Any]]:
+    """Rows of a results directory's runs.jsonl, the last per run_id (a torn last line, from a kill, is
+    skipped); a bad line before the last is a ConfigError naming it."""
+    runs_file = Path(path) / RUNS_FILE if Path(path).is_dir() else Path(path)
+    lines = scan_runs(runs_file)
+    bad = next((line for line in lines if line.problem), None)
+    if bad is not None:
+        raise ConfigError(f"{runs_file}: line {bad.number} is {bad.problem}; move it aside with "
+                          f"`ctxbench run --resume {runs_file.parent} --repair`")
+    return latest_rows(line.row for line in lines if line.row is not None)

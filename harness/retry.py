@@ -2,7 +2,8 @@
 
 Rate limits, server errors, timeouts and dropped connections are retried; anything else (a bad
 request, a context-window error, an authentication failure) is raised at once. When the bounds
-are spent the last error is raised, and the run it belongs to ends `error` with it recorded.
+are spent the last error is raised, and the run it belongs to ends `error` with it recorded as
+`transient` (an outage, not a result: `--resume` reruns it; issue 20 part 4).
 """
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from dataclasses import dataclass
 from typing import Callable, TypeVar
 
 import harness  # noqa: F401
+import httpx
 import litellm
+import openai
 
 from harness.config import require
 
@@ -25,6 +28,13 @@ RETRYABLE: tuple[type[BaseException], ...] = (
     litellm.BadGatewayError,
     litellm.Timeout,
     litellm.APIConnectionError,
+    # the same failures when the openai client or the transport raises them unmapped
+    openai.RateLimitError,
+    openai.InternalServerError,
+    openai.APIConnectionError,  # APITimeoutError included
+    httpx.TransportError,  # timeouts, refused and dropped connections
+    ConnectionError,
+    TimeoutError,
 )
 
 
@@ -56,6 +66,8 @@ class RetryPolicy:
 
 
 def is_retryable(error: BaseException) -> bool:
+    """A transient failure: a rate limit, a server error, a timeout or a transport failure; raised after
+    the retries, it is an outage of the provider, not an outcome of the run."""
     return isinstance(error, RETRYABLE)
 
 

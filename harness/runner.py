@@ -25,6 +25,7 @@ from harness.llm import LLMClient, LLMProfile, is_context_window_error
 from harness.limits import INVOCATION_LIMIT_REACHED, INVOCATION_SPENDING
 from harness.metrics import RunMetrics
 from harness.pool import CellPlan, cell_executor, settle_heap
+from harness.retry import is_retryable
 from harness.secrets import redact
 from harness.tokens import stable_hash
 from harness.view import ViewState
@@ -124,7 +125,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     ctx = RunContext(log, profiles, run_id=cell.run_id, seed=cell.seed, clock=clock)
     main = LLMClient(profiles[MAIN_PROFILE], session=cell.run_id, seed=cell.seed,
                      on_retry=ctx.retry_listener(MAIN_PROFILE))
-    termination, error = "error", None
+    termination, error, transient = "error", None, False
     environment = None
     libraries: list[str] = []
     try:
@@ -132,10 +133,13 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         strategy = build_strategy(cell.strategy)
         libraries = strategy.libraries()
         termination, error = _loop(cell, ctx, main, environment, strategy)
+    except _RequestFailed as failed:
+        error, transient = failed.error, failed.transient
     except Exception as exc:  # a crash in a strategy or task ends this run only
         error = crash_error(exc, cell.strategy.display, log, "runner")
+        transient = is_retryable(exc)  # e.g. a summary request that met an outage after its retries
     score = environment.score() if environment is not None else None
-    log.append("run_end", termination=termination, error=error,
+    log.append("run_end", termination=termination, error=error, **({"transient": True} if transient else {}),
                success=bool(score and score.success), score=score.score if score else 0.0,
                detail=score.detail if score else {})
     log.close()
@@ -155,9 +159,18 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         "score": score.score if score else 0.0,
         "termination": termination,
         "error": error,
+        "transient": transient,  # ended on an outage (after its retries): --resume reruns it
         "libraries": libraries,  # the real libraries an adapter ran, with their versions
     }
     return finish_row(row, metrics, ctx, wall_start, cpu_start)
+
+
+class _RequestFailed(Exception):
+    """A main request failed for good (logged already): the run ends `error`; transient: an outage."""
+
+    def __init__(self, error: str, transient: bool):
+        super().__init__(error)
+        self.error, self.transient = error, transient
 
 
 def check_labels(strategies: list[StrategySpec]) -> None:
@@ -253,7 +266,7 @@ def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strate
                 if failed_calls <= max_requests and strategy.on_context_window_error(ctx, exc):
                     continue
                 return "context_overflow", f"{type(exc).__name__}: {str(exc)[:500]}"
-            return "error", f"{type(exc).__name__}: {str(exc)[:500]}"
+            raise _RequestFailed(f"{type(exc).__name__}: {str(exc)[:500]}", is_retryable(exc)) from exc
         calls = [ToolCall.from_message(raw) for raw in result.message.get("tool_calls") or []]
         ctx.record_response(request, result, payload=strategy.action_payload(calls))
         ctx.turn_start = False

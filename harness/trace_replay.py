@@ -206,7 +206,7 @@ def replay_cell(cell: TraceCell) -> dict[str, Any]:
         "strategy": cell.strategy.display, "strategy_name": cell.strategy.name,
         "strategy_config": cell.strategy.config, "seed": SEED, "instance_seed": None,
         "model": profiles[MAIN_PROFILE].model, "success": completed, "score": float(completed),
-        "termination": termination, "error": error, "libraries": libraries, "trace_path": cell.trace.path,
+        "termination": termination, "error": error, "transient": False, "libraries": libraries, "trace_path": cell.trace.path,
     }
     row.update(recorded_totals(cell.trace))
     return finish_row(row, metrics, ctx, wall_start, cpu_start)
