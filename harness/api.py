@@ -173,7 +173,7 @@ def resume(results_dir: str | Path, *, workers: int = 1, progress: bool = False,
     Every line of runs.jsonl must be a row of that matrix; repair moves the others to runs.quarantine.jsonl."""
     if not Path(results_dir).is_dir():
         raise ConfigError(f"--resume: cannot read {Path(results_dir) / 'config.json'}: no such directory")
-    with hold(results_dir, "resume"):
+    with hold(results_dir, "run --resume"):
         return _resume_locked(results_dir, workers=workers, progress=progress, cache=cache, max_cost_usd=max_cost_usd,
                               max_total_cost_usd=max_total_cost_usd, max_concurrency=max_concurrency,
                               baseline=baseline, rerun_errors=rerun_errors, repair=repair)
