@@ -93,9 +93,13 @@ class ResultsDir:
             os.close(directory)
 
     def compact(self) -> None:
-        """Keep one row per run_id in runs.jsonl, the last, when reruns appended a second."""
-        rows = read_runs(self.runs_file)
-        if len(rows) < sum(1 for line in scan_runs(self.runs_file)):
+        """Keep one row per run_id in runs.jsonl, the last, when reruns appended a second (a file with a bad
+        line is left for `--resume --repair` to show)."""
+        lines = scan_runs(self.runs_file)
+        if any(line.problem for line in lines):
+            return
+        rows = latest_rows(line.row for line in lines if line.row is not None)
+        if len(rows) < len(lines):
             self.rewrite_runs(rows)
 
     def quarantine(self, lines: Iterable[tuple[RunsLine, str]]) -> None:
