@@ -11,7 +11,7 @@ import pandas as pd
 from harness.errors import ConfigError
 from harness.report import DEFAULT_BASELINE, PAIRED_FILE, requests_frame, runs_frame, write_report
 from harness.results import EVENTS_DIR, RUNS_FILE, SUMMARY_FILE, ResultsDir
-from harness.secrets import secret_values
+from harness.secrets import redact, remember
 from harness.sweep import SWEEP_FILE, TUNING_FILE, Grid, recommend, validate_grid, write_sweep_file
 from strategies import StrategySpec, comparison_strategies
 
@@ -112,7 +112,6 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     # Imported here so that reading results (notebooks) does not load litellm and datasets.
     from harness.invocation import check_budgets, check_credentials, execute, with_invocation_options
     from harness.runner import DEFAULT_MAX_REQUESTS, Matrix, validate_cells
-    from harness.secrets import redact
     from tasks.suites import load_tasks
 
     tasks = load_tasks(suite)
@@ -126,6 +125,7 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     matrix = Matrix(tasks=tasks, strategies=specs, seeds=list(seeds), profiles=profiles,
                     max_requests=max_requests or DEFAULT_MAX_REQUESTS, max_cost_usd=max_cost_usd,
                     clock=clock or {})
+    remember(profiles, [spec.config for spec in specs])  # this invocation's secrets, scrubbed from all it writes
     out_path = Path(out) if out else default_out()
     cells = matrix.build(str(out_path / EVENTS_DIR))
     validate_cells(cells)
@@ -144,7 +144,7 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
         "max_cost_usd": max_cost_usd,
         "clock": matrix.clock,
         "workers": workers,
-    }, command_line=command_line, hide=secret_values(matrix.profiles))
+    }, command_line=command_line)
     execute(results, cells, workers=workers, progress=progress, max_total_cost_usd=max_total_cost_usd)
     write_report(out_path, baseline=baseline)
     return out_path
@@ -185,6 +185,7 @@ def sweep(grid: Grid, suite: str = "default", *, also: Iterable[str] = (), seeds
     Every point's strategy is built before any model call, so a bad key fails at once.
     Returns the results directory; `load_results(...)` gives its tables, tuning included.
     """
+    remember(grid.base, grid.axes)  # before the points are built: their errors may echo a value
     points = validate_grid(grid)
     extra = strategy_specs(list(also))
     out_path = Path(out) if out else default_out()
@@ -203,13 +204,13 @@ def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | 
     Every trace is read and checked, and every strategy built, before anything is written: bad input
     raises ConfigError and leaves `out` as it was. `profiles`: as `mock_profiles("mock/replay", ...)`.
     """
-    from harness.secrets import redact
     from harness.trace_replay import REPLAY_MODEL, build_cells, replay_cells
     from harness.traces import load_traces
 
     paths = [str(path) for path in paths]
     specs = strategy_specs(strategies, strategy_configs) if isinstance(strategies, str) else list(strategies)
     profiles = profiles or mock_profiles(REPLAY_MODEL)
+    remember(profiles, [spec.config for spec in specs])
     loaded = load_traces(paths, fmt)
     out_path = Path(out) if out else default_out()
     if (out_path / RUNS_FILE).exists():
@@ -220,7 +221,7 @@ def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | 
         "traces": paths, "format": fmt, "trace_ids": [trace.trace_id for trace in loaded],
         "strategies": [{"label": s.display, "name": s.name, "config": redact(s.config)} for s in specs],
         "seeds": [0], "profiles": redact(profiles),
-    }, command_line=command_line, hide=secret_values(profiles))
+    }, command_line=command_line)
     replay_cells(cells, results.append_run, progress=progress)
     write_report(out_path, baseline=baseline if baseline in {s.display for s in specs} else specs[0].display)
     return out_path

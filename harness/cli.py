@@ -193,7 +193,9 @@ def main(argv: list[str] | None = None) -> int:
             print(_strategies_text())
             return 0
     except CtxbenchError as exc:
-        print(f"ctxbench: error: {exc}", file=sys.stderr)
+        from harness.secrets import scrub
+
+        print(f"ctxbench: error: {scrub(str(exc))}", file=sys.stderr)  # a message may echo a value
         return 2
     return 0
 
