@@ -152,12 +152,14 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
 
 def resume(results_dir: str | Path, *, workers: int = 1, progress: bool = False, cache: str | Path | None = None,
            max_cost_usd: float | None = None, max_total_cost_usd: float | None = None,
-           max_concurrency: int | None = None, baseline: str = DEFAULT_BASELINE) -> Path:
-    """Finish an interrupted run: the matrix of its config.json, minus the cells already in runs.jsonl."""
+           max_concurrency: int | None = None, baseline: str = DEFAULT_BASELINE, api_base: str | None = None) -> Path:
+    """Finish an interrupted run: the matrix of its config.json, minus the cells already in runs.jsonl.
+    `api_base`: a URL whose credentials config.json could not hold, given again (harness.invocation)."""
     from harness.invocation import check_budgets, check_credentials, execute, load_matrix, with_invocation_options
     from harness.runner import validate_cells
 
-    matrix = load_matrix(results_dir)
+    matrix = load_matrix(results_dir, api_base)
+    remember(matrix.profiles, [spec.config for spec in matrix.strategies])
     matrix.profiles = with_invocation_options(matrix.profiles, cache=cache and str(cache),
                                               max_concurrency=max_concurrency)
     if max_cost_usd is not None:
