@@ -23,12 +23,12 @@ def planted(name: str) -> str:
 
 
 @pytest.fixture
-def channels(monkeypatch):
-    values = {name: planted(name) for name in (
+def channels() -> dict[str, str]:
+    """One distinct secret per channel, by channel name."""
+    return {name: planted(name) for name in (
         "envopenai", "envaws", "envtoken", "paramkey", "paramaws", "paramawstoken", "paramvertex", "paramazure",
         "header", "bearer", "urluser", "urlpass", "urlquery", "urlkey", "strategykey", "gridone", "gridtwo",
         "badconfig")}
-    return values
 
 
 def secret_env(monkeypatch, values: dict[str, str]) -> None:
