@@ -12,7 +12,7 @@ from harness.errors import ConfigError
 from harness.lock import hold
 from harness.report import DEFAULT_BASELINE, PAIRED_FILE, requests_frame, runs_frame, write_report
 from harness.results import EVENTS_DIR, RUNS_FILE, SUMMARY_FILE, ResultsDir
-from harness.secrets import secret_values
+from harness.secrets import redact, remember
 from harness.sweep import SWEEP_FILE, TUNING_FILE, Grid, recommend, validate_grid, write_sweep_file
 from strategies import StrategySpec, comparison_strategies
 
@@ -126,6 +126,7 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     matrix = Matrix(tasks=tasks, strategies=specs, seeds=list(seeds), profiles=profiles,
                     max_requests=max_requests or DEFAULT_MAX_REQUESTS, max_cost_usd=max_cost_usd,
                     clock=clock or {})
+    remember(profiles, [spec.config for spec in specs])  # this invocation's secrets, scrubbed from all it writes
     out_path = Path(out) if out else default_out()
     cells = matrix.build(str(out_path / EVENTS_DIR))
     validate_cells(cells)
@@ -144,7 +145,6 @@ def _run_locked(out_path: Path, suite: str, tasks: list[Any], specs: list[Strate
                 max_cost_usd: float | None, max_total_cost_usd: float | None, command_line: list[str] | None) -> None:
     """run's writing part, with the directory's lock held (a second writer was refused before this)."""
     from harness.invocation import execute
-    from harness.secrets import redact
 
     if (out_path / RUNS_FILE).exists():
         raise ConfigError(f"{out_path} already holds runs; finish it with --resume {out_path} or choose another --out")
@@ -159,7 +159,7 @@ def _run_locked(out_path: Path, suite: str, tasks: list[Any], specs: list[Strate
         "max_cost_usd": max_cost_usd,
         "clock": matrix.clock,
         "workers": workers,
-    }, command_line=command_line, hide=secret_values(matrix.profiles))
+    }, command_line=command_line)
     execute(results, cells, workers=workers, progress=progress, max_total_cost_usd=max_total_cost_usd)
     write_report(out_path, baseline=baseline)
 
@@ -167,26 +167,30 @@ def _run_locked(out_path: Path, suite: str, tasks: list[Any], specs: list[Strate
 def resume(results_dir: str | Path, *, workers: int = 1, progress: bool = False, cache: str | Path | None = None,
            max_cost_usd: float | None = None, max_total_cost_usd: float | None = None,
            max_concurrency: int | None = None, baseline: str = DEFAULT_BASELINE, rerun_errors: bool = False,
-           repair: bool = False) -> Path:
+           repair: bool = False, api_base: str | None = None) -> Path:
     """Finish an interrupted run: the matrix of its config.json, minus the cells already in runs.jsonl
     (rows that ended on an outage, or with rerun_errors any `error` row, are run again and replaced).
-    Every line of runs.jsonl must be a row of that matrix; repair moves the others to runs.quarantine.jsonl."""
+    Every line of runs.jsonl must be a row of that matrix; repair moves the others to runs.quarantine.jsonl.
+    `api_base`: a URL whose credentials config.json could not hold, given again (harness.invocation)."""
     if not Path(results_dir).is_dir():
         raise ConfigError(f"--resume: cannot read {Path(results_dir) / 'config.json'}: no such directory")
     with hold(results_dir, "run --resume"):
         return _resume_locked(results_dir, workers=workers, progress=progress, cache=cache, max_cost_usd=max_cost_usd,
                               max_total_cost_usd=max_total_cost_usd, max_concurrency=max_concurrency,
-                              baseline=baseline, rerun_errors=rerun_errors, repair=repair)
+                              baseline=baseline, rerun_errors=rerun_errors, repair=repair,
+                              api_base=api_base)
 
 
 def _resume_locked(results_dir: str | Path, *, workers: int, progress: bool, cache: str | Path | None,
                    max_cost_usd: float | None, max_total_cost_usd: float | None, max_concurrency: int | None,
-                   baseline: str, rerun_errors: bool, repair: bool) -> Path:
+                   baseline: str, rerun_errors: bool, repair: bool,
+                   api_base: str | None) -> Path:
     from harness.invocation import (check_budgets, check_credentials, check_rows, execute, load_matrix,
                                     with_invocation_options)
     from harness.runner import validate_cells
 
-    matrix = load_matrix(results_dir)
+    matrix = load_matrix(results_dir, api_base)
+    remember(matrix.profiles, [spec.config for spec in matrix.strategies])
     matrix.profiles = with_invocation_options(matrix.profiles, cache=cache and str(cache),
                                               max_concurrency=max_concurrency)
     if max_cost_usd is not None:
@@ -217,6 +221,7 @@ def sweep(grid: Grid, suite: str = "default", *, also: Iterable[str] = (), seeds
     Every point's strategy is built before any model call, so a bad key fails at once.
     Returns the results directory; `load_results(...)` gives its tables, tuning included.
     """
+    remember(grid.base, grid.axes)  # before the points are built: their errors may echo a value
     points = validate_grid(grid)
     extra = strategy_specs(list(also))
     out_path = Path(out) if out else default_out()
@@ -243,6 +248,7 @@ def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | 
     paths = [str(path) for path in paths]
     specs = strategy_specs(strategies, strategy_configs) if isinstance(strategies, str) else list(strategies)
     profiles = profiles or mock_profiles(REPLAY_MODEL)
+    remember(profiles, [spec.config for spec in specs])
     loaded = load_traces(paths, fmt)
     out_path = Path(out) if out else default_out()
     cells = build_cells(loaded, specs, profiles, str(out_path / EVENTS_DIR))
@@ -257,7 +263,6 @@ def _traces_locked(out_path: Path, paths: list[str], fmt: str, loaded: list[Any]
                    profiles: dict[str, dict[str, Any]], cells: list[Any], *, progress: bool, baseline: str,
                    command_line: list[str] | None) -> None:
     """traces' writing part, with the directory's lock held."""
-    from harness.secrets import redact
     from harness.trace_replay import replay_cells
 
     if (out_path / RUNS_FILE).exists():
@@ -267,7 +272,7 @@ def _traces_locked(out_path: Path, paths: list[str], fmt: str, loaded: list[Any]
         "traces": paths, "format": fmt, "trace_ids": [trace.trace_id for trace in loaded],
         "strategies": [{"label": s.display, "name": s.name, "config": redact(s.config)} for s in specs],
         "seeds": [0], "profiles": redact(profiles),
-    }, command_line=command_line, hide=secret_values(profiles))
+    }, command_line=command_line)
     replay_cells(cells, results.append_run, progress=progress)
     write_report(out_path, baseline=baseline if baseline in {s.display for s in specs} else specs[0].display)
 

@@ -66,7 +66,8 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tasks", metavar="FILE", help="a task file (JSONL or Parquet); overrides --suite")
     parser.add_argument("--model", default="mock/agent",
                         help="litellm model name of the agent (default mock/agent, the offline simulated agent)")
-    parser.add_argument("--api-base", help="API base URL for the model (e.g. an OpenAI-compatible server)")
+    parser.add_argument("--api-base", help="API base URL for the model (e.g. an OpenAI-compatible server); with "
+                                           "--resume, a recorded URL given again with the credentials it held")
     _add_provider_options(parser)
     parser.add_argument("--mock-knobs", metavar="JSON_OR_FILE",
                         help="imperfection knobs of the simulated agent, e.g. '{\"narrate\": 0.2}'")
@@ -193,7 +194,9 @@ def main(argv: list[str] | None = None) -> int:
             print(_strategies_text())
             return 0
     except CtxbenchError as exc:
-        print(f"ctxbench: error: {exc}", file=sys.stderr)
+        from harness.secrets import scrub
+
+        print(f"ctxbench: error: {scrub(str(exc))}", file=sys.stderr)  # a message may echo a value
         return 2
     return 0
 
@@ -264,11 +267,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     if args.resume:
         given = sorted(f"--{k.replace('_', '-')}" for k, v in _run_defaults().items()
-                       if k not in {*invocation, "resume", "workers", "no_progress", "baseline", "rerun_errors", "repair"}
-                       and getattr(args, k) != v)
+                       if k not in {*invocation, "resume", "workers", "no_progress", "baseline", "rerun_errors", "repair",
+                                    "api_base"} and getattr(args, k) != v)
         if given:
             raise ConfigError(f"--resume takes the runs to make from {args.resume}/config.json; drop {', '.join(given)}")
-        out = api.resume(args.resume, workers=args.workers, progress=not args.no_progress,
+        out = api.resume(args.resume, workers=args.workers, progress=not args.no_progress, api_base=args.api_base,
                          **({"baseline": args.baseline} if args.baseline else {}), **invocation,
                          rerun_errors=args.rerun_errors, repair=args.repair)
     else:

@@ -10,6 +10,7 @@ from typing import Any, Mapping, TypeVar, get_args, get_origin, get_type_hints
 import yaml
 
 from harness.errors import ConfigError
+from harness.secrets import remember
 
 T = TypeVar("T")
 
@@ -22,11 +23,11 @@ def load_data_file(path: str | Path) -> Any:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from exc
     try:
-        if path.suffix == ".json":
-            return json.loads(text)
-        return yaml.safe_load(text)
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise ConfigError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}") from exc
+    remember(data)  # its secrets stay out of every output, the errors about it included
+    return data
 
 
 def parse_inline_or_file(value: str, what: str) -> Any:
@@ -34,9 +35,11 @@ def parse_inline_or_file(value: str, what: str) -> Any:
     stripped = value.strip()
     if stripped.startswith(("{", "[")):
         try:
-            return json.loads(stripped)
+            data = json.loads(stripped)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{what}: inline JSON is invalid: {exc}") from exc
+        remember(data)
+        return data
     return load_data_file(stripped)
 
 

@@ -17,6 +17,11 @@ from typing import Any, Callable, Iterator
 
 from harness.errors import ReplayMismatch
 from harness.fast_json import json_line
+from harness.secrets import scrub
+
+# The fields where text from outside (exception messages, tracebacks) enters a log: they may echo a URL,
+# a header or a key, so they are scrubbed of secrets (harness.secrets) as they are appended.
+OUTSIDE_TEXT_FIELDS = ("error", "traceback")
 
 
 class EventLog:
@@ -43,6 +48,9 @@ class EventLog:
         return self._events
 
     def append(self, type_: str, **fields: Any) -> dict[str, Any]:
+        for name in OUTSIDE_TEXT_FIELDS:
+            if isinstance(fields.get(name), str):
+                fields[name] = scrub(fields[name])
         event = {"id": self._count, "type": type_, **fields}
         self._count += 1
         if self._events is not None:

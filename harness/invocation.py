@@ -25,7 +25,7 @@ from harness.errors import ConfigError, CtxbenchError
 from harness.limits import INVOCATION_LIMIT_REACHED, INVOCATION_SPENDING
 from harness.results import CONFIG_FILE, QUARANTINE_FILE, ResultsDir, read_runs, scan_runs
 from harness.runner import Cell, Matrix, build_profiles, run_cells
-from harness.secrets import REDACTED, redact
+from harness.secrets import REDACTED, redact, redact_text
 from strategies import StrategySpec
 from tasks.suites import TaskRow
 
@@ -137,6 +137,34 @@ def _drop_redacted(data: Any) -> Any:
     return data
 
 
+def restore_api_base(profiles: dict[str, dict[str, Any]], given: str | None) -> None:
+    """Put back an api_base whose credentials (user:password@, ?api_key=) were never written: the user gives
+    the URL again (--resume DIR --api-base URL); it replaces each recorded api_base it redacts to."""
+    matched = False
+    for name, profile in profiles.items():
+        recorded = profile.get("api_base")
+        if given is not None and recorded == redact_text(given):
+            profile["api_base"], matched = given, True
+        elif isinstance(recorded, str) and REDACTED in recorded:
+            raise ConfigError(f"--resume: profiles.{name}.api_base {recorded} held credentials, which are never "
+                              "written to config.json; give the URL again with --api-base")
+    if given is not None and not matched:
+        raise ConfigError(f"--api-base {redact_text(given)}: matches no api_base recorded in config.json "
+                          f"({sorted({str(p.get('api_base')) for p in profiles.values()})})")
+
+
+def check_secret_points(strategies: list[StrategySpec]) -> None:
+    """Two strategies that differed only in secrets (a sweep over api_key) cannot be resumed: the
+    secrets were never written, so both would run the same configuration under two labels."""
+    seen: dict[str, str] = {}
+    for spec in strategies:
+        key = json.dumps([spec.name, spec.config], sort_keys=True, default=str)
+        if key in seen:
+            raise ConfigError(f"--resume: strategies {seen[key]} and {spec.display} differ only in secret values, "
+                              "which are never written; rerun them as a new run")
+        seen[key] = spec.display
+
+
 def _checked_config(path: Path, config: Any) -> dict[str, Any]:
     """config.json's matrix entries, each of the type `ctxbench run` writes (ConfigError naming the entry)."""
     def bad(where: str, what: str) -> ConfigError:
@@ -178,7 +206,7 @@ def _checked_config(path: Path, config: Any) -> dict[str, Any]:
     return config
 
 
-def load_matrix(results_dir: str | Path) -> Matrix:
+def load_matrix(results_dir: str | Path, api_base: str | None = None) -> Matrix:
     """The matrix recorded in a results directory's config.json."""
     path = Path(results_dir) / CONFIG_FILE
     try:
@@ -196,7 +224,7 @@ def load_matrix(results_dir: str | Path) -> Matrix:
             tasks.append(TaskRow(**task))
         except (TypeError, ValueError, CtxbenchError) as exc:
             raise ConfigError(f"--resume: {path}: tasks[{i}]: {exc}") from exc
-    return Matrix(
+    matrix = Matrix(
         tasks=tasks,
         strategies=[StrategySpec(name=s["name"], config=_drop_redacted(s.get("config") or {}),
                                  label=s["label"] if s["label"] != s["name"] else "")
@@ -207,6 +235,9 @@ def load_matrix(results_dir: str | Path) -> Matrix:
         max_cost_usd=config.get("max_cost_usd"),
         clock=config.get("clock") or {},
     )
+    restore_api_base(matrix.profiles, api_base)
+    check_secret_points(matrix.strategies)
+    return matrix
 
 
 def _comparable(config: Any) -> Any:

@@ -17,7 +17,7 @@ import platform
 from importlib import metadata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from harness.errors import ConfigError
 from harness.secrets import scrub
@@ -59,20 +59,17 @@ class ResultsDir:
     def runs_file(self) -> Path:
         return self.path / RUNS_FILE
 
-    def write_config(self, config: dict[str, Any], *, command_line: list[str] | None = None,
-                     hide: Iterable[str] = ()) -> None:
-        """Write config.json; `hide` are secret values scrubbed from the recorded command line
-        (the `ctxbench` arguments, or None for a call from Python)."""
-        hidden = list(hide)
-        argv = None if command_line is None else [scrub(arg, hidden) for arg in command_line]
-        data = {**config, "versions": versions(), "argv": argv}
+    def write_config(self, config: dict[str, Any], *, command_line: list[str] | None = None) -> None:
+        """Write config.json (`config` redacted by the caller) with the command line (the `ctxbench`
+        arguments, or None for a call from Python); the text is scrubbed of every known secret."""
+        data = {**config, "versions": versions(), "argv": command_line}
         tmp = self.path / (CONFIG_FILE + ".tmp")
-        tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+        tmp.write_text(scrub(json.dumps(data, indent=2, sort_keys=True, default=str)) + "\n", encoding="utf-8")
         os.replace(tmp, self.path / CONFIG_FILE)
 
     def append_run(self, row: dict[str, Any]) -> None:
         """Append one whole line and flush it to disk, so a crash never leaves half a row."""
-        line = json.dumps(row, ensure_ascii=False, sort_keys=False, default=str) + "\n"
+        line = scrub(json.dumps(row, ensure_ascii=False, sort_keys=False, default=str)) + "\n"
         with open(self.runs_file, "a", encoding="utf-8") as handle:
             handle.write(line)
             handle.flush()

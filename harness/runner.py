@@ -26,7 +26,7 @@ from harness.limits import INVOCATION_LIMIT_REACHED, INVOCATION_SPENDING
 from harness.metrics import RunMetrics
 from harness.pool import CellPlan, cell_executor, settle_heap
 from harness.retry import is_retryable
-from harness.secrets import redact
+from harness.secrets import redact, remember
 from harness.tokens import stable_hash
 from harness.view import ViewState
 from strategies import StrategySpec, build_strategy
@@ -117,6 +117,7 @@ def validate_cells(cells: list[Cell]) -> None:
 def run_cell(cell: Cell) -> dict[str, Any]:
     """Execute one run to its end and return its runs.jsonl row."""
     wall_start, cpu_start = time.perf_counter(), time.thread_time()  # this run's thread alone
+    remember(cell.profiles, cell.strategy.config)  # known already unless this is a spawned worker
     events_path = Path(cell.events_dir) / f"{cell.run_id}.jsonl"
     metrics = RunMetrics()
     log = EventLog(events_path, in_memory=False, on_append=metrics.add)
@@ -151,7 +152,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         "family": cell.task.family,
         "strategy": cell.strategy.display,
         "strategy_name": cell.strategy.name,
-        "strategy_config": cell.strategy.config,
+        "strategy_config": redact(cell.strategy.config),
         "seed": cell.seed,
         "instance_seed": cell.task.instance_seed(cell.seed),  # the task instance's generation seed
         "model": profiles[MAIN_PROFILE].model,

@@ -21,6 +21,7 @@ import yaml
 from harness.config import load_data_file
 from harness.errors import ConfigError
 from harness.report import markdown
+from harness.secrets import is_secret_path, redact, remember
 from harness.stats import pareto_front
 from strategies import StrategySpec, build_strategy
 
@@ -87,6 +88,7 @@ def parse_grid_args(items: Iterable[str]) -> dict[str, list[Any]]:
         if key in axes:
             raise ConfigError(f"--grid: key {key!r} given twice")
         axes[key] = [_parse_value(key, value) for value in split_values(values)]
+        remember({key: axes[key]})  # a secret-named key's values stay out of every output
     return axes
 
 
@@ -145,14 +147,30 @@ def _show(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
 
 
+def shown_value(key: str, values: list[Any], index: int) -> Any:
+    """The value at `index` of axis `key` as labels, sweep.json and tuning.csv show it: a secret (a
+    secret-named key's, or one inside the value) as `<redacted-N>`, N its 1-based place on the axis,
+    so the points stay apart without holding the value (issue 20 part 3)."""
+    value = values[index]
+    if is_secret_path(key) or redact(value) != value:
+        return f"<redacted-{index + 1}>"
+    return value
+
+
+def shown_axes(grid: Grid) -> dict[str, list[Any]]:
+    """The grid's axes with every secret value replaced (`shown_value`)."""
+    return {key: [shown_value(key, values, i) for i in range(len(values))] for key, values in grid.axes.items()}
+
+
 def grid_points(grid: Grid) -> list[tuple[dict[str, Any], StrategySpec]]:
-    """Every combination of the grid's values, in order, as (params, labelled spec)."""
+    """Every combination of the grid's values, in order, as (params as shown, labelled spec)."""
     points = []
-    for values in itertools.product(*grid.axes.values()):
-        params = dict(zip(grid.axes, values))
+    shown = shown_axes(grid)
+    for indexes in itertools.product(*(range(len(values)) for values in grid.axes.values())):
         config = grid.base
-        for key, value in params.items():
-            config = set_dotted(config, key, value)
+        for (key, values), index in zip(grid.axes.items(), indexes):
+            config = set_dotted(config, key, values[index])
+        params = {key: shown[key][index] for key, index in zip(grid.axes, indexes)}
         label = f"{grid.prefix}[{','.join(f'{k}={_show(v)}' for k, v in params.items())}]"
         points.append((params, StrategySpec(name=grid.strategy, config=config, label=label)))
     return points
@@ -162,12 +180,13 @@ def validate_grid(grid: Grid) -> list[tuple[dict[str, Any], StrategySpec]]:
     """Build the base, then each key alone, then every point: errors name the key or point at fault."""
     build_strategy(StrategySpec(name=grid.strategy, config=grid.base, label=f"{grid.prefix} (base config)"))
     for key, values in grid.axes.items():
-        for value in values:
+        for index, value in enumerate(values):
             try:
                 build_strategy(StrategySpec(name=grid.strategy, config=set_dotted(grid.base, key, value),
                                             label=grid.prefix))
             except ConfigError as exc:
-                raise ConfigError(f"sweep: grid key {key!r} = {_show(value)}: {exc}") from exc
+                shown = shown_value(key, values, index)
+                raise ConfigError(f"sweep: grid key {key!r} = {_show(shown)}: {exc}") from exc
     points = grid_points(grid)
     for _, spec in points:
         build_strategy(spec)
@@ -175,7 +194,7 @@ def validate_grid(grid: Grid) -> list[tuple[dict[str, Any], StrategySpec]]:
 
 
 def write_sweep_file(results_dir: str | Path, grid: Grid, points: list[tuple[dict[str, Any], StrategySpec]]) -> None:
-    data = {"strategy": grid.strategy, "base": grid.base, "grid": grid.axes,
+    data = {"strategy": grid.strategy, "base": redact(grid.base), "grid": shown_axes(grid),
             "points": [{"label": spec.display, "params": params} for params, spec in points]}
     path = Path(results_dir)
     path.mkdir(parents=True, exist_ok=True)

@@ -204,7 +204,7 @@ def replay_cell(cell: TraceCell) -> dict[str, Any]:
     row: dict[str, Any] = {
         "run_id": cell.run_id, "task_id": cell.trace.trace_id, "family": cell.trace.source_format,
         "strategy": cell.strategy.display, "strategy_name": cell.strategy.name,
-        "strategy_config": cell.strategy.config, "seed": SEED, "instance_seed": None,
+        "strategy_config": redact(cell.strategy.config), "seed": SEED, "instance_seed": None,
         "model": profiles[MAIN_PROFILE].model, "success": completed, "score": float(completed),
         "termination": termination, "error": error, "transient": False, "libraries": libraries, "trace_path": cell.trace.path,
     }

@@ -39,3 +39,83 @@ def test_planted_keys_appear_in_no_file(mock_server, tmp_path, monkeypatch):
     assert config["argv"][:2] == ["run", "--suite"] and any("<redacted>" in arg for arg in config["argv"])
     assert json.loads((tmp_path / "api" / "config.json").read_text())["argv"] is None  # called from Python
     assert assert_no_secret_written(tmp_path) > 20  # results, events, config.json, summary, plots, cache
+
+
+def test_litellms_credential_parameters_are_secret_keys():
+    """Issue 20 part 3 (litellm: get_litellm_params.py's credential kwargs, workload_identity's
+    WIF_SECRET_BEARING_KEYS, sensitive_data_masker's rule): every credential parameter litellm takes is
+    redacted, those without a key-like ending included; counts and prices are not."""
+    from litellm.litellm_core_utils.get_litellm_params import AWS_CREDENTIAL_KWARGS_KEYS, OPTIONAL_KWARGS_KEYS
+    from litellm.litellm_core_utils.sensitive_data_masker import SensitiveDataMasker
+    from litellm.types.workload_identity import WIF_SECRET_BEARING_KEYS
+
+    from harness.secrets import NOT_SECRET_KEYS, is_secret_key
+
+    masker = SensitiveDataMasker()
+    for name in AWS_CREDENTIAL_KWARGS_KEYS | OPTIONAL_KWARGS_KEYS:
+        if masker.is_sensitive_key(name) and name not in NOT_SECRET_KEYS:
+            assert is_secret_key(name), name
+    assert all(is_secret_key(name) for name in WIF_SECRET_BEARING_KEYS)
+    assert all(is_secret_key(name) for name in ("aws_secret_access_key", "aws_access_key_id", "aws_session_token",
+                                                "vertex_credentials", "azure_ad_token", "client_secret",
+                                                "azure_password", "X-Api-Key", "extra_headers", "OPENAI_API_KEY"))
+    assert not any(is_secret_key(name) for name in ("max_tokens", "input_cost_per_token", "aws_region_name",
+                                                    "keep_last", "api_base", "TOKENIZERS_PARALLELISM"))
+
+
+def test_url_credentials_are_cut_from_any_text():
+    """Issue 20 part 3: the userinfo of a URL and its secret-named query parameters (litellm's
+    secret_redaction patterns: ?api_key=, ?key=, &token=, sig=) never reach an output; the rest stays."""
+    from harness.secrets import redact, redact_text, secret_values
+
+    url = "https://alice:pa55word-xyz@host:8/v1?api_key=abcdefgh123&key=AIzaSecret99&token=tok-12345678&model=m"
+    assert redact_text(url) == "https://<redacted>@host:8/v1?api_key=<redacted>&key=<redacted>&token=<redacted>&model=m"
+    assert redact({"api_base": url})["api_base"] == redact_text(url)
+    assert {"pa55word-xyz", "abcdefgh123", "AIzaSecret99", "tok-12345678"} <= secret_values({"api_base": url},
+                                                                                             environment=False)
+    assert redact_text("in line 2: api_key: sk-0123456789") == "in line 2: api_key: <redacted>"
+    assert redact_text("keep_last: expected an integer, got 'many'") == "keep_last: expected an integer, got 'many'"
+
+
+def test_a_sweep_over_a_secret_key_labels_points_by_position(tmp_path):
+    """Issue 20 part 3: a grid over a secret-named key (or a value holding a secret) labels its points
+    `<redacted-N>`, so labels, run ids, file names and tables hold no value and the points stay apart."""
+    from harness.sweep import Grid, grid_points, write_sweep_file
+
+    grid = Grid(strategy="none", axes={"api_key": ["sk-first-0123456789", "sk-second-0123456789"],
+                                       "llm": [{"token": "tok-0123456789"}, {"n": 1}]})
+    points = grid_points(grid)
+    assert [spec.label for _, spec in points] == [
+        "none[api_key=<redacted-1>,llm=<redacted-1>]", 'none[api_key=<redacted-1>,llm={"n":1}]',
+        "none[api_key=<redacted-2>,llm=<redacted-1>]", 'none[api_key=<redacted-2>,llm={"n":1}]']
+    assert points[0][1].config == {"api_key": "sk-first-0123456789", "llm": {"token": "tok-0123456789"}}
+    write_sweep_file(tmp_path, grid, points)
+    assert "0123456789" not in (tmp_path / "sweep.json").read_text()
+
+
+def test_resume_asks_again_for_an_api_base_whose_credentials_were_not_written():
+    """Issue 20 part 3 (ours): credentials in an api_base are never written, so a resume must be given the
+    URL again (--api-base); it must match the recorded URL once redacted, or the resume exits 2."""
+    import pytest
+
+    from harness.errors import ConfigError
+    from harness.invocation import restore_api_base
+
+    url = "http://u:secret-pass-123@host/v1"
+    with pytest.raises(ConfigError, match=r"profiles.judge.api_base http://<redacted>@host/v1 held credentials"):
+        restore_api_base({"judge": {"api_base": "http://<redacted>@host/v1"}}, None)
+    with pytest.raises(ConfigError, match="matches no api_base"):
+        restore_api_base({"judge": {"api_base": "http://other/v1"}}, url)
+    profiles = {"judge": {"api_base": "http://<redacted>@host/v1"}, "main": {"model": "mock/agent"}}
+    restore_api_base(profiles, url)
+    assert profiles["judge"]["api_base"] == url
+
+
+def test_resume_refuses_strategies_that_differed_only_in_secrets(tmp_path):
+    """Issue 20 part 3 (ours): the points of a sweep over api_key cannot be told apart once their keys
+    were left out, so resuming them exits 2 instead of running one configuration under two labels."""
+    out = tmp_path / "sweep"
+    assert main(["sweep", "--strategy", "keyed:KeyedService", "--grid", "api_key=sk-aaaa-0123456789,sk-bbbb-0123456789",
+                 "--suite", "smoke", "--no-progress", "--out", str(out)]) == 0
+    (out / "runs.jsonl").write_text("")
+    assert main(["run", "--resume", str(out), "--no-progress"]) == 2
