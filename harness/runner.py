@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from harness.clock import ClockConfig, RunClock
 from harness.config import build_dataclass
+from harness.contain import Guarded, RunCrash, contained, guarded_call
 from harness.context import MAIN_PROFILE, RunContext
 from harness.errors import ConfigError
 from harness.events import EventLog
@@ -128,13 +129,17 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     environment = None
     libraries: list[str] = []
     try:
-        environment = cell.task.build(cell.seed)
-        strategy = build_strategy(cell.strategy)
+        task, label = f"task {cell.task.task_id}", f"strategy {cell.strategy.display}"
+        environment = Guarded(guarded_call(f"{task}'s build", cell.task.build, cell.seed), task)
+        strategy = Guarded(guarded_call(f"{label}'s __init__", build_strategy, cell.strategy), label)
         libraries = strategy.libraries()
         termination, error = _loop(cell, ctx, main, environment, strategy)
-    except Exception as exc:  # a crash in a strategy or task ends this run only
-        error = crash_error(exc, cell.strategy.display, log, "runner")
-    score = environment.score() if environment is not None else None
+    except BaseException as exc:  # a crash in a strategy or task ends this run only (harness.contain)
+        termination, error = "error", crash_error(exc, cell.strategy.display, log, "runner")
+    try:
+        score = environment.score() if environment is not None else None  # what a crashed run got done too
+    except BaseException as exc:
+        score, termination, error = None, "error", error or crash_error(exc, cell.strategy.display, log, "runner")
     log.append("run_end", termination=termination, error=error,
                success=bool(score and score.success), score=score.score if score else 0.0,
                detail=score.detail if score else {})
@@ -168,14 +173,19 @@ def check_labels(strategies: list[StrategySpec]) -> None:
         raise ConfigError(f"strategies: label(s) {clashes} used twice; give each configuration its own label")
 
 
-def crash_error(exc: Exception, strategy_label: str, log: EventLog, where: str) -> str:
-    """Log a crash that ends one run (a strategy's, a task's) and return the run's error text; an in-place
-    edit of a message is the strategy's, so the text names it."""
+def crash_error(raised: BaseException, strategy_label: str, log: EventLog, where: str) -> str:
+    """Log a crash that ends one run (a strategy's, a task's: harness.contain) and return the run's error
+    text, naming the hook or task method it came from; an in-place edit of a message is the strategy's, so
+    the text names it. A KeyboardInterrupt is raised again: it stops the invocation."""
+    exc = contained(raised)
     error = f"{type(exc).__name__}: {exc}"
     if isinstance(exc, MessageEditError):  # only strategies are handed the view's messages
         error = f"{type(exc).__name__}: strategy {strategy_label} edited a message in place: {exc}"
+    if isinstance(raised, RunCrash):
+        error += f" (raised in {raised.where})"
     log.append("error", where=where, error_type=type(exc).__name__, error=str(exc)[:2000],
-               traceback=traceback.format_exc(limit=8)[-4000:])
+               raised_in=getattr(raised, "where", None),
+               traceback="".join(traceback.format_exception(exc, limit=8))[-4000:])
     return error
 
 
