@@ -65,3 +65,14 @@ class EditResponseToolCalls(Strategy):
     def after_response(self, ctx, result):
         if result.message.get("tool_calls"):
             result.message["tool_calls"] = []
+
+
+class ExitsItsProcess(Strategy):
+    """Ends the whole process it runs in at its first request (os._exit: no exception, no cleanup)."""
+
+    name = "exits_its_process"
+
+    def before_request(self, ctx):
+        import os
+
+        os._exit(3)
