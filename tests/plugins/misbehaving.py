@@ -76,3 +76,13 @@ class ExitsItsProcess(Strategy):
         import os
 
         os._exit(3)
+
+
+class EmitsOddAgentMessage(Strategy):
+    """Logs an agent message whose tool_calls are a string, not a list of calls, before its first request."""
+
+    name = "emits_odd_agent_message"
+
+    def before_request(self, ctx):
+        if ctx.requests == 0:
+            ctx.emit("message", message={"role": "assistant", "content": "", "tool_calls": "garbage"}, origin="agent")
