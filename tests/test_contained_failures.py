@@ -1,13 +1,10 @@
 """Contained failures (issue 20 part 6): whatever a strategy or a task raises, and whatever odd event or string
 a run meets, ends that run only; faults over HTTP keyed by the client's request index (issue 20 part 7)."""
 import json
-import subprocess
-import sys
-
 import pytest
 
 from conftest import write_suite_file
-from harness import runner
+from harness import pool, runner
 from harness.cli import main
 from harness.events import read_events
 from harness.fast_json import json_line
@@ -169,6 +166,7 @@ def test_tool_arguments_with_a_lone_surrogate_are_logged_and_replay_verifies(tmp
         return {**reply, "tool_calls": calls}
 
     monkeypatch.setattr(provider, "respond", with_surrogate)
+    monkeypatch.setattr(pool, "_start_method", lambda: "fork")  # worker processes inherit the patched mock
     tasks = write_suite_file(tmp_path, "smoke", family="chained_lookup")
     assert main(["run", "--tasks", tasks, "--strategies", "none", "--workers", str(workers), "--no-progress",
                  "--out", str(tmp_path / "r")]) == 0
