@@ -18,11 +18,11 @@ HOOKS = ("on_run_start", "before_request", "after_response", "action_payload", "
          "transform_tool_result")
 
 
-def run_matrix(tmp_path, strategy, config=None, workers=1, name="r"):
+def run_matrix(tmp_path, strategy, config=None, workers=1, name="r", extra=()):
     """`ctxbench run` of `none` and `strategy` on smoke's chained_lookup tasks; its exit code and rows by strategy."""
     tasks = write_suite_file(tmp_path, "smoke", family="chained_lookup")
     argv = ["run", "--tasks", tasks, "--strategies", f"none,{strategy}", "--workers", str(workers), "--no-progress",
-            "--out", str(tmp_path / name)]
+            "--out", str(tmp_path / name), *extra]
     if config is not None:
         argv += ["--strategy-config", json.dumps({strategy: config})]
     code = main(argv)
@@ -49,6 +49,16 @@ def test_a_hook_raising_system_exit_ends_that_run_only_naming_the_hook(tmp_path,
     strategy = "misbehaving:RaiseInHook"
     code, rows = run_matrix(tmp_path, strategy, {"hook": hook})
     assert_contained(code, rows, strategy, "SystemExit: raised by", f"strategy {strategy}'s {hook}")
+
+
+def test_on_context_window_error_raising_system_exit_ends_that_run_only(tmp_path, capsys):
+    """Issue 20 part 6: SystemExit from on_context_window_error (a window too small for the first request) is the
+    run's error naming the hook; `none` runs end context_overflow as usual, exit 0."""
+    strategy = "misbehaving:RaiseInHook"
+    code, rows = run_matrix(tmp_path, strategy, {"hook": "on_context_window_error"}, extra=["--window", "500"])
+    assert code == 0 and all(r["termination"] == "context_overflow" for r in rows["none"])
+    assert all(r["termination"] == "error" and f"{strategy}'s on_context_window_error" in r["error"]
+               for r in rows[strategy]), [r["error"] for r in rows[strategy]]
 
 
 @pytest.mark.parametrize("error", ["GeneratorExit", "SystemExit"])

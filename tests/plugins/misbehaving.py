@@ -48,6 +48,10 @@ class RaiseInHook(Strategy):
         self._maybe_raise("action_payload")
         return None
 
+    def on_context_window_error(self, ctx, error):
+        self._maybe_raise("on_context_window_error")
+        return False
+
     def handle_tool_call(self, ctx, call):
         self._maybe_raise("handle_tool_call", ctx)
         return None
