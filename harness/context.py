@@ -72,7 +72,9 @@ class RunContext:
                                cost_usd_uncached=result.cost_usd_uncached, latency_s=round(result.latency_s, 6),
                                from_cache=result.from_cache, duration_s=result.duration_s)
         self.last_request_id = call["id"]
-        return self.add_message(result.message, origin="agent", **({"payload": payload} if payload else {}))
+        event = self.add_message(result.message, origin="agent", **({"payload": payload} if payload else {}))
+        result.message = event["message"]  # the logged, read-only copy: what after_response is handed (harness.frozen)
+        return event
 
     def last_message_id(self, origin: str) -> int:
         """Id of the last message logged with this origin (in the view or not), or -1."""

@@ -3,7 +3,7 @@
 A run writes every event as a line and hashes every message it sends (view hashes, call ids,
 the agent's seeds), so both are on the hot path. What orjson refuses or only passes on (str,
 int and dict subclasses other than read-only messages, dataclasses, datetimes, integers past 64 bits, lone surrogates) goes
-to the json module.
+to the json module (lone surrogates as ASCII escapes).
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import orjson
 from harness.frozen import FrozenDict, FrozenList
 
 _LINE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)  # events are trees
+_ASCII_LINE = json.JSONEncoder(separators=(",", ":"), check_circular=False)  # for strings UTF-8 cannot hold
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 _PASS_ON = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 _LINE_OPTIONS = _PASS_ON | orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
@@ -34,12 +35,18 @@ def json_line(value: Any) -> bytes:
     """A line of compact UTF-8 JSON that reads back as `json.dumps(value, ensure_ascii=False)` does.
 
     Floats are spelled orjson's way (0.00001 for 1e-05) and read back equal; NaN and infinities,
-    which the json module writes as non-standard tokens, become null.
+    which the json module writes as non-standard tokens, become null. A string UTF-8 cannot hold (a lone
+    surrogate, as a model's JSON "\\ud800" decodes to) makes that line ASCII with escapes, which reads back
+    as the very same string (issue 20 part 6), so the line is written and the view hashes still replay.
     """
     try:
         return orjson.dumps(value, default=_refuse, option=_LINE_OPTIONS)
     except TypeError:
-        return (_LINE.encode(value) + "\n").encode("utf-8")
+        text = _LINE.encode(value)
+    try:
+        return (text + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        return (_ASCII_LINE.encode(value) + "\n").encode("ascii")
 
 
 def canonical_json(value: Any) -> bytes:

@@ -5,6 +5,7 @@ Usage fields a provider did not report stay None (unknown), never 0.
 """
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import re
@@ -254,7 +255,8 @@ def _message_dict(message: Any) -> dict[str, Any]:
 
 
 SESSION_HEADER = "X-Ctxbench-Session"  # lets an HTTP mock keep per-run state (its prompt cache)
-REQUEST_HEADER = "X-Ctxbench-Request"  # the request's index in its session; 0 starts the session afresh
+REQUEST_HEADER = "X-Ctxbench-Request"  # the request's index in its session (its retries share it)
+ATTEMPT_HEADER = "X-Ctxbench-Attempt"  # 0, then 1 for its first retry, ...; request 0 attempt 0 starts the session
 
 
 class LLMClient:
@@ -271,7 +273,7 @@ class LLMClient:
         self.session = session
         self.seed = seed
         self.on_retry = on_retry
-        self.sent = 0  # requests sent, failed attempts included
+        self.sent = 0  # requests sent, a request and its retries counted once: the next one's index
         self._pricing = profile.pricing()
         self._litellm_prices: dict[str, float] | None = None  # asked of litellm's cost map at the first litellm call
         self._rng = random.Random(stable_hash(["retry", session, seed]))
@@ -340,19 +342,24 @@ class LLMClient:
         return result
 
     def _send(self, messages: list[dict[str, Any]], kwargs: dict[str, Any], clock_s: float | None) -> LLMResult:
-        return call_with_retries(lambda: self._request(messages, kwargs, clock_s), self.profile.retry_policy,
-                                 rng=self._rng, on_retry=self.on_retry)
+        """One request, retried within the policy; each attempt is told its (request index, attempt), which a
+        mock draws its faults from (harness.mock.faults), in process and over HTTP alike."""
+        index, attempts = self.sent, itertools.count()
+        self.sent += 1
+        return call_with_retries(lambda: self._request(messages, kwargs, clock_s, (index, next(attempts))),
+                                 self.profile.retry_policy, rng=self._rng, on_retry=self.on_retry)
 
-    def _request(self, messages: list[dict[str, Any]], kwargs: dict[str, Any], clock_s: float | None) -> LLMResult:
+    def _request(self, messages: list[dict[str, Any]], kwargs: dict[str, Any], clock_s: float | None,
+                 request: tuple[int, int]) -> LLMResult:
         if self.profile.api_base and not self.profile.is_mock:
             headers = dict(kwargs.get("extra_headers") or {})
-            headers.update({SESSION_HEADER: self.session, REQUEST_HEADER: str(self.sent)})
+            headers.update({SESSION_HEADER: self.session, REQUEST_HEADER: str(request[0]),
+                            ATTEMPT_HEADER: str(request[1])})
             if clock_s is not None:
                 headers[CLOCK_HEADER] = repr(clock_s)
             kwargs = {**kwargs, "extra_headers": headers}
-        elif self._mock is not None and clock_s is not None:
-            kwargs = {**kwargs, "mock_clock_s": clock_s}
-        self.sent += 1
+        elif self._mock is not None:
+            kwargs = {**kwargs, "mock_request": request, **({"mock_clock_s": clock_s} if clock_s is not None else {})}
         direct = self._mock is not None and self._mock_config.via == "direct"
         if not direct and self._litellm_prices is None:
             self._litellm_prices = litellm_prices(self.profile.model, self._pricing)
@@ -362,7 +369,7 @@ class LLMClient:
             if direct:
                 reply, raw_usage = self._mock.serve(self.profile.model, messages, kwargs.get("tools") or [],
                                                     self._mock_config, seed=kwargs.get("seed"), now_s=clock_s,
-                                                    reply=kwargs.get("mock_reply"))
+                                                    reply=kwargs.get("mock_reply"), request=request)
             else:
                 response = litellm.completion(model=self.profile.model, messages=messages,
                                               **{**self._litellm_prices, **kwargs})

@@ -91,6 +91,10 @@ def call_key(function: Mapping[str, Any]) -> tuple[str, str]:
     return function.get("name", ""), arguments
 
 
+class MetricsError(Exception):
+    """A run's events could not be folded into its metrics: the run ends `error`, never the invocation."""
+
+
 class _Loops:
     """Streaks of condensations without progress between them (issue 18 part 4)."""
 
@@ -196,8 +200,21 @@ class RunMetrics:
         self.orphan_view_requests = 0
         self.task_missing_requests = 0
         self.forgotten_references: int | None = None  # trace replays alone measure it
+        self.failure: str | None = None  # why the metrics stopped folding (MetricsError), if they did
 
     def add(self, event: Mapping[str, Any]) -> None:
+        """Fold one event. An event the metrics cannot read (a strategy's odd one) raises MetricsError
+        once, naming it, and ends the run as `error` (issue 20 part 6); later events are not folded."""
+        if self.failure is not None:
+            return
+        try:
+            self._fold(event)
+        except Exception as exc:
+            self.failure = (f"the metrics cannot read event {event.get('id')!r} "
+                            f"({event.get('type')!r}): {type(exc).__name__}: {exc}")
+            raise MetricsError(self.failure) from exc
+
+    def _fold(self, event: Mapping[str, Any]) -> None:
         kind = event["type"]
         self.counts[kind] += 1
         if kind == "llm_call":
@@ -280,6 +297,16 @@ class RunMetrics:
         return rereads
 
     def result(self) -> dict[str, Any]:
+        """The run's metrics; raises MetricsError when they cannot be computed (an event they could not read)."""
+        if self.failure is not None:
+            raise MetricsError(self.failure)
+        try:
+            return self._result()
+        except Exception as exc:
+            self.failure = f"the metrics cannot be computed: {type(exc).__name__}: {exc}"
+            raise MetricsError(self.failure) from exc
+
+    def _result(self) -> dict[str, Any]:
         counts = self.counts
         metrics: dict[str, Any] = {"requests": self.calls.calls - self.side.calls,
                                    "summarizer_requests": self.side.calls}

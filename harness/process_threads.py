@@ -8,6 +8,7 @@ import multiprocessing
 import pickle
 import queue
 import threading
+import time
 from concurrent.futures import Executor, Future
 from typing import Any, Callable
 
@@ -22,6 +23,14 @@ def _slot_keys(profiles: dict[str, dict[str, Any]]) -> set[tuple[str, int]]:
     return {(p.endpoint, p.max_concurrency) for p in build_profiles(profiles).values() if p.max_concurrency}
 
 
+STARTED, RETURNED, RAISED = "started", "returned", "raised"  # what a worker says of a call
+LIVENESS_S = 0.5  # how often the workers are checked for one that died
+
+
+class WorkerExited(RuntimeError):
+    """The worker process running a call died before the call ended (issue 20 part 6)."""
+
+
 class ThreadsInProcesses(Executor):
     """Threads of several worker processes; a call goes to the worker named (`submit_to`) or to the
     one with the fewest calls (`submit`).
@@ -29,12 +38,13 @@ class ThreadsInProcesses(Executor):
     Spreading by outstanding calls keeps the CPU work even: long runs submitted together are
     split between the workers, and a worker that finished a run gets the next. The per-model
     request limits and the invocation's spending are shared by all the workers, so they hold
-    for the invocation as a whole, as with threads of one process.
+    for the invocation as a whole, as with threads of one process. A worker that dies is replaced
+    (`_replace`): the calls it was running fail with WorkerExited, the rest run on its replacement.
     """
 
     def __init__(self, processes: int, threads: int, profiles: dict[str, dict[str, Any]], start_method: str = "spawn"):
         context = multiprocessing.get_context(start_method)
-        self._calls: list[Any] = [context.Queue() for _ in range(processes)]
+        self._calls: list[Any] = [context.Queue() for _ in range(processes)]  # a queue per worker (replaced with it)
         self._results: Any = context.Queue()
         self._futures: dict[int, tuple[Future, int]] = {}  # call id -> its future and worker
         self._outstanding = [0] * processes
@@ -43,10 +53,10 @@ class ThreadsInProcesses(Executor):
         # Kept here: a spawned worker rebuilds them from their names after start() has dropped its arguments.
         self._shared = (limits.share_slots(_slot_keys(profiles), context), INVOCATION_SPENDING.share(context))
         self.processes, self.threads = processes, threads
-        self._workers = [context.Process(target=_serve, args=(calls, self._results, threads, *self._shared),
-                                         name=f"runs-{index}", daemon=True) for index, calls in enumerate(self._calls)]
-        for worker in self._workers:
-            worker.start()
+        self._context = context
+        self._calls_sent: dict[int, tuple[Any, ...]] = {}  # call id -> the call, until its result (to send it again)
+        self._started: set[int] = set()  # calls a worker said it started
+        self._workers = [self._start_worker(index) for index in range(processes)]
         self._collector = threading.Thread(target=self._collect, name="run-results", daemon=True)
         self._collector.start()
 
@@ -62,31 +72,69 @@ class ThreadsInProcesses(Executor):
                 worker = self._outstanding.index(min(self._outstanding))
             self._outstanding[worker] += 1
             self._futures[call_id] = (future, worker)
-        self._calls[worker].put((call_id, fn, args, kwargs))
+            self._calls_sent[call_id] = call = (call_id, fn, args, kwargs)
+            self._calls[worker].put(call)
         return future
 
+    def _start_worker(self, index: int) -> Any:
+        process = self._context.Process(target=_serve, args=(self._calls[index], self._results, self.threads,
+                                                              *self._shared), name=f"runs-{index}", daemon=True)
+        process.start()
+        return process
+
     def _collect(self) -> None:
+        checked = time.monotonic()
         while True:
             try:
-                message = self._results.get(timeout=1.0)
+                message = self._results.get(timeout=LIVENESS_S)
             except queue.Empty:
-                if all(worker.is_alive() for worker in self._workers):
-                    continue
-                message = None  # a worker died: what it was running will never come back
+                message = False
+            if time.monotonic() - checked >= LIVENESS_S:  # also while the other workers keep answering
+                checked = time.monotonic()
+                for index, worker in enumerate(self._workers):
+                    if worker.exitcode is not None and self._outstanding[index]:
+                        self._replace(index)
+            if message is False:
+                continue
             if message is None:
                 break
-            call_id, ok, value = message
+            call_id, status, value = message
+            if status == STARTED:
+                self._started.add(call_id)
+                continue
             with self._lock:
+                if call_id not in self._futures:
+                    continue  # answered already: sent by a worker that died before this was read, and sent again
                 future, worker = self._futures.pop(call_id)
                 self._outstanding[worker] -= 1
-            if ok:
+                del self._calls_sent[call_id]
+                self._started.discard(call_id)
+            if status == RETURNED:
                 future.set_result(value)
             else:
                 future.set_exception(value)
+
+    def _replace(self, index: int) -> None:
+        """Worker `index` died (a run ended its process: os._exit, a signal, a crash in C): the calls it had
+        started fail with WorkerExited (the oldest one if it said of none, so each death fails one at least);
+        the others go to a new worker in its place, so no other run is lost and nothing waits forever."""
         with self._lock:
-            lost, self._futures = [future for future, _ in self._futures.values()], {}
-        for future in lost:
-            future.set_exception(RuntimeError("a worker process running this call exited"))
+            exitcode = self._workers[index].exitcode
+            mine = sorted(call_id for call_id, (_, worker) in self._futures.items() if worker == index)
+            lost = [call_id for call_id in mine if call_id in self._started] or mine[:1]
+            failed = [self._futures.pop(call_id)[0] for call_id in lost]
+            for call_id in lost:
+                del self._calls_sent[call_id]
+                self._started.discard(call_id)
+            self._outstanding[index] -= len(lost)
+            self._calls[index] = self._context.Queue()  # the old one may be locked by the dead reader
+            for call_id in mine:
+                if call_id not in lost:
+                    self._calls[index].put(self._calls_sent[call_id])
+            self._workers[index] = self._start_worker(index)
+        for future in failed:
+            future.set_exception(WorkerExited(f"the worker process running this run exited (exit code {exitcode}) "
+                                              "before the run ended: the run's own code ended its process"))
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         for calls in self._calls:
@@ -115,10 +163,11 @@ def _serve(calls: Any, results: Any, threads: int, slots: dict[tuple[str, int], 
     def work() -> None:
         while (call := calls.get()) is not None:
             call_id, fn, args, kwargs = call
+            results.put((call_id, STARTED, None))
             try:
-                results.put((call_id, True, fn(*args, **kwargs)))
+                results.put((call_id, RETURNED, fn(*args, **kwargs)))
             except BaseException as exc:  # handed to the caller's future, like any executor
-                results.put((call_id, False, _picklable(exc)))
+                results.put((call_id, RAISED, _picklable(exc)))
 
     workers = [threading.Thread(target=work, name=f"run_{index}", daemon=True) for index in range(threads)]
     for worker in workers:

@@ -17,13 +17,14 @@ from typing import Any, Callable
 
 from harness.clock import ClockConfig, RunClock
 from harness.config import build_dataclass
+from harness.contain import Guarded, RunCrash, contained, guarded_call
 from harness.context import MAIN_PROFILE, RunContext
-from harness.errors import ConfigError
-from harness.events import EventLog
+from harness.errors import ConfigError, CtxbenchError
+from harness.events import EventLog, read_events
 from harness.frozen import MessageEditError
 from harness.llm import LLMClient, LLMProfile, is_context_window_error
 from harness.limits import INVOCATION_LIMIT_REACHED, INVOCATION_SPENDING
-from harness.metrics import RunMetrics
+from harness.metrics import MetricsError, RunMetrics
 from harness.pool import CellPlan, cell_executor, settle_heap
 from harness.retry import is_retryable
 from harness.secrets import redact, remember
@@ -130,23 +131,34 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     environment = None
     libraries: list[str] = []
     try:
-        environment = cell.task.build(cell.seed)
-        strategy = build_strategy(cell.strategy)
+        task, label = f"task {cell.task.task_id}", f"strategy {cell.strategy.display}"
+        environment = Guarded(guarded_call(f"{task}'s build", cell.task.build, cell.seed), task)
+        strategy = Guarded(guarded_call(f"{label}'s __init__", build_strategy, cell.strategy), label)
         libraries = strategy.libraries()
         termination, error = _loop(cell, ctx, main, environment, strategy)
     except _RequestFailed as failed:
         error, transient = failed.error, failed.transient
-    except Exception as exc:  # a crash in a strategy or task ends this run only
-        error = crash_error(exc, cell.strategy.display, log, "runner")
-        transient = is_retryable(exc)  # e.g. a summary request that met an outage after its retries
-    score = environment.score() if environment is not None else None
+    except BaseException as exc:  # a crash in a strategy or task ends this run only (harness.contain)
+        termination, error = "error", crash_error(exc, cell.strategy.display, log, "runner")
+        transient = is_retryable(contained(exc))  # e.g. a summary request that met an outage after its retries
+    try:
+        score = environment.score() if environment is not None else None  # what a crashed run got done too
+    except BaseException as exc:
+        score, termination, error = None, "error", error or crash_error(exc, cell.strategy.display, log, "runner")
     log.append("run_end", termination=termination, error=error, **({"transient": True} if transient else {}),
                success=bool(score and score.success), score=score.score if score else 0.0,
                detail=score.detail if score else {})
     log.close()
     main.end_session()
     ctx.close()
-    row: dict[str, Any] = {
+    row = base_row(cell, profiles[MAIN_PROFILE].model, score, termination, error, libraries, transient)
+    return finish_row(row, metrics, ctx, wall_start, cpu_start)
+
+
+def base_row(cell: Cell, model: str | None, score: Any, termination: str, error: str | None,
+             libraries: list[str], transient: bool = False) -> dict[str, Any]:
+    """A run's runs.jsonl row before its metrics and times."""
+    return {
         "run_id": cell.run_id,
         "task_id": cell.task.task_id,
         "family": cell.task.family,
@@ -155,7 +167,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         "strategy_config": redact(cell.strategy.config),
         "seed": cell.seed,
         "instance_seed": cell.task.instance_seed(cell.seed),  # the task instance's generation seed
-        "model": profiles[MAIN_PROFILE].model,
+        "model": model,
         "success": bool(score and score.success),
         "score": score.score if score else 0.0,
         "termination": termination,
@@ -163,7 +175,6 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         "transient": transient,  # ended on an outage (after its retries): --resume reruns it
         "libraries": libraries,  # the real libraries an adapter ran, with their versions
     }
-    return finish_row(row, metrics, ctx, wall_start, cpu_start)
 
 
 class _RequestFailed(Exception):
@@ -182,14 +193,19 @@ def check_labels(strategies: list[StrategySpec]) -> None:
         raise ConfigError(f"strategies: label(s) {clashes} used twice; give each configuration its own label")
 
 
-def crash_error(exc: Exception, strategy_label: str, log: EventLog, where: str) -> str:
-    """Log a crash that ends one run (a strategy's, a task's) and return the run's error text; an in-place
-    edit of a message is the strategy's, so the text names it."""
+def crash_error(raised: BaseException, strategy_label: str, log: EventLog, where: str) -> str:
+    """Log a crash that ends one run (a strategy's, a task's: harness.contain) and return the run's error
+    text, naming the hook or task method it came from; an in-place edit of a message is the strategy's, so
+    the text names it. A KeyboardInterrupt is raised again: it stops the invocation."""
+    exc = contained(raised)
     error = f"{type(exc).__name__}: {exc}"
     if isinstance(exc, MessageEditError):  # only strategies are handed the view's messages
         error = f"{type(exc).__name__}: strategy {strategy_label} edited a message in place: {exc}"
+    if isinstance(raised, RunCrash):
+        error += f" (raised in {raised.where})"
     log.append("error", where=where, error_type=type(exc).__name__, error=str(exc)[:2000],
-               traceback=traceback.format_exc(limit=8)[-4000:])
+               raised_in=getattr(raised, "where", None),
+               traceback="".join(traceback.format_exception(exc, limit=8))[-4000:])
     return error
 
 
@@ -209,8 +225,12 @@ def add_tool_result(ctx: RunContext, call_id: str, name: str, outcome: ToolResul
 
 def finish_row(row: dict[str, Any], metrics: RunMetrics, ctx: RunContext, wall_start: float,
                cpu_start: float) -> dict[str, Any]:
-    """A run's row completed with its metrics and its time (this thread's CPU alone)."""
-    row.update(metrics.result())
+    """A run's row completed with its metrics and its time (this thread's CPU alone); metrics that cannot be
+    computed end the run as `error` (the row keeps its other fields)."""
+    try:
+        row.update(metrics.result())
+    except MetricsError as exc:
+        row.update(termination="error", success=False, error=row["error"] or f"MetricsError: {exc}")
     row["wall_s"] = round(time.perf_counter() - wall_start, 4)
     row["cpu_s"] = round(time.thread_time() - cpu_start, 4)
     row["library_cpu_s"] = round(ctx.library_cpu_s, 4)  # of cpu_s, inside a wrapped library (adapters)
@@ -313,25 +333,51 @@ def run_cells(cells: list[Cell], *, workers: int, on_row: Callable[[dict[str, An
         plan = CellPlan(cells)
         queued_per_worker = pool.threads if may_start is not None else 2 * pool.threads
         with pool:
-            pending: dict[Future, int] = {}  # each submitted cell's future -> its worker
+            pending: dict[Future, tuple[int, Cell]] = {}  # each submitted cell's future -> its worker and the cell
             queued = [0] * pool.processes
             while plan or pending:
                 while plan and allowed():
                     worker = queued.index(min(queued))  # the least busy, so the workers stay even
                     if queued[worker] >= queued_per_worker:
                         break
-                    pending[pool.submit_to(worker, run_cell, plan.take(worker))] = worker
+                    cell = plan.take(worker)
+                    pending[pool.submit_to(worker, run_cell, cell)] = (worker, cell)
                     queued[worker] += 1
                 if not pending:
                     break
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
-                    queued[pending.pop(future)] -= 1
-                    on_row(future.result())
+                    worker, cell = pending.pop(future)
+                    queued[worker] -= 1
+                    on_row(_row_of(future, cell))
                     bar.update()
         return plan.remaining()
     finally:
         bar.close()
+
+
+def _row_of(future: Future, cell: Cell) -> dict[str, Any]:
+    """The row a worker returned; if the run ended its worker process (harness.process_threads.WorkerExited),
+    an `error` row made here, with the metrics of the events its log holds."""
+    error = future.exception()
+    if error is None:
+        return future.result()
+    if isinstance(error, KeyboardInterrupt):
+        raise error
+    metrics = RunMetrics()
+    try:
+        for event in read_events(Path(cell.events_dir) / f"{cell.run_id}.jsonl"):
+            metrics.add(event)
+    except (OSError, CtxbenchError, MetricsError):
+        pass  # the log up to its first unreadable line (the worker may have died writing it)
+    row = base_row(cell, cell.profiles[MAIN_PROFILE].get("model"), None, "error", f"{type(error).__name__}: {error}",
+                   [])
+    row.update({"wall_s": None, "cpu_s": None, "library_cpu_s": None})
+    try:
+        row.update(metrics.result())
+    except MetricsError:
+        pass
+    return row
 
 
 @dataclass

@@ -4,7 +4,9 @@ The same MockProvider.serve that answers `mock/...` in process answers here, so 
 `--model openai/<name> --api-base http://127.0.0.1:N/v1` exercises litellm's real HTTP client
 and gives the same results. Per-run state (the simulated prompt cache, fault draws) is kept per
 session, named by the `X-Ctxbench-Session` header or else the request's `user` field; request
-index 0 (`X-Ctxbench-Request: 0`) starts a session afresh, so reruns stay deterministic.
+index 0 (`X-Ctxbench-Request: 0`, `X-Ctxbench-Attempt: 0`) starts a session afresh, so reruns stay
+deterministic. Faults are drawn for the client's request index and attempt, so a restarted server meets a
+run with the same faults; without those headers, for the session's own count of requests received.
 Faults become HTTP statuses: rate limit 429, server error 500, timeout 408. The run's simulated
 clock arrives in the `X-Ctxbench-Clock-S` header (the cache's TTL expires on it; harness.clock)
 and the answer's simulated latency leaves in `X-Ctxbench-Latency-S`, so the client's clock
@@ -34,7 +36,7 @@ import litellm
 from harness.config import build_dataclass, parse_inline_or_file
 from harness.errors import ConfigError
 from harness.clock import CLOCK_HEADER, LATENCY_HEADER
-from harness.llm import REQUEST_HEADER, SESSION_HEADER, normalize_usage, simulated_duration_s
+from harness.llm import ATTEMPT_HEADER, REQUEST_HEADER, SESSION_HEADER, normalize_usage, simulated_duration_s
 from harness.mock.cache import CACHE_STYLES
 from harness.mock.provider import MockConfig, MockProvider
 from harness.mock.summarizer import SUMMARIZER_PREFIX, is_summarizer
@@ -167,19 +169,20 @@ class _Handler(BaseHTTPRequestHandler):
             if not isinstance(messages, list):
                 raise ValueError("'messages' must be a list")
             now_s = _clock_header(self.headers.get(CLOCK_HEADER))
+            request = _request_headers(self.headers.get(REQUEST_HEADER), self.headers.get(ATTEMPT_HEADER))
         except (ValueError, KeyError, TypeError) as exc:
             self._error(400, f"malformed request body: {exc}", "invalid_request_error")
             return
         self._due = arrived + self.server.latency_s  # the answer goes out then, the mock's work included
         session = self.headers.get(SESSION_HEADER) or str(body.get("user") or "")
-        if self.headers.get(REQUEST_HEADER) == "0":
+        if request == (0, 0):
             self.server.end_session(session)
         tools, messages = self.server.reuse(session, tools, messages)
         model = str(body.get("model") or MODEL_IDS[0])
         try:
             served = model.removeprefix("mock-")
             reply, usage = self.server.provider.serve(served, messages, tools, self.server.session_config(session, served),
-                                                      seed=body.get("seed"), now_s=now_s)
+                                                      seed=body.get("seed"), now_s=now_s, request=request)
         except litellm.ContextWindowExceededError as exc:
             self._error(400, str(exc), "invalid_request_error", code="context_length_exceeded")
             return
@@ -217,6 +220,17 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self._leave()
         self.wfile.write(data)
+
+
+def _request_headers(index: str | None, attempt: str | None) -> tuple[int, int] | None:
+    """The client's (request index, attempt) its faults are drawn for (REQUEST_HEADER, ATTEMPT_HEADER; a missing
+    attempt is 0), or None from a client that sends no index: the session's own count stands in for it."""
+    if index is None:
+        return None
+    values = (index, attempt or "0")
+    if not all(value.isascii() and value.isdigit() for value in values):
+        raise ValueError(f"{REQUEST_HEADER} and {ATTEMPT_HEADER} must be whole numbers >= 0, got {index!r}, {attempt!r}")
+    return int(values[0]), int(values[1])
 
 
 def _clock_header(value: str | None) -> float | None:

@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 from harness.clock import ClockConfig, RunClock
 from harness.context import MAIN_PROFILE, RunContext
+from harness.contain import Guarded, guarded_call
 from harness.errors import ConfigError
 from harness.events import EventLog
 from harness.llm import LLMClient, is_context_window_error
@@ -191,10 +192,11 @@ def replay_cell(cell: TraceCell) -> dict[str, Any]:
     main = LLMClient(profiles[MAIN_PROFILE], session=cell.run_id, seed=SEED, on_retry=ctx.retry_listener(MAIN_PROFILE))
     termination, error, libraries = "error", None, []
     try:
-        strategy = build_strategy(cell.strategy)
+        label = f"strategy {cell.strategy.display}"
+        strategy = Guarded(guarded_call(f"{label}'s __init__", build_strategy, cell.strategy), label)
         libraries = strategy.libraries()
         termination, error = _Replay(cell, ctx, main, strategy).run()
-    except Exception as exc:  # a crash in a strategy ends this replay only
+    except BaseException as exc:  # a crash in a strategy ends this replay only (harness.contain)
         error = crash_error(exc, cell.strategy.display, log, "trace_replay")
     completed = termination == "trace_end"
     log.append("run_end", termination=termination, error=error, success=completed, score=float(completed), detail={})

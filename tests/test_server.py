@@ -134,9 +134,9 @@ def test_equal_messages_reach_the_mock_as_the_sessions_earlier_objects_and_chang
     received = []
     serve = server.provider.serve
 
-    def recording_serve(model, messages, tools, config, seed, now_s=None):
+    def recording_serve(model, messages, tools, config, seed, **kwargs):
         received.append((messages, tools))
-        return serve(model, messages, tools, config, seed, now_s=now_s)
+        return serve(model, messages, tools, config, seed, **kwargs)
 
     monkeypatch.setattr(server.provider, "serve", recording_serve)
     tools = [{"type": "function", "function": {"name": "read_file", "description": "read a file", "parameters": {

@@ -1,8 +1,11 @@
 """Seeded fault injection for the mock provider: what real providers do to a benchmark run.
 
-A fault is drawn per request from the run seed, the session (the run) and the request's index
-within that session, so a run meets the same faults every time, in process or over HTTP.
-Retried requests have new indexes, so a retry can succeed.
+A fault is drawn per request from the run seed, the session (the run), the request's index within
+that session and the attempt (0 first, then 1 for its first retry, ...), so a retry can succeed and a
+run meets the same faults every time, in process or over HTTP: the client tells its index and attempt
+(harness.llm's X-Ctxbench-Request and X-Ctxbench-Attempt headers), so a restarted serve-mock draws the
+same faults as the one before it (issue 20 part 7). A client that tells neither (a plain OpenAI client)
+gets the session's own count of the requests it received as the index, with attempt 0.
 """
 from __future__ import annotations
 
@@ -48,10 +51,11 @@ class Draw:
     malformed: bool
 
 
-def draw(faults: Faults, *, seed: int, session: str, index: int) -> Draw:
+def draw(faults: Faults, *, seed: int, session: str, index: int, attempt: int = 0) -> Draw:
+    """The faults of attempt `attempt` of request `index` of `session`."""
     if not faults.active:
         return Draw(None, False)
-    rng = random.Random(stable_hash(["fault", seed, session, index]))
+    rng = random.Random(stable_hash(["fault", seed, session, index, attempt]))
     roll = rng.random()
     error = None
     for name in ERROR_FAULTS:

@@ -74,7 +74,7 @@ class _Session:
     cache: PrefixCache
     blocks: BlockChain = field(default_factory=BlockChain)  # the last request: tool list, then messages
     clock_s: float = 0.0
-    requests: int = 0  # requests received, failed ones included: the index that draws faults
+    requests: int = 0  # requests received, failed ones included: the fault index of a client that tells none
     agent_memory: Memory = field(default_factory=Memory)  # the simulated agent's readings of this session
 
 
@@ -122,7 +122,8 @@ class MockProvider(CustomLLM):
         config = build_dataclass(MockConfig, optional_params.get("mock_config") or {}, "mock_config")
         tools = optional_params.get("tools") or []
         reply, usage = self.serve(model, messages, tools, config, seed=optional_params.get("seed"),
-                                  now_s=optional_params.get("mock_clock_s"), reply=optional_params.get("mock_reply"))
+                                  now_s=optional_params.get("mock_clock_s"), reply=optional_params.get("mock_reply"),
+                                  request=optional_params.get("mock_request"))
         return litellm.ModelResponse(
             model=model,
             choices=[{"index": 0, "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop",
@@ -131,8 +132,8 @@ class MockProvider(CustomLLM):
         )
 
     def serve(self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], config: MockConfig,
-              seed: int | None, now_s: float | None = None,
-              reply: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+              seed: int | None, now_s: float | None = None, reply: dict[str, Any] | None = None,
+              request: tuple[int, int] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         """One request: window check, cache accounting, agent reply, usage (OpenAI-shaped).
 
         `reply`: the response to give instead of the mock agent's (a recorded trace's assistant
@@ -141,13 +142,17 @@ class MockProvider(CustomLLM):
         `now_s`: the run's simulated clock as the request is sent (harness.clock); the cache's
         TTL expires on it. Without it (a client that sends none) the session keeps its own clock,
         advanced by each request's simulated latency alone.
+
+        `request`: the client's (request index, attempt) the faults are drawn for (harness.mock.faults);
+        without it, the session's count of requests received and attempt 0.
         """
         if reply is None and model == REPLAY_MODEL:
             raise ValueError(f"{REPLAY_MODEL} answers only with a reply it is given (harness.trace_replay)")
         state = self.session(config.session, config.cache)
         if now_s is not None:
             state.clock_s = now_s
-        fault = draw(config.fault_rates, seed=seed or 0, session=config.session, index=state.requests)
+        index, attempt = request if request is not None else (state.requests, 0)
+        fault = draw(config.fault_rates, seed=seed or 0, session=config.session, index=index, attempt=attempt)
         state.requests += 1
         if fault.error:
             raise_error(fault.error, model)
