@@ -132,8 +132,8 @@ def _validate_row(raw: Any, where: str) -> TaskRow:
     """A row as a TaskRow, every field checked (type, range) and the family's knobs built (their bounds)."""
     if not isinstance(raw, dict):
         kind = "list" if isinstance(raw, list) else "null" if raw is None else type(raw).__name__
-        raise TaskFileError(f"{where}: a row must be an object of fields ({', '.join(sorted(ROW_FIELDS))}), "
-                            f"got a {kind}: {str(raw)[:60]}")
+        raise TaskFileError(f"{where}: a row must be an object, got a {kind} ({str(raw)[:60]}); its fields: "
+                            f"{', '.join(sorted(ROW_FIELDS))}")
     # `datasets` gives every row every column seen in the file (None where absent): only set values count.
     unknown = sorted(str(k) for k in set(raw) - ROW_FIELDS if raw[k] is not None)
     if unknown:
@@ -206,6 +206,17 @@ def _jsonl_rows(path: Path) -> list[tuple[str, Any]]:
     return rows
 
 
+def _parquet_rows(path: Path) -> int:
+    """The row count in a Parquet file's footer: a file that is not Parquet, or is cut short, has none."""
+    import pyarrow
+    import pyarrow.parquet
+
+    try:
+        return pyarrow.parquet.ParquetFile(path).metadata.num_rows
+    except (pyarrow.ArrowException, OSError) as exc:
+        raise TaskFileError(f"{path}: not a readable Parquet file, or cut short ({type(exc).__name__}: {exc})") from exc
+
+
 def _load_with_datasets(kind: str, source: str, **options: Any) -> Any:
     """`datasets.load_dataset`, its failures as TaskFileError naming the source.
 
@@ -214,7 +225,7 @@ def _load_with_datasets(kind: str, source: str, **options: Any) -> Any:
     import datasets
 
     datasets.disable_progress_bars()
-    datasets.logging.set_verbosity_error()
+    datasets.logging.set_verbosity(datasets.logging.CRITICAL)  # its failures are reported here, once
     try:
         return datasets.load_dataset(kind, split="train", **options)
     except Exception as exc:  # noqa: BLE001  (see the docstring)
@@ -237,6 +248,8 @@ def _read_rows(source: str) -> list[tuple[str, Any]]:
     if path.suffix in (".jsonl", ".json"):
         return _jsonl_rows(path)
     if path.suffix == ".parquet":
+        if not _parquet_rows(path):
+            return []
         return [(f"{path} row {n}", dict(r))
                 for n, r in enumerate(_load_with_datasets("parquet", source, data_files=source), 1)]
     return [(f"{source} row {n}", dict(r)) for n, r in enumerate(_load_with_datasets(source, source), 1)]
