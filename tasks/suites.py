@@ -1,14 +1,17 @@
-"""Suites: rows of (task_id, family, seed, params), loaded with `datasets` and validated.
+"""Suites: rows of (task_id, family, seed, params), read and validated.
+
+JSONL files are parsed here line by line (exact JSON types, the line of each error); Parquet
+files and hub dataset ids are read with `datasets`.
 
 Row schema (JSONL or Parquet; one task instance per row):
 
 | field          | type            | meaning                                                        |
 |----------------|-----------------|----------------------------------------------------------------|
-| `task_id`      | string, unique  | stable name of the instance                                    |
+| `task_id`      | string, unique, 1-128 of `A-Za-z0-9._-` | stable name of the instance; it names the run's event file |
 | `family`       | string          | a family in `tasks.FAMILIES`                                   |
-| `seed`         | integer >= 0    | generation seed of the instance                                |
-| `params`       | object or JSON string | the family's scale knobs; a missing or null knob takes its default |
-| `max_requests` | integer, optional | per-instance request limit (else the run's `--max-requests`) |
+| `seed`         | integer in [0, 2**63 - 1] | generation seed of the instance                      |
+| `params`       | object or JSON string | the family's scale knobs, each within its bounds (`ctxbench tasks list`); a missing or null knob takes its default |
+| `max_requests` | integer in [1, 2**63 - 1], optional | per-instance request limit (else the run's `--max-requests`) |
 | `pinned`       | boolean, optional (false) | the instance is the row's own under every run seed |
 
 Seeds are samples (issue 18 part 2): run seed 0 runs the row's own instance (generated from
@@ -17,8 +20,9 @@ instance of the row's family and params, generated from `instance_seed(row seed,
 A `pinned` row keeps its own instance under every run seed (a fixed regression case, a
 hand-picked instance), so its runs across seeds vary only in the model's sampling.
 
-An invalid row is refused before any run with an error naming the file and line (JSONL) or
-row (Parquet, hub dataset) and the field, e.g. `mine.jsonl:3: field params: items must be in [1, 500], got 0`.
+An invalid file or row is refused before any run with an error naming the file and line (JSONL) or
+row (Parquet, hub dataset) and the field, e.g. `mine.jsonl:3: field params: items must be in [1, 500], got 0`
+(docs/reliability.md lists every case).
 """
 from __future__ import annotations
 
