@@ -39,6 +39,11 @@ DEFAULT_MAX_REQUESTS = 400
 TERMINATIONS = ("submitted", "gave_up", "max_requests", "context_overflow", "error", "budget", "trace_end")
 
 
+# A run id names its event file, events/<run id>.jsonl: a file name has at most 255 bytes (ext4, XFS, Btrfs,
+# APFS, NTFS) and a run id is ASCII. tasks.suites.TASK_ID_MAX leaves the label and seed their share.
+RUN_ID_MAX = 255 - len(".jsonl")
+
+
 def run_id_for(task_id: str, label: str, seed: int) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", f"{task_id}--{label}--s{seed}")
 
@@ -101,6 +106,10 @@ def validate_cells(cells: list[Cell]) -> None:
         build_dataclass(ClockConfig, cells[0].clock, "clock")
     checked: set[str] = set()
     for cell in cells:
+        if len(cell.run_id) > RUN_ID_MAX:
+            raise ConfigError(f"task {cell.task.task_id} x strategy {cell.strategy.display} x seed {cell.seed}: its "
+                              f"run id (the event file's name) has {len(cell.run_id)} characters, at most "
+                              f"{RUN_ID_MAX}; shorten the strategy label or the task_id")
         key = stable_hash([cell.strategy.name, cell.strategy.config, cell.task.task_id])
         if key in checked:
             continue

@@ -10,7 +10,9 @@ import json
 from abc import ABC, abstractmethod
 from copy import deepcopy
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
+
+from harness.config import require
 
 
 DEFAULT_TOOL_S = (0.5, 2.0)  # a file read, a note written, a lookup: about a second (ours)
@@ -69,6 +71,23 @@ class Score:
     success: bool
     score: float
     detail: dict[str, Any] = field(default_factory=dict)
+
+
+class Knobs:
+    """Base of a family's `Params`: every knob has a [low, high] range in `BOUNDS`, checked before generation.
+
+    A row is validated by generating its instance, so an unbounded size knob (`filler_lines: 1000000000`)
+    would hang validation or exhaust memory (issue 20 part C). The bounds keep the largest instance to a few
+    seconds and a few hundred MB on a 2-core, 24 GiB machine (measured: docs/reliability.md); a family adds
+    rules that tie knobs together (a total size) in its own `__post_init__`, after `super().__post_init__()`.
+    """
+
+    BOUNDS: ClassVar[dict[str, tuple[int, int]]] = {}
+
+    def __post_init__(self) -> None:
+        for name, (low, high) in self.BOUNDS.items():
+            value = getattr(self, name)
+            require(low <= value <= high, f"{name} must be in [{low}, {high}], got {value}")
 
 
 def tool_error(message: str) -> ToolResult:

@@ -15,7 +15,7 @@ import random
 from dataclasses import dataclass
 
 from harness.config import require
-from tasks.base import Score, ToolCall, ToolResult, ToolSpec, tool_error
+from tasks.base import Knobs, Score, ToolCall, ToolResult, ToolSpec, tool_error
 from tasks.workspace import WorkspaceEnvironment, object_schema
 
 FAMILY = "big_output"
@@ -24,20 +24,30 @@ _STATUSES = (200, 201, 204, 301, 304, 400, 401, 403, 404, 409, 422, 429, 500, 50
 HEX = "0123456789abcdef"
 
 
+MAX_CHARS = 50_000_000  # dump characters in all, dumps x dump_chars: ~4 s, ~70 MB
+# Characters per question a dump must have: a dump line has at most 80 characters (LINE, with its newline), and
+# the asked lines are distinct lines of the middle 30%, so a dump of c characters has room for c / 267.
+CHARS_PER_QUESTION = 300
+
+
 @dataclass
-class Params:
+class Params(Knobs):
     """Scale knobs."""
+
+    BOUNDS = {"dumps": (1, 100), "dump_chars": (2_000, 5_000_000), "questions": (1, 200), "distractors": (0, 50)}
 
     dumps: int = 2  # dumps in the queue
     dump_chars: int = 110_000  # characters per dump (output size)
-    questions: int = 2  # questions asked after the dumps are in (the horizon)
+    questions: int = 2  # questions asked after the dumps are in (the horizon), spread evenly over the dumps
     distractors: int = 3  # near-miss request ids per question, near the dump's head and tail
 
     def __post_init__(self) -> None:
-        require(1 <= self.dumps <= 100, f"dumps must be in [1, 100], got {self.dumps}")
-        require(2_000 <= self.dump_chars <= 5_000_000, f"dump_chars must be in [2000, 5000000], got {self.dump_chars}")
-        require(1 <= self.questions <= 200, f"questions must be in [1, 200], got {self.questions}")
-        require(0 <= self.distractors <= 50, f"distractors must be in [0, 50], got {self.distractors}")
+        super().__post_init__()
+        chars = self.dumps * self.dump_chars
+        require(chars <= MAX_CHARS, f"dumps x dump_chars must be at most {MAX_CHARS} characters, got {chars}")
+        per_dump, room = -(-self.questions // self.dumps), self.dump_chars // CHARS_PER_QUESTION
+        require(per_dump <= room, f"questions per dump (questions / dumps, rounded up) must be at most dump_chars / "
+                                  f"{CHARS_PER_QUESTION} = {room}, got {per_dump}")
 
 
 SYSTEM_PROMPT = (

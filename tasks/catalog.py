@@ -11,6 +11,8 @@ from tasks.base import Environment
 from tasks.suites import TaskRow, load_tasks, suite_names
 
 
+KNOBS_NOTE = ("Knobs: default [low..high]; some families also bound a total (archive lines, dump characters),\n"
+              "so that generating an instance stays within seconds and a few hundred MB (docs/reliability.md).")
 SEEDS_NOTE = ("Run seeds are samples: `--seeds 0` runs each row's own instance, any other run seed draws a fresh\n"
               "instance of the row's family and params (a row with \"pinned\": true keeps its own); intervals\n"
               "resample tasks. `tasks show ID --seed N` shows the instance of run seed N.")
@@ -21,12 +23,17 @@ def _summary(name: str, doc: str | None) -> str:
     return first.removeprefix(f"{name}:").strip()
 
 
+def _bound(params: type, name: str) -> str:
+    bounds = getattr(params, "BOUNDS", {})
+    return f" [{bounds[name][0]}..{bounds[name][1]}]" if name in bounds else ""
+
+
 def list_text() -> str:
-    """Every family with its knobs and defaults, then every built-in suite with its instances per family."""
+    """Every family with its knobs, defaults and [low..high] bounds, then every built-in suite with its instances per family."""
     lines = ["Families:"]
     for name in FAMILIES:
         module = family_module(name)
-        knobs = ", ".join(f"{f.name}={f.default}" for f in fields(module.Params))
+        knobs = ", ".join(f"{f.name}={f.default}{_bound(module.Params, f.name)}" for f in fields(module.Params))
         lines.append(f"  {name:22s} {_summary(name, module.__doc__)}")
         lines.append(f"  {'':22s} knobs: {knobs}")
     lines.append("")
@@ -37,7 +44,7 @@ def list_text() -> str:
         counts = ", ".join(f"{family} {n}" for family, n in sorted(per_family.items()))
         pinned = sum(row.pinned for row in rows)
         lines.append(f"  {suite:10s} {len(rows):3d} tasks: {counts}" + (f"; {pinned} pinned" if pinned else ""))
-    lines += ["", SEEDS_NOTE]
+    lines += ["", KNOBS_NOTE, "", SEEDS_NOTE]
     return "\n".join(lines)
 
 

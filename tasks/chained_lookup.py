@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from harness.config import require
-from tasks.base import Score, ToolCall, ToolResult, ToolSpec, tool_error
+from tasks.base import Knobs, Score, ToolCall, ToolResult, ToolSpec, tool_error
 from tasks.memfs import normalize_path
 from tasks.workspace import WorkspaceEnvironment, object_schema
 
@@ -30,20 +30,25 @@ _FILLER = (
 _NAMES = "Avery Brook Casey Dana Ellis Finley Gray Harper Indigo Jules Kai Lane Morgan Noel Oakley Parker".split()
 
 
+MAX_LINES = 500_000  # archive lines in all, (hops + distractors) x (1 + filler_lines): ~2 s, ~200 MB with the index
+
+
 @dataclass
-class Params:
+class Params(Knobs):
     """Scale knobs."""
+
+    BOUNDS = {"hops": (1, 2_000), "files": (1, 1_000), "distractors": (1, 20_000), "filler_lines": (0, 200)}
 
     hops: int = 4  # records on the chain (the horizon)
     files: int = 4  # archive files the records are spread over
-    distractors: int = 12  # records not on the chain, some with near-miss codes
+    distractors: int = 12  # records not on the chain, some with near-miss codes (the last one ends the chain)
     filler_lines: int = 2  # prose lines after each record (file size)
 
     def __post_init__(self) -> None:
-        require(self.hops >= 1, f"hops must be at least 1, got {self.hops}")
-        require(self.files >= 1, f"files must be at least 1, got {self.files}")
-        require(self.distractors >= 1, f"distractors must be at least 1, got {self.distractors}")
-        require(self.filler_lines >= 0, f"filler_lines must be 0 or more, got {self.filler_lines}")
+        super().__post_init__()
+        lines = (self.hops + self.distractors) * (1 + self.filler_lines)
+        require(lines <= MAX_LINES, f"(hops + distractors) x (1 + filler_lines) archive lines must be at most "
+                                    f"{MAX_LINES}, got {lines}")
 
 
 SYSTEM_PROMPT = (

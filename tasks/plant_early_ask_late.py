@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from harness.config import require
-from tasks.base import Score, ToolCall, ToolResult, ToolSpec, tool_error
+from tasks.base import Knobs, Score, ToolCall, ToolResult, ToolSpec, tool_error
 from tasks.workspace import WorkspaceEnvironment, object_schema
 
 FAMILY = "plant_early_ask_late"
@@ -35,9 +35,15 @@ _FAILS = ("timeout talking to upstream", "disk quota exceeded", "checksum mismat
           "connection reset by peer", "malformed payload")
 
 
+MAX_LINES = 1_000_000  # log lines in all, batches x files_per_batch x (file_lines + distractors): ~2.5 s, ~60 MB
+
+
 @dataclass
-class Params:
+class Params(Knobs):
     """Scale knobs."""
+
+    BOUNDS = {"facts": (1, len(FACT_NAMES) - 1), "updates": (0, len(FACT_NAMES) - 1), "batches": (1, 200),
+              "files_per_batch": (1, 100), "file_lines": (1, 10_000), "distractors": (0, 1_000)}
 
     facts: int = 3  # facts stated in the opening message
     updates: int = 1  # facts replaced later (each by a new value)
@@ -47,12 +53,11 @@ class Params:
     distractors: int = 1  # memo lines per file naming a fact with a wrong value
 
     def __post_init__(self) -> None:
-        require(1 <= self.facts < len(FACT_NAMES), f"facts must be in [1, {len(FACT_NAMES) - 1}], got {self.facts}")
-        require(0 <= self.updates <= self.facts, f"updates must be in [0, facts={self.facts}], got {self.updates}")
-        require(1 <= self.batches <= 200, f"batches must be in [1, 200], got {self.batches}")
-        require(1 <= self.files_per_batch <= 100, f"files_per_batch must be in [1, 100], got {self.files_per_batch}")
-        require(self.file_lines >= 1, f"file_lines must be at least 1, got {self.file_lines}")
-        require(self.distractors >= 0, f"distractors must be 0 or more, got {self.distractors}")
+        super().__post_init__()
+        require(self.updates <= self.facts, f"updates must be in [0, facts={self.facts}], got {self.updates}")
+        lines = self.batches * self.files_per_batch * (self.file_lines + self.distractors)
+        require(lines <= MAX_LINES, f"batches x files_per_batch x (file_lines + distractors) log lines must be at "
+                                    f"most {MAX_LINES}, got {lines}")
 
 
 SYSTEM_PROMPT = (

@@ -1,14 +1,17 @@
-"""Suites: rows of (task_id, family, seed, params), loaded with `datasets` and validated.
+"""Suites: rows of (task_id, family, seed, params), read and validated.
+
+JSONL files are parsed here line by line (exact JSON types, the line of each error); Parquet
+files and hub dataset ids are read with `datasets`.
 
 Row schema (JSONL or Parquet; one task instance per row):
 
 | field          | type            | meaning                                                        |
 |----------------|-----------------|----------------------------------------------------------------|
-| `task_id`      | string, unique  | stable name of the instance                                    |
+| `task_id`      | string, unique, 1-128 of `A-Za-z0-9._-` | stable name of the instance; it names the run's event file |
 | `family`       | string          | a family in `tasks.FAMILIES`                                   |
-| `seed`         | integer >= 0    | generation seed of the instance                                |
-| `params`       | object or JSON string | the family's scale knobs; a missing or null knob takes its default |
-| `max_requests` | integer, optional | per-instance request limit (else the run's `--max-requests`) |
+| `seed`         | integer in [0, 2**63 - 1] | generation seed of the instance                      |
+| `params`       | object or JSON string | the family's scale knobs, each within its bounds (`ctxbench tasks list`); a missing or null knob takes its default |
+| `max_requests` | integer in [1, 2**63 - 1], optional | per-instance request limit (else the run's `--max-requests`) |
 | `pinned`       | boolean, optional (false) | the instance is the row's own under every run seed |
 
 Seeds are samples (issue 18 part 2): run seed 0 runs the row's own instance (generated from
@@ -17,13 +20,16 @@ instance of the row's family and params, generated from `instance_seed(row seed,
 A `pinned` row keeps its own instance under every run seed (a fixed regression case, a
 hand-picked instance), so its runs across seeds vary only in the model's sampling.
 
-An invalid row is refused before any run with an error naming the file and line (JSONL) or
-row (Parquet, hub dataset) and the field, e.g. `mine.jsonl:3: field params: items must be in [1, 500], got 0`.
+An invalid file or row is refused before any run with an error naming the file and line (JSONL) or
+row (Parquet, hub dataset) and the field, e.g. `mine.jsonl:3: field params: items must be in [1, 500], got 0`
+(docs/reliability.md lists every case).
 """
 from __future__ import annotations
 
 import copy
 import json
+import os
+import re
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -41,6 +47,15 @@ GENERATED_KEPT = 64  # generated instances kept per process for copying (least r
 _GENERATED: OrderedDict[str, Environment] = OrderedDict()
 ROW_FIELDS = {"task_id", "family", "seed", "params", "max_requests", "pinned"}
 INSTANCE_SEEDS = 2**31  # derived instance seeds lie in [0, INSTANCE_SEEDS)
+INT64_MAX = 2**63 - 1  # seeds and limits are written to runs.jsonl, read back as 64-bit integers
+TASK_FILE_SUFFIXES = (".jsonl", ".json", ".parquet")
+HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")  # owner/name
+# A task_id names each run's event file, events/<task_id>--<label>--s<seed>.jsonl (harness.runner.run_id_for),
+# whose name has at most 255 bytes (ext4, XFS, Btrfs, APFS, NTFS): 249 for the run id, of which 128 for the
+# task_id leave 116 for the strategy label and the seed. Only file-name-safe ASCII, so run_id_for changes
+# nothing in it and two task_ids never share an event file.
+TASK_ID_MAX = 128
+TASK_ID_CHARS = re.compile(r"[A-Za-z0-9._-]+")
 
 
 def instance_seed(row_seed: int, run_seed: int) -> int:
@@ -98,35 +113,59 @@ def suite_names() -> list[str]:
     return sorted(p.stem for p in SUITES_DIR.glob("*.jsonl"))
 
 
-def _validate_row(raw: dict[str, Any], where: str) -> TaskRow:
+def _check_task_id(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise TaskFileError(f"{where}: field 'task_id' must be a non-empty string, got {value!r}")
+    if len(value) > TASK_ID_MAX:
+        raise TaskFileError(f"{where}: field 'task_id' is {len(value)} characters long; at most {TASK_ID_MAX} "
+                            f"(it names the run's event file: docs/reliability.md)")
+    if not TASK_ID_CHARS.fullmatch(value):
+        raise TaskFileError(f"{where}: field 'task_id' {value!r} may hold only letters, digits, '.', '_' and '-' "
+                            f"(it names the run's event file)")
+    return value
+
+
+def _check_count(raw: dict[str, Any], name: str, low: int, where: str) -> None:
+    """Refuse a set integer field outside [low, INT64_MAX] (a bool is not an integer here: `true` is not 1)."""
+    value = raw.get(name)
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or not low <= value <= INT64_MAX):
+        raise TaskFileError(f"{where}: field {name!r} must be an integer in [{low}, 2**63 - 1], got {value!r}")
+
+
+def _validate_row(raw: Any, where: str) -> TaskRow:
+    """A row as a TaskRow, every field checked (type, range) and the family's knobs built (their bounds)."""
+    if not isinstance(raw, dict):
+        kind = "list" if isinstance(raw, list) else "null" if raw is None else type(raw).__name__
+        raise TaskFileError(f"{where}: a row must be an object, got a {kind} ({str(raw)[:60]}); its fields: "
+                            f"{', '.join(sorted(ROW_FIELDS))}")
     # `datasets` gives every row every column seen in the file (None where absent): only set values count.
-    unknown = sorted(k for k in set(raw) - ROW_FIELDS if raw[k] is not None)
+    unknown = sorted(str(k) for k in set(raw) - ROW_FIELDS if raw[k] is not None)
     if unknown:
         raise TaskFileError(f"{where}: unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(ROW_FIELDS))}")
     for name in ("task_id", "family", "seed"):
         if raw.get(name) is None:
             raise TaskFileError(f"{where}: missing field {name!r}")
-    if not isinstance(raw["task_id"], str) or not raw["task_id"].strip():
-        raise TaskFileError(f"{where}: field 'task_id' must be a non-empty string")
-    if not isinstance(raw["seed"], int) or isinstance(raw["seed"], bool) or raw["seed"] < 0:
-        raise TaskFileError(f"{where}: field 'seed' must be an integer >= 0, got {raw['seed']!r}")
-    params = raw.get("params") or {}
+    task_id = _check_task_id(raw["task_id"], where)
+    if not isinstance(raw["family"], str):
+        raise TaskFileError(f"{where}: field 'family' must be a string, got {raw['family']!r}")
+    _check_count(raw, "seed", 0, where)
+    params = raw.get("params")
+    if params is None:
+        params = {}
     if isinstance(params, str):
         try:
             params = json.loads(params)
         except json.JSONDecodeError as exc:
             raise TaskFileError(f"{where}: field 'params' is not a JSON object ({exc.msg})") from exc
     if not isinstance(params, dict):
-        raise TaskFileError(f"{where}: field 'params' must be an object")
+        raise TaskFileError(f"{where}: field 'params' must be an object of knobs, got {params!r}")
     params = {k: v for k, v in params.items() if v is not None}
-    max_requests = raw.get("max_requests")
-    if max_requests is not None and (not isinstance(max_requests, int) or max_requests < 1):
-        raise TaskFileError(f"{where}: field 'max_requests' must be a positive integer")
+    _check_count(raw, "max_requests", 1, where)
     pinned = raw.get("pinned")
     if pinned is not None and not isinstance(pinned, bool):
         raise TaskFileError(f"{where}: field 'pinned' must be true or false, got {pinned!r}")
-    row = TaskRow(task_id=raw["task_id"], family=raw["family"], seed=raw["seed"], params=params,
-                  max_requests=max_requests, pinned=bool(pinned))
+    row = TaskRow(task_id=task_id, family=raw["family"], seed=raw["seed"], params=params,
+                  max_requests=raw.get("max_requests"), pinned=bool(pinned))
     try:
         module = family_module(row.family)
     except TaskFileError as exc:
@@ -138,43 +177,112 @@ def _validate_row(raw: dict[str, Any], where: str) -> TaskRow:
     return row
 
 
-def _read_rows(source: str) -> list[tuple[str, dict[str, Any]]]:
-    """(where, row) pairs of a JSONL/Parquet file or a hub dataset id, read through `datasets`.
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise TaskFileError(f"{path}: cannot read: {exc.strerror}") from exc
 
-    `where` names the file and line (JSONL) or row (Parquet, hub) for error messages."""
+
+def _jsonl_rows(path: Path) -> list[tuple[str, Any]]:
+    """(where, parsed line) of a JSONL file, parsed here rather than by `datasets`: its JSON loader
+    coerces types across rows (a row's seed 0 becomes 0.0 when another row has 1.5), so an error
+    would name the wrong line."""
+    data = _read_bytes(path)
+    if b"\x00" in data:
+        line = data.count(b"\n", 0, data.index(b"\x00")) + 1
+        raise TaskFileError(f"{path}:{line}: a binary file (NUL byte), not JSONL text")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise TaskFileError(f"{path}:{line}: not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start}); "
+                            "a task file is UTF-8 JSONL") from exc
+    lines = text.split("\n")  # not splitlines(): a JSON string may hold U+2028 and other line separators
+    rows = []
+    for number, line in enumerate(lines, 1):
+        if line.strip():
+            try:
+                rows.append((f"{path}:{number}", json.loads(line)))
+            except json.JSONDecodeError as exc:
+                cut = " (the file ends mid-line: truncated?)" if number == len(lines) else ""
+                raise TaskFileError(f"{path}:{number}: not valid JSON ({exc.msg}){cut}") from exc
+    return rows
+
+
+def _parquet_rows(path: Path) -> int:
+    """The row count in a Parquet file's footer: a file that is not Parquet, or is cut short, has none."""
+    import pyarrow
+    import pyarrow.parquet
+
+    try:
+        return pyarrow.parquet.ParquetFile(path).metadata.num_rows
+    except (pyarrow.ArrowException, OSError) as exc:
+        raise TaskFileError(f"{path}: not a readable Parquet file, or cut short ({type(exc).__name__}: {exc})") from exc
+
+
+def _load_with_datasets(kind: str, source: str, **options: Any) -> Any:
+    """`datasets.load_dataset`, its failures as TaskFileError naming the source.
+
+    It raises many unrelated types (ConnectionError offline, DatasetNotFoundError, ArrowInvalid for a
+    file that is not Parquet, DatasetGenerationError...), so every Exception is caught at this boundary."""
     import datasets
 
     datasets.disable_progress_bars()
-    datasets.logging.set_verbosity_error()
+    datasets.logging.set_verbosity(datasets.logging.CRITICAL)  # its failures are reported here, once
+    try:
+        return datasets.load_dataset(kind, split="train", **options)
+    except Exception as exc:  # noqa: BLE001  (see the docstring)
+        detail = f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:200]}"
+        if kind == "parquet":
+            raise TaskFileError(f"{source}: not a readable Parquet file, or cut short ({detail})") from exc
+        offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or \
+            os.environ.get("HF_DATASETS_OFFLINE", "") not in ("", "0")
+        why = ("this machine is offline (HF_HUB_OFFLINE), so only a dataset in the local cache loads, and it is not "
+               "there; or the id is unknown" if offline else "the id is unknown or the hub cannot be reached")
+        raise TaskFileError(f"hub dataset {source!r} could not be loaded: {why}; no file of that name exists "
+                            f"either ({detail})") from exc
+
+
+def _read_rows(source: str) -> list[tuple[str, Any]]:
+    """(where, row) pairs of a JSONL/Parquet file or a hub dataset id.
+
+    `where` names the file and line (JSONL) or row (Parquet, hub) for error messages."""
     path = Path(source)
     if path.suffix in (".jsonl", ".json"):
-        # Parse line by line first so a broken line is reported by its number.
-        lines = path.read_text(encoding="utf-8").splitlines()
-        numbers = []
-        for number, line in enumerate(lines, 1):
-            if line.strip():
-                numbers.append(number)
-                try:
-                    json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise TaskFileError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
-        dataset = datasets.load_dataset("json", data_files=str(path), split="train")
-        return [(f"{path}:{n}", dict(r)) for n, r in zip(numbers, dataset)]
+        return _jsonl_rows(path)
     if path.suffix == ".parquet":
-        dataset = datasets.load_dataset("parquet", data_files=str(path), split="train")
-        return [(f"{path} row {n}", dict(r)) for n, r in enumerate(dataset, 1)]
-    dataset = datasets.load_dataset(source, split="train")
-    return [(f"{source} row {n}", dict(r)) for n, r in enumerate(dataset, 1)]
+        if not _parquet_rows(path):
+            return []
+        return [(f"{path} row {n}", dict(r))
+                for n, r in enumerate(_load_with_datasets("parquet", source, data_files=source), 1)]
+    return [(f"{source} row {n}", dict(r)) for n, r in enumerate(_load_with_datasets(source, source), 1)]
+
+
+def _local_source(source: str) -> str:
+    """`source` as a task file path or hub id to read, or a TaskFileError saying why it is neither."""
+    if source in suite_names():
+        return str(SUITES_DIR / f"{source}.jsonl")
+    path = Path(source)
+    suffixes = ", ".join(TASK_FILE_SUFFIXES)
+    if path.is_dir():
+        raise TaskFileError(f"{source}: is a directory; give a task file ({suffixes})")
+    if path.exists():
+        if path.suffix not in TASK_FILE_SUFFIXES:
+            got = f"suffix {path.suffix!r}" if path.suffix else "no suffix"
+            raise TaskFileError(f"{source}: a task file's name ends in {suffixes} (its format), this one has {got}")
+        return source
+    if path.suffix in TASK_FILE_SUFFIXES:
+        raise TaskFileError(f"{source}: no such task file")
+    if not HUB_ID.fullmatch(source):
+        raise TaskFileError(f"unknown suite {source!r}; known suites: {', '.join(suite_names())}, or give a task "
+                            f"file ({suffixes}) or a hub dataset id (owner/name)")
+    return source
 
 
 def load_tasks(source: str) -> list[TaskRow]:
     """Load a suite by name (`smoke`, `default`, `long`), a JSONL/Parquet path, or a hub id."""
-    if source in suite_names():
-        source = str(SUITES_DIR / f"{source}.jsonl")
-    elif not Path(source).exists() and "/" not in source:
-        raise TaskFileError(f"unknown suite {source!r}; known suites: {', '.join(suite_names())}, or give a file path")
-    elif not Path(source).exists() and Path(source).suffix in (".jsonl", ".json", ".parquet"):
-        raise TaskFileError(f"{source}: no such task file")
+    source = _local_source(source)
     rows = _read_rows(source)
     if not rows:
         raise TaskFileError(f"{source}: no task rows")
