@@ -18,18 +18,34 @@ from strategies import StrategySpec, comparison_strategies
 
 def strategy_specs(names: Iterable[str] | str = "all", configs: dict[str, Any] | None = None) -> list[StrategySpec]:
     """Specs for registered names or import paths, with an optional config per name."""
+    given = names
     if isinstance(names, str):
         names = [n.strip() for n in names.split(",") if n.strip()]
     chosen: list[str] = []
     for name in names:  # "all" stands for the native comparison, and can be extended: all,pai.tiered_compaction
         chosen.extend(n for n in (comparison_strategies() if name == "all" else [name]) if n not in chosen)
-    configs = configs or {}
+    if not chosen:
+        raise ConfigError(f"strategies: none named in {given!r}; give registered names or import paths "
+                          "(see `ctxbench strategies`)")
+    configs = {} if configs is None else configs
     if not isinstance(configs, dict):
-        raise ConfigError("strategy configs: expected a mapping of strategy name to config")
+        raise ConfigError(f"strategy configs: expected a mapping of strategy name to config, got {configs!r}")
     unknown = sorted(set(configs) - set(chosen))
     if unknown:
         raise ConfigError(f"strategy configs: given for {unknown}, which are not among the strategies {chosen}")
+    for name, config in configs.items():
+        if config is not None and not isinstance(config, dict):
+            raise ConfigError(f"strategy configs: {name}: expected a mapping of options, got {config!r}")
     return [StrategySpec(name=name, config=configs.get(name) or {}) for name in chosen]
+
+
+def report_baseline(baseline: str | None, specs: list[StrategySpec], default: str = DEFAULT_BASELINE) -> str:
+    """The strategy the report's paired differences compare against: one given must be among the
+    strategies run (else the report would silently compare nothing); `default` when none is given."""
+    labels = [spec.display for spec in specs]
+    if baseline is not None and baseline not in labels:
+        raise ConfigError(f"baseline {baseline!r} is not among the strategies run: {', '.join(labels)}")
+    return default if baseline is None else baseline
 
 
 SUMMARY_PROFILE = "summary"
@@ -99,7 +115,7 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
         strategy_configs: dict[str, Any] | None = None, seeds: Iterable[int] = (0,),
         profiles: dict[str, dict[str, Any]] | None = None, max_requests: int | None = None,
         out: str | Path | None = None, workers: int = 1, progress: bool = False,
-        baseline: str = DEFAULT_BASELINE, cache: str | Path | None = None, max_cost_usd: float | None = None,
+        baseline: str | None = None, cache: str | Path | None = None, max_cost_usd: float | None = None,
         max_total_cost_usd: float | None = None, max_concurrency: int | None = None,
         clock: dict[str, Any] | None = None, command_line: list[str] | None = None) -> Path:
     """Run every task x strategy x seed cell, write the results layout and report; return its path.
@@ -129,6 +145,7 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     out_path = Path(out) if out else default_out()
     cells = matrix.build(str(out_path / EVENTS_DIR))
     validate_cells(cells)
+    baseline = report_baseline(baseline, specs)
     check_budgets(profiles, max_cost_usd, max_total_cost_usd)
     check_credentials(profiles)
     if (out_path / RUNS_FILE).exists():
@@ -152,7 +169,7 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
 
 def resume(results_dir: str | Path, *, workers: int = 1, progress: bool = False, cache: str | Path | None = None,
            max_cost_usd: float | None = None, max_total_cost_usd: float | None = None,
-           max_concurrency: int | None = None, baseline: str = DEFAULT_BASELINE) -> Path:
+           max_concurrency: int | None = None, baseline: str | None = None) -> Path:
     """Finish an interrupted run: the matrix of its config.json, minus the cells already in runs.jsonl."""
     from harness.invocation import check_budgets, check_credentials, execute, load_matrix, with_invocation_options
     from harness.runner import validate_cells
@@ -164,6 +181,7 @@ def resume(results_dir: str | Path, *, workers: int = 1, progress: bool = False,
         matrix.max_cost_usd = max_cost_usd
     cells = matrix.build(str(Path(results_dir) / EVENTS_DIR))
     validate_cells(cells)
+    baseline = report_baseline(baseline, matrix.strategies)
     check_budgets(matrix.profiles, matrix.max_cost_usd, max_total_cost_usd)
     check_credentials(matrix.profiles)
     execute(ResultsDir(results_dir), cells, workers=workers, progress=progress, max_total_cost_usd=max_total_cost_usd)
@@ -178,7 +196,7 @@ def default_out() -> Path:
 def sweep(grid: Grid, suite: str = "default", *, also: Iterable[str] = (), seeds: Iterable[int] = (0,),
           profiles: dict[str, dict[str, Any]] | None = None, max_requests: int | None = None,
           out: str | Path | None = None, workers: int = 1, progress: bool = False,
-          baseline: str = DEFAULT_BASELINE, clock: dict[str, Any] | None = None,
+          baseline: str | None = None, clock: dict[str, Any] | None = None,
           command_line: list[str] | None = None) -> Path:
     """Run every grid point (plus the strategies in `also`, e.g. the baseline) and write tuning.csv.
 
@@ -186,7 +204,8 @@ def sweep(grid: Grid, suite: str = "default", *, also: Iterable[str] = (), seeds
     Returns the results directory; `load_results(...)` gives its tables, tuning included.
     """
     points = validate_grid(grid)
-    extra = strategy_specs(list(also))
+    also = list(also)
+    extra = strategy_specs(also) if also else []
     out_path = Path(out) if out else default_out()
     write_sweep_file(out_path, grid, points)
     return run(suite, strategies=[spec for _, spec in points] + extra, seeds=seeds, profiles=profiles,
@@ -197,7 +216,7 @@ def sweep(grid: Grid, suite: str = "default", *, also: Iterable[str] = (), seeds
 def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | str = "none",
            strategy_configs: dict[str, Any] | None = None, fmt: str = "auto",
            profiles: dict[str, dict[str, Any]] | None = None, out: str | Path | None = None,
-           progress: bool = False, baseline: str = DEFAULT_BASELINE, command_line: list[str] | None = None) -> Path:
+           progress: bool = False, baseline: str | None = None, command_line: list[str] | None = None) -> Path:
     """Replay recorded trajectories under each strategy (harness.trace_replay); write the results layout.
 
     Every trace is read and checked, and every strategy built, before anything is written: bad input
@@ -215,6 +234,8 @@ def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | 
     if (out_path / RUNS_FILE).exists():
         raise ConfigError(f"{out_path} already holds runs; choose another --out")
     cells = build_cells(loaded, specs, profiles, str(out_path / EVENTS_DIR))
+    labels = [spec.display for spec in specs]
+    baseline = report_baseline(baseline, specs, DEFAULT_BASELINE if DEFAULT_BASELINE in labels else labels[0])
     results = ResultsDir(out_path)
     results.write_config({
         "traces": paths, "format": fmt, "trace_ids": [trace.trace_id for trace in loaded],
@@ -222,7 +243,7 @@ def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | 
         "seeds": [0], "profiles": redact(profiles),
     }, command_line=command_line, hide=secret_values(profiles))
     replay_cells(cells, results.append_run, progress=progress)
-    write_report(out_path, baseline=baseline if baseline in {s.display for s in specs} else specs[0].display)
+    write_report(out_path, baseline=baseline)
     return out_path
 
 

@@ -228,14 +228,12 @@ def _profiles(args: argparse.Namespace, model: str | None = None) -> dict:
 
 
 def _run_options(args: argparse.Namespace) -> dict:
-    from harness.report import DEFAULT_BASELINE
-
     from harness.config import parse_inline_or_file
 
     clock = parse_inline_or_file(args.clock, "--clock") if args.clock else None
     return {"seeds": args.seeds, "profiles": _profiles(args), "max_requests": args.max_requests, "out": args.out,
             "clock": clock,
-            "workers": args.workers, "progress": not args.no_progress, "baseline": args.baseline or DEFAULT_BASELINE,
+            "workers": args.workers, "progress": not args.no_progress, "baseline": args.baseline,
             "command_line": args.command_line}
 
 
@@ -308,14 +306,14 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 def _cmd_traces(args: argparse.Namespace) -> int:
     from harness import api
     from harness.config import parse_inline_or_file
-    from harness.report import DEFAULT_BASELINE, replay_table, runs_frame
+    from harness.report import replay_table, runs_frame
     from harness.trace_replay import REPLAY_MODEL
 
     configs = parse_inline_or_file(args.strategy_config, "--strategy-config") if args.strategy_config else None
     started = time.perf_counter()
     out = api.traces(args.paths, strategies=api.strategy_specs(args.strategies, configs), fmt=args.format,
                      profiles=_profiles(args, REPLAY_MODEL), out=args.out or api.default_out(),
-                     progress=not args.no_progress, baseline=args.baseline or DEFAULT_BASELINE,
+                     progress=not args.no_progress, baseline=args.baseline,
                      command_line=args.command_line)
     runs = runs_frame(out)
     print(replay_table(runs))

@@ -21,6 +21,8 @@ def load_data_file(path: str | Path) -> Any:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}): not a JSON or YAML file") from exc
     try:
         if path.suffix == ".json":
             return json.loads(text)
@@ -29,15 +31,24 @@ def load_data_file(path: str | Path) -> Any:
         raise ConfigError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}") from exc
 
 
-def parse_inline_or_file(value: str, what: str) -> Any:
-    """Accept inline JSON (`{"a": 1}`) or a path to a JSON/YAML file."""
+def parse_inline_or_file(value: str, what: str) -> dict[str, Any]:
+    """Accept inline JSON (`{"a": 1}`) or a path to a JSON/YAML file; either must hold a mapping."""
     stripped = value.strip()
     if stripped.startswith(("{", "[")):
         try:
-            return json.loads(stripped)
+            data = json.loads(stripped)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{what}: inline JSON is invalid: {exc}") from exc
-    return load_data_file(stripped)
+        source = "inline JSON"
+    else:
+        try:
+            data = load_data_file(stripped)
+        except ConfigError as exc:
+            raise ConfigError(f"{what}: {exc}") from exc
+        source = stripped
+    if not isinstance(data, dict):
+        raise ConfigError(f"{what} ({source}): expected a mapping, got {data!r}")
+    return data
 
 
 def _check_type(value: Any, annotation: Any, where: str) -> Any:

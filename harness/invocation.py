@@ -33,6 +33,8 @@ def with_invocation_options(profiles: dict[str, dict[str, Any]], *, cache: str |
         raise ConfigError(f"--max-concurrency must be a positive integer, got {max_concurrency}")
     updated = {}
     for name, profile in profiles.items():
+        if not isinstance(profile, dict):  # as build_profiles says it, before anything copies the profile
+            raise ConfigError(f"profiles.{name}: expected a mapping of options, got {profile!r}")
         profile = dict(profile)
         if cache:
             profile["response_cache"] = str(cache)
