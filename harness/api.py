@@ -8,6 +8,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
+from harness.config import check_writable_dir
 from harness.errors import ConfigError
 from harness.report import DEFAULT_BASELINE, PAIRED_FILE, requests_frame, runs_frame, write_report
 from harness.results import EVENTS_DIR, RUNS_FILE, SUMMARY_FILE, ResultsDir
@@ -146,6 +147,7 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     cells = matrix.build(str(out_path / EVENTS_DIR))
     validate_cells(cells)
     baseline = report_baseline(baseline, specs)
+    check_writable_dir(out_path, "--out")
     check_budgets(profiles, max_cost_usd, max_total_cost_usd)
     check_credentials(profiles)
     if (out_path / RUNS_FILE).exists():
@@ -182,6 +184,7 @@ def resume(results_dir: str | Path, *, workers: int = 1, progress: bool = False,
     cells = matrix.build(str(Path(results_dir) / EVENTS_DIR))
     validate_cells(cells)
     baseline = report_baseline(baseline, matrix.strategies)
+    check_writable_dir(results_dir, "--resume")
     check_budgets(matrix.profiles, matrix.max_cost_usd, max_total_cost_usd)
     check_credentials(matrix.profiles)
     execute(ResultsDir(results_dir), cells, workers=workers, progress=progress, max_total_cost_usd=max_total_cost_usd)
@@ -207,6 +210,7 @@ def sweep(grid: Grid, suite: str = "default", *, also: Iterable[str] = (), seeds
     also = list(also)
     extra = strategy_specs(also) if also else []
     out_path = Path(out) if out else default_out()
+    check_writable_dir(out_path, "--out")
     write_sweep_file(out_path, grid, points)
     return run(suite, strategies=[spec for _, spec in points] + extra, seeds=seeds, profiles=profiles,
                max_requests=max_requests, out=out_path, workers=workers, progress=progress, baseline=baseline,
@@ -231,6 +235,7 @@ def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | 
     profiles = profiles or mock_profiles(REPLAY_MODEL)
     loaded = load_traces(paths, fmt)
     out_path = Path(out) if out else default_out()
+    check_writable_dir(out_path, "--out")
     if (out_path / RUNS_FILE).exists():
         raise ConfigError(f"{out_path} already holds runs; choose another --out")
     cells = build_cells(loaded, specs, profiles, str(out_path / EVENTS_DIR))

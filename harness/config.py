@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import json
+import tempfile
 from dataclasses import MISSING, fields, is_dataclass
 from pathlib import Path
 from typing import Any, Mapping, TypeVar, get_args, get_origin, get_type_hints
@@ -136,3 +137,20 @@ def require(condition: bool, message: str) -> None:
     """Raise ConfigError with `message` unless `condition` holds (for __post_init__ range checks)."""
     if not condition:
         raise ConfigError(message)
+
+
+def check_writable_dir(path: str | Path, what: str) -> None:
+    """A directory the invocation will write (--out, --cache) must be creatable and writable: an existing
+    file in its place, or a place nothing can be created in, fails now rather than at the first write.
+    Tried by creating (and at once removing) a file in the nearest existing directory; nothing is left behind."""
+    path = Path(path)
+    existing = path
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ConfigError(f"{what} {path}: {existing} is a file, not a directory")
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"{what} {path}: cannot write in {existing}: {exc.strerror}") from exc

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from harness.config import check_writable_dir
 from harness.errors import ConfigError
 from harness.limits import INVOCATION_LIMIT_REACHED, INVOCATION_SPENDING
 from harness.results import CONFIG_FILE, ResultsDir, read_runs
@@ -31,6 +32,11 @@ def with_invocation_options(profiles: dict[str, dict[str, Any]], *, cache: str |
     """Profiles with this invocation's response cache and per-model request limit applied."""
     if max_concurrency is not None and max_concurrency < 1:
         raise ConfigError(f"--max-concurrency must be a positive integer, got {max_concurrency}")
+    if cache:
+        from harness.response_cache import check_cache
+
+        check_writable_dir(cache, "--cache")
+        check_cache(cache)
     updated = {}
     for name, profile in profiles.items():
         if not isinstance(profile, dict):  # as build_profiles says it, before anything copies the profile
