@@ -88,7 +88,7 @@ def mock_profiles(model: str = "mock/agent", *, window: int | None = None, cache
     profiles = {"main": main, SUMMARY_PROFILE: default_summary_profile(main)}
     if extra:
         if not isinstance(extra, dict):
-            raise ConfigError("profiles: expected a mapping of profile name to profile")
+            raise ConfigError(f"profiles: expected a mapping of profile name to profile, got {extra!r}")
         if "main" in extra:
             raise ConfigError("profiles: 'main' is set by the model options")
         profiles.update(extra)

@@ -90,13 +90,15 @@ def _check_type(value: Any, annotation: Any, where: str) -> Any:
         if not isinstance(value, Mapping):
             raise ConfigError(f"{where}: expected a mapping, got {value!r}")
         return dict(value)
-    # Optional / Union: accept the first alternative that fits.
+    # Optional / Union: accept the first alternative that fits. A value given (not null) is reported
+    # against the other alternatives alone, so an Optional's error says what is wrong inside it.
     errors = []
     for alternative in args:
         try:
             return _check_type(value, alternative, where)
         except ConfigError as exc:
-            errors.append(str(exc))
+            if value is None or alternative is not type(None):
+                errors.append(str(exc))
     raise ConfigError(errors[0] if len(errors) == 1 else f"{where}: {value!r} fits none of the allowed types")
 
 
