@@ -8,6 +8,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
+from harness.config import check_writable_dir
 from harness.errors import ConfigError
 from harness.lock import hold
 from harness.report import DEFAULT_BASELINE, PAIRED_FILE, requests_frame, runs_frame, write_report
@@ -19,18 +20,34 @@ from strategies import StrategySpec, comparison_strategies
 
 def strategy_specs(names: Iterable[str] | str = "all", configs: dict[str, Any] | None = None) -> list[StrategySpec]:
     """Specs for registered names or import paths, with an optional config per name."""
+    given = names
     if isinstance(names, str):
         names = [n.strip() for n in names.split(",") if n.strip()]
     chosen: list[str] = []
     for name in names:  # "all" stands for the native comparison, and can be extended: all,pai.tiered_compaction
         chosen.extend(n for n in (comparison_strategies() if name == "all" else [name]) if n not in chosen)
-    configs = configs or {}
+    if not chosen:
+        raise ConfigError(f"strategies: none named in {given!r}; give registered names or import paths "
+                          "(see `ctxbench strategies`)")
+    configs = {} if configs is None else configs
     if not isinstance(configs, dict):
-        raise ConfigError("strategy configs: expected a mapping of strategy name to config")
+        raise ConfigError(f"strategy configs: expected a mapping of strategy name to config, got {configs!r}")
     unknown = sorted(set(configs) - set(chosen))
     if unknown:
         raise ConfigError(f"strategy configs: given for {unknown}, which are not among the strategies {chosen}")
+    for name, config in configs.items():
+        if config is not None and not isinstance(config, dict):
+            raise ConfigError(f"strategy configs: {name}: expected a mapping of options, got {config!r}")
     return [StrategySpec(name=name, config=configs.get(name) or {}) for name in chosen]
+
+
+def report_baseline(baseline: str | None, specs: list[StrategySpec], default: str = DEFAULT_BASELINE) -> str:
+    """The strategy the report's paired differences compare against: one given must be among the
+    strategies run (else the report would silently compare nothing); `default` when none is given."""
+    labels = [spec.display for spec in specs]
+    if baseline is not None and baseline not in labels:
+        raise ConfigError(f"baseline {baseline!r} is not among the strategies run: {', '.join(labels)}")
+    return default if baseline is None else baseline
 
 
 SUMMARY_PROFILE = "summary"
@@ -72,7 +89,7 @@ def mock_profiles(model: str = "mock/agent", *, window: int | None = None, cache
     profiles = {"main": main, SUMMARY_PROFILE: default_summary_profile(main)}
     if extra:
         if not isinstance(extra, dict):
-            raise ConfigError("profiles: expected a mapping of profile name to profile")
+            raise ConfigError(f"profiles: expected a mapping of profile name to profile, got {extra!r}")
         if "main" in extra:
             raise ConfigError("profiles: 'main' is set by the model options")
         profiles.update(extra)
@@ -100,7 +117,7 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
         strategy_configs: dict[str, Any] | None = None, seeds: Iterable[int] = (0,),
         profiles: dict[str, dict[str, Any]] | None = None, max_requests: int | None = None,
         out: str | Path | None = None, workers: int = 1, progress: bool = False,
-        baseline: str = DEFAULT_BASELINE, cache: str | Path | None = None, max_cost_usd: float | None = None,
+        baseline: str | None = None, cache: str | Path | None = None, max_cost_usd: float | None = None,
         max_total_cost_usd: float | None = None, max_concurrency: int | None = None,
         clock: dict[str, Any] | None = None, command_line: list[str] | None = None) -> Path:
     """Run every task x strategy x seed cell, write the results layout and report; return its path.
@@ -130,6 +147,8 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     out_path = Path(out) if out else default_out()
     cells = matrix.build(str(out_path / EVENTS_DIR))
     validate_cells(cells)
+    baseline = report_baseline(baseline, specs)
+    check_writable_dir(out_path, "--out")
     check_budgets(profiles, max_cost_usd, max_total_cost_usd)
     check_credentials(profiles)
     out_path.mkdir(parents=True, exist_ok=True)
@@ -166,7 +185,7 @@ def _run_locked(out_path: Path, suite: str, tasks: list[Any], specs: list[Strate
 
 def resume(results_dir: str | Path, *, workers: int = 1, progress: bool = False, cache: str | Path | None = None,
            max_cost_usd: float | None = None, max_total_cost_usd: float | None = None,
-           max_concurrency: int | None = None, baseline: str = DEFAULT_BASELINE, rerun_errors: bool = False,
+           max_concurrency: int | None = None, baseline: str | None = None, rerun_errors: bool = False,
            repair: bool = False, api_base: str | None = None) -> Path:
     """Finish an interrupted run: the matrix of its config.json, minus the cells already in runs.jsonl
     (rows that ended on an outage, or with rerun_errors any `error` row, are run again and replaced).
@@ -183,7 +202,7 @@ def resume(results_dir: str | Path, *, workers: int = 1, progress: bool = False,
 
 def _resume_locked(results_dir: str | Path, *, workers: int, progress: bool, cache: str | Path | None,
                    max_cost_usd: float | None, max_total_cost_usd: float | None, max_concurrency: int | None,
-                   baseline: str, rerun_errors: bool, repair: bool,
+                   baseline: str | None, rerun_errors: bool, repair: bool,
                    api_base: str | None) -> Path:
     from harness.invocation import (check_budgets, check_credentials, check_rows, execute, load_matrix,
                                     with_invocation_options)
@@ -197,6 +216,8 @@ def _resume_locked(results_dir: str | Path, *, workers: int, progress: bool, cac
         matrix.max_cost_usd = max_cost_usd
     cells = matrix.build(str(Path(results_dir) / EVENTS_DIR))
     validate_cells(cells)
+    baseline = report_baseline(baseline, matrix.strategies)
+    check_writable_dir(results_dir, "--resume")
     check_budgets(matrix.profiles, matrix.max_cost_usd, max_total_cost_usd)
     check_credentials(matrix.profiles)
     results = ResultsDir(results_dir)
@@ -214,7 +235,7 @@ def default_out() -> Path:
 def sweep(grid: Grid, suite: str = "default", *, also: Iterable[str] = (), seeds: Iterable[int] = (0,),
           profiles: dict[str, dict[str, Any]] | None = None, max_requests: int | None = None,
           out: str | Path | None = None, workers: int = 1, progress: bool = False,
-          baseline: str = DEFAULT_BASELINE, clock: dict[str, Any] | None = None,
+          baseline: str | None = None, clock: dict[str, Any] | None = None,
           command_line: list[str] | None = None) -> Path:
     """Run every grid point (plus the strategies in `also`, e.g. the baseline) and write tuning.csv.
 
@@ -223,8 +244,10 @@ def sweep(grid: Grid, suite: str = "default", *, also: Iterable[str] = (), seeds
     """
     remember(grid.base, grid.axes)  # before the points are built: their errors may echo a value
     points = validate_grid(grid)
-    extra = strategy_specs(list(also))
+    also = list(also)
+    extra = strategy_specs(also) if also else []
     out_path = Path(out) if out else default_out()
+    check_writable_dir(out_path, "--out")
     out_path.mkdir(parents=True, exist_ok=True)
     with hold(out_path, "sweep"):  # run below holds it too, in this process
         write_sweep_file(out_path, grid, points)
@@ -236,7 +259,7 @@ def sweep(grid: Grid, suite: str = "default", *, also: Iterable[str] = (), seeds
 def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | str = "none",
            strategy_configs: dict[str, Any] | None = None, fmt: str = "auto",
            profiles: dict[str, dict[str, Any]] | None = None, out: str | Path | None = None,
-           progress: bool = False, baseline: str = DEFAULT_BASELINE, command_line: list[str] | None = None) -> Path:
+           progress: bool = False, baseline: str | None = None, command_line: list[str] | None = None) -> Path:
     """Replay recorded trajectories under each strategy (harness.trace_replay); write the results layout.
 
     Every trace is read and checked, and every strategy built, before anything is written: bad input
@@ -251,7 +274,10 @@ def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | 
     remember(profiles, [spec.config for spec in specs])
     loaded = load_traces(paths, fmt)
     out_path = Path(out) if out else default_out()
+    check_writable_dir(out_path, "--out")
     cells = build_cells(loaded, specs, profiles, str(out_path / EVENTS_DIR))
+    labels = [spec.display for spec in specs]
+    baseline = report_baseline(baseline, specs, DEFAULT_BASELINE if DEFAULT_BASELINE in labels else labels[0])
     out_path.mkdir(parents=True, exist_ok=True)
     with hold(out_path, "traces"):
         _traces_locked(out_path, paths, fmt, loaded, specs, profiles, cells, progress=progress, baseline=baseline,
@@ -274,7 +300,7 @@ def _traces_locked(out_path: Path, paths: list[str], fmt: str, loaded: list[Any]
         "seeds": [0], "profiles": redact(profiles),
     }, command_line=command_line)
     replay_cells(cells, results.append_run, progress=progress)
-    write_report(out_path, baseline=baseline if baseline in {s.display for s in specs} else specs[0].display)
+    write_report(out_path, baseline=baseline)
 
 
 @dataclass

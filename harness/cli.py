@@ -6,6 +6,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import harness  # noqa: F401  (offline environment before anything imports litellm)
 from harness.errors import ConfigError, CtxbenchError
@@ -20,6 +21,8 @@ def _int_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from exc
     if not values or any(v < 0 for v in values):
         raise argparse.ArgumentTypeError(f"expected non-negative integers, got {text!r}")
+    if len(set(values)) < len(values):  # a seed twice would run each of its cells twice under one run_id
+        raise argparse.ArgumentTypeError(f"expected distinct integers, got {text!r}")
     return values
 
 
@@ -175,30 +178,89 @@ def main(argv: list[str] | None = None) -> int:
     # Like `python -m`, let --strategy mymodule:MyStrategy find modules in the working directory.
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
+    if args.command in ("run", "sweep", "traces") and not getattr(args, "resume", None) and not args.out:
+        from harness.api import default_out
+
+        args.out = str(default_out())  # fixed now, so the last-resort handler knows where the results go
     try:
-        if args.command == "run":
-            return _cmd_run(args)
-        if args.command == "replay":
-            return _cmd_replay(args)
-        if args.command == "report":
-            return _cmd_report(args)
-        if args.command == "serve-mock":
-            return server.run_command(args)
-        if args.command == "sweep":
-            return _cmd_sweep(args)
-        if args.command == "traces":
-            return _cmd_traces(args)
-        if args.command == "tasks":
-            return _cmd_tasks(args)
-        if args.command == "strategies":
-            print(_strategies_text())
-            return 0
+        return _dispatch(args, server)
     except CtxbenchError as exc:
         from harness.secrets import scrub
 
         print(f"ctxbench: error: {scrub(str(exc))}", file=sys.stderr)  # a message may echo a value
         return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug of ours, not bad input: one line, the traceback kept in a file
+        return _internal_error(exc, _results_dir(args))
+
+
+def _dispatch(args: argparse.Namespace, server: Any) -> int:
+    """Run the chosen command; its exit code."""
+    if args.command == "run":
+        return _cmd_run(args)
+    if args.command == "replay":
+        return _cmd_replay(args)
+    if args.command == "report":
+        return _cmd_report(args)
+    if args.command == "serve-mock":
+        return server.run_command(args)
+    if args.command == "sweep":
+        return _cmd_sweep(args)
+    if args.command == "traces":
+        return _cmd_traces(args)
+    if args.command == "tasks":
+        return _cmd_tasks(args)
+    print(_strategies_text())  # the `strategies` command
     return 0
+
+
+INTERNAL_ERROR_FILE = "internal-error-{stamp}-{pid}.txt"
+
+
+def _results_dir(args: argparse.Namespace) -> Path | None:
+    """The results directory of the command, where one is named and exists (else None)."""
+    for name in ("resume", "out", "results_dir"):
+        value = getattr(args, name, None)
+        if value and Path(value).is_dir():
+            return Path(value)
+    return None
+
+
+def _internal_error(exc: Exception, results_dir: Path | None) -> int:
+    """Report an internal error in one line (secrets scrubbed), the traceback saved to a file under the
+    results directory, else a temp file; exit code 1 (2 is bad input, 0 success)."""
+    import traceback
+
+    from harness.secrets import remember, scrub
+
+    remember()  # the environment's secrets, with those this invocation met already
+    saved = _save_traceback(scrub("".join(traceback.format_exception(exc))), results_dir)
+    message = scrub(str(exc)).strip().splitlines()
+    print(f"ctxbench: internal error: {type(exc).__name__}: {message[0][:500] if message else ''}", file=sys.stderr)
+    print(f"ctxbench: {saved}; please report it", file=sys.stderr)
+    return 1
+
+
+def _save_traceback(text: str, results_dir: Path | None) -> str:
+    """Write `text` under the results directory, else to a temp file; say where (or why nowhere)."""
+    import tempfile
+
+    name = INTERNAL_ERROR_FILE.format(stamp=time.strftime("%Y%m%d-%H%M%S"), pid=os.getpid())
+    if results_dir is not None:
+        try:
+            (results_dir / name).write_text(text, encoding="utf-8")
+            return f"traceback saved to {results_dir / name}"
+        except OSError:
+            pass
+    try:
+        handle, path = tempfile.mkstemp(prefix="ctxbench-" + name.removesuffix(".txt") + "-", suffix=".txt")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        return f"traceback saved to {path}"
+    except OSError as exc:
+        return f"traceback not saved ({exc.strerror})"
 
 
 def _strategies_text() -> str:
@@ -231,14 +293,12 @@ def _profiles(args: argparse.Namespace, model: str | None = None) -> dict:
 
 
 def _run_options(args: argparse.Namespace) -> dict:
-    from harness.report import DEFAULT_BASELINE
-
     from harness.config import parse_inline_or_file
 
     clock = parse_inline_or_file(args.clock, "--clock") if args.clock else None
     return {"seeds": args.seeds, "profiles": _profiles(args), "max_requests": args.max_requests, "out": args.out,
             "clock": clock,
-            "workers": args.workers, "progress": not args.no_progress, "baseline": args.baseline or DEFAULT_BASELINE,
+            "workers": args.workers, "progress": not args.no_progress, "baseline": args.baseline,
             "command_line": args.command_line}
 
 
@@ -316,14 +376,14 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 def _cmd_traces(args: argparse.Namespace) -> int:
     from harness import api
     from harness.config import parse_inline_or_file
-    from harness.report import DEFAULT_BASELINE, replay_table, runs_frame
+    from harness.report import replay_table, runs_frame
     from harness.trace_replay import REPLAY_MODEL
 
     configs = parse_inline_or_file(args.strategy_config, "--strategy-config") if args.strategy_config else None
     started = time.perf_counter()
     out = api.traces(args.paths, strategies=api.strategy_specs(args.strategies, configs), fmt=args.format,
                      profiles=_profiles(args, REPLAY_MODEL), out=args.out or api.default_out(),
-                     progress=not args.no_progress, baseline=args.baseline or DEFAULT_BASELINE,
+                     progress=not args.no_progress, baseline=args.baseline,
                      command_line=args.command_line)
     runs = runs_frame(out)
     print(replay_table(runs))
@@ -365,12 +425,17 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from harness.lock import hold
     from harness.report import DEFAULT_BASELINE, check_baseline, runs_frame, write_report
 
-    if not Path(args.results_dir).is_dir():
-        raise ConfigError(f"report: {args.results_dir} is not a directory")
-    with hold(args.results_dir, "report"):  # not while a run writes it
+    from harness.results import CONFIG_FILE, RUNS_FILE
+
+    path = Path(args.results_dir)
+    if not path.is_dir():
+        raise ConfigError(f"report: {path} is not a directory")
+    if not (path / RUNS_FILE).is_file() and not (path / CONFIG_FILE).is_file():
+        raise ConfigError(f"report: {path} is not a results directory (it has neither {RUNS_FILE} nor {CONFIG_FILE})")
+    with hold(path, "report"):  # not while a run writes it
         if args.baseline:
-            check_baseline(runs_frame(args.results_dir), args.baseline)
-        report = write_report(args.results_dir, baseline=args.baseline or DEFAULT_BASELINE, seed=args.bootstrap_seed)
+            check_baseline(runs_frame(path), args.baseline)
+        report = write_report(path, baseline=args.baseline or DEFAULT_BASELINE, seed=args.bootstrap_seed)
     print(report["table"])
     print(f"\n-> {Path(args.results_dir) / 'report.md'}")
     return 0

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import json
+import tempfile
 from dataclasses import MISSING, fields, is_dataclass
 from pathlib import Path
 from typing import Any, Mapping, TypeVar, get_args, get_origin, get_type_hints
@@ -22,6 +23,8 @@ def load_data_file(path: str | Path) -> Any:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}): not a JSON or YAML file") from exc
     try:
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
@@ -30,8 +33,8 @@ def load_data_file(path: str | Path) -> Any:
     return data
 
 
-def parse_inline_or_file(value: str, what: str) -> Any:
-    """Accept inline JSON (`{"a": 1}`) or a path to a JSON/YAML file."""
+def parse_inline_or_file(value: str, what: str) -> dict[str, Any]:
+    """Accept inline JSON (`{"a": 1}`) or a path to a JSON/YAML file; either must hold a mapping."""
     stripped = value.strip()
     if stripped.startswith(("{", "[")):
         try:
@@ -39,8 +42,16 @@ def parse_inline_or_file(value: str, what: str) -> Any:
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{what}: inline JSON is invalid: {exc}") from exc
         remember(data)
-        return data
-    return load_data_file(stripped)
+        source = "inline JSON"
+    else:
+        try:
+            data = load_data_file(stripped)
+        except ConfigError as exc:
+            raise ConfigError(f"{what}: {exc}") from exc
+        source = stripped
+    if not isinstance(data, dict):
+        raise ConfigError(f"{what} ({source}): expected a mapping, got {data!r}")
+    return data
 
 
 def _check_type(value: Any, annotation: Any, where: str) -> Any:
@@ -81,13 +92,15 @@ def _check_type(value: Any, annotation: Any, where: str) -> Any:
         if not isinstance(value, Mapping):
             raise ConfigError(f"{where}: expected a mapping, got {value!r}")
         return dict(value)
-    # Optional / Union: accept the first alternative that fits.
+    # Optional / Union: accept the first alternative that fits. A value given (not null) is reported
+    # against the other alternatives alone, so an Optional's error says what is wrong inside it.
     errors = []
     for alternative in args:
         try:
             return _check_type(value, alternative, where)
         except ConfigError as exc:
-            errors.append(str(exc))
+            if value is None or alternative is not type(None):
+                errors.append(str(exc))
     raise ConfigError(errors[0] if len(errors) == 1 else f"{where}: {value!r} fits none of the allowed types")
 
 
@@ -128,3 +141,20 @@ def require(condition: bool, message: str) -> None:
     """Raise ConfigError with `message` unless `condition` holds (for __post_init__ range checks)."""
     if not condition:
         raise ConfigError(message)
+
+
+def check_writable_dir(path: str | Path, what: str) -> None:
+    """A directory the invocation will write (--out, --cache) must be creatable and writable: an existing
+    file in its place, or a place nothing can be created in, fails now rather than at the first write.
+    Tried by creating (and at once removing) a file in the nearest existing directory; nothing is left behind."""
+    path = Path(path)
+    existing = path
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ConfigError(f"{what} {path}: {existing} is a file, not a directory")
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"{what} {path}: cannot write in {existing}: {exc.strerror}") from exc

@@ -83,16 +83,26 @@ class EventLog:
 
 
 def read_events(path: str | Path) -> list[dict[str, Any]]:
-    """Load an event file, naming the line of any corruption."""
+    """Load an event file, naming the file and line of any corruption (missing file, bytes that are
+    not UTF-8, a line that is not a JSON object, an id out of sequence)."""
     events = []
-    with open(path, encoding="utf-8") as handle:
+    try:
+        handle = open(path, "rb")
+    except OSError as exc:
+        raise ReplayMismatch(f"{path}: cannot read event log: {exc.strerror}") from exc
+    with handle:
         for number, line in enumerate(handle, 1):
             if not line.strip():
                 continue
             try:
-                event = json.loads(line)
+                event = json.loads(line.decode("utf-8"))
+            except UnicodeDecodeError as exc:
+                raise ReplayMismatch(f"{path}:{number}: not UTF-8 text (byte {exc.start} of the line)") from exc
             except json.JSONDecodeError as exc:
                 raise ReplayMismatch(f"{path}:{number}: not a JSON event ({exc.msg})") from exc
+            if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+                raise ReplayMismatch(f"{path}:{number}: not an event (a JSON object with a type), got "
+                                     f"{type(event).__name__}")
             if event.get("id") != len(events):
                 raise ReplayMismatch(f"{path}:{number}: event id {event.get('id')!r}, expected {len(events)}")
             events.append(event)

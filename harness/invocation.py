@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from harness.config import check_writable_dir
 from harness.errors import ConfigError, CtxbenchError
 from harness.limits import INVOCATION_LIMIT_REACHED, INVOCATION_SPENDING
 from harness.results import CONFIG_FILE, QUARANTINE_FILE, ResultsDir, read_runs, scan_runs
@@ -37,8 +38,15 @@ def with_invocation_options(profiles: dict[str, dict[str, Any]], *, cache: str |
     """Profiles with this invocation's response cache and per-model request limit applied."""
     if max_concurrency is not None and max_concurrency < 1:
         raise ConfigError(f"--max-concurrency must be a positive integer, got {max_concurrency}")
+    if cache:
+        from harness.response_cache import check_cache
+
+        check_writable_dir(cache, "--cache")
+        check_cache(cache)
     updated = {}
     for name, profile in profiles.items():
+        if not isinstance(profile, dict):  # as build_profiles says it, before anything copies the profile
+            raise ConfigError(f"profiles.{name}: expected a mapping of options, got {profile!r}")
         profile = dict(profile)
         if cache:
             profile["response_cache"] = str(cache)

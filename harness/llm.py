@@ -175,6 +175,8 @@ class LLMProfile:
 
     def __post_init__(self) -> None:
         require(bool(self.model), "model must be a non-empty litellm model name")
+        require(self.price_model is None or Pricing.for_model(self.price_model) is not None,
+                f"price_model {self.price_model!r} has no prices in litellm's cost map (litellm.model_cost)")
         require(self.max_input_tokens is None or self.max_input_tokens > 0, "max_input_tokens must be positive")
         require(self.max_concurrency is None or self.max_concurrency > 0,
                 f"max_concurrency must be a positive integer, got {self.max_concurrency}")

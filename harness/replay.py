@@ -63,26 +63,33 @@ def replay_file(path: str | Path) -> ReplayReport:
     events = read_events(path)
     report = ReplayReport(str(path))
     start = next((e for e in events if e["type"] == "run_start"), None)
-    if start is None:
-        report.mismatches.append("no run_start event")
+    if start is None or not isinstance(start.get("tools_hash"), str):
+        report.mismatches.append("no run_start event" if start is None else "the run_start event has no tools_hash")
         return report
     tools_hash = start["tools_hash"]
     view = ViewState()
     for event in events:
-        if event["type"] == "llm_call" and event.get("profile") == MAIN_PROFILE and "view_hash" in event:
-            report.checked += 1
-            rebuilt = view.hash(tools_hash)
-            if rebuilt != event["view_hash"]:
-                report.mismatches.append(f"event {event['id']}: rebuilt view hash {rebuilt} != sent {event['view_hash']}"
-                                         f" ({len(view.ids)} vs {event.get('view_len')} messages)")
-        if event["type"] == "condensation":
-            problems = condensation_problems(event, events)
-            report.mismatches.extend(f"event {event['id']}: {problem} (not applied)" for problem in problems)
-            if problems:
-                continue
         try:
-            view.apply(event)
-        except (KeyError, ValueError) as exc:
-            report.mismatches.append(f"event {event['id']}: invalid view operation: {exc}")
+            _replay_event(event, events, view, tools_hash, report)
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:  # a log not written by a run
+            report.mismatches.append(f"event {event['id']}: invalid {event['type']} event or view operation "
+                                     f"({type(exc).__name__}: {exc})")
             break
     return report
+
+
+def _replay_event(event: dict[str, Any], events: list[dict[str, Any]], view: ViewState, tools_hash: str,
+                  report: ReplayReport) -> None:
+    """Check one event against the view rebuilt so far (a sent view's hash, a condensation's references), then apply it."""
+    if event["type"] == "llm_call" and event.get("profile") == MAIN_PROFILE and "view_hash" in event:
+        report.checked += 1
+        rebuilt = view.hash(tools_hash)
+        if rebuilt != event["view_hash"]:
+            report.mismatches.append(f"event {event['id']}: rebuilt view hash {rebuilt} != sent {event['view_hash']}"
+                                     f" ({len(view.ids)} vs {event.get('view_len')} messages)")
+    if event["type"] == "condensation":
+        problems = condensation_problems(event, events)
+        report.mismatches.extend(f"event {event['id']}: {problem} (not applied)" for problem in problems)
+        if problems:
+            return
+    view.apply(event)

@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from harness.errors import ConfigError
 from harness.tokens import stable_hash
 
 CACHE_FILE = "responses.sqlite"
@@ -67,6 +68,22 @@ def _forget_inherited() -> None:
 
 
 os.register_at_fork(after_in_child=_forget_inherited)
+
+
+def check_cache(directory: str | Path, what: str = "--cache") -> None:
+    """An existing cache file must be an SQLite database: a garbage one fails here, before any model
+    call, and not in every run's first request."""
+    path = Path(directory) / CACHE_FILE
+    if not path.exists():
+        return
+    try:
+        db = sqlite3.connect(path)
+        try:
+            db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        raise ConfigError(f"{what} {directory}: {path} is not a response cache ({exc})") from exc
 
 
 def open_cache(directory: str) -> ResponseCache:

@@ -30,7 +30,7 @@ from harness.retry import is_retryable
 from harness.secrets import redact, remember
 from harness.tokens import stable_hash
 from harness.view import ViewState
-from strategies import StrategySpec, build_strategy
+from strategies import StrategySpec, build_strategy, call_strategy
 from tasks.base import ToolCall, ToolResult
 from tasks.suites import TaskRow
 
@@ -84,8 +84,9 @@ def build_profiles(data: dict[str, dict[str, Any]]) -> dict[str, LLMProfile]:
                 for name, value in data.items()}
     for name, profile in profiles.items():
         if profile.is_mock:
-            from harness.mock.provider import MockConfig
+            from harness.mock.provider import MockConfig, check_mock_model
 
+            check_mock_model(profile.model, f"profiles.{name}.model")
             config = build_dataclass(MockConfig, profile.mock, f"profiles.{name}.mock")
             config.knobs_for(profile.model, f"profiles.{name}.mock.knobs")  # the agent's or the summarizer's
     return profiles
@@ -94,7 +95,9 @@ def build_profiles(data: dict[str, dict[str, Any]]) -> dict[str, LLMProfile]:
 def check_profiles(strategy: Any, profiles: dict[str, Any], label: str) -> None:
     """Every LLM profile a strategy will call exists (seed 000: the hard condenser needs a saved
     profile of its own), so a missing one fails before any model call, not at the first overflow."""
-    missing = [name for name in strategy.profiles_needed() if name not in profiles]
+    needed = call_strategy(f"strategy {label}", f"{type(strategy).__name__}.profiles_needed",
+                           strategy.profiles_needed)
+    missing = [name for name in needed if name not in profiles]
     if missing:
         raise ConfigError(f"strategy {label}: LLM profile(s) {missing} are not defined (defined: {sorted(profiles)})")
 
@@ -117,7 +120,8 @@ def validate_cells(cells: list[Cell]) -> None:
         strategy = build_strategy(cell.strategy)
         check_profiles(strategy, cell.profiles, cell.strategy.display)
         environment = cell.task.build(cell.seed)
-        names = [spec.name for spec in environment.tool_specs()] + [spec.name for spec in strategy.tools()]
+        tools = call_strategy(f"strategy {cell.strategy.display}", f"{type(strategy).__name__}.tools", strategy.tools)
+        names = [spec.name for spec in environment.tool_specs()] + [spec.name for spec in tools]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise ConfigError(f"strategy {cell.strategy.display}: tool name(s) {duplicates} clash with task "

@@ -54,8 +54,8 @@ class MockServer(ThreadingHTTPServer):
 
     def __init__(self, port: int, config: MockConfig, *, latency_s: float = 0.0,
                  summarizer_knobs: dict[str, Any] | None = None):
-        if latency_s < 0:
-            raise ConfigError(f"latency must be 0 or more seconds, got {latency_s}")
+        if not 0 <= latency_s < float("inf"):  # NaN fails too
+            raise ConfigError(f"--latency-ms: latency must be a finite 0 or more, got {latency_s * 1000:g} ms")
         self.provider = MockProvider()
         self.config = config  # its knobs are the agent's
         self.summarizer_config = replace(config, knobs=summarizer_knobs or {})  # for mock-summarizer requests

@@ -100,6 +100,8 @@ def load_grid_file(path: str | Path) -> dict[str, Any]:
     unknown = sorted(set(data) - GRID_FILE_KEYS)
     if unknown:
         raise ConfigError(f"{path}: unknown key(s) {unknown}; known keys: {sorted(GRID_FILE_KEYS)}")
+    if not isinstance(data.get("grid") or {}, dict):
+        raise ConfigError(f"{path}: 'grid' must be a mapping of dotted key to a list of values, got {data['grid']!r}")
     return data
 
 
@@ -115,6 +117,8 @@ def make_grid(strategy: str | None, axes: dict[str, Any], base: Any = None, labe
             raise ConfigError(f"{where}: grid key {key!r}: expected a non-empty list of values, got {values!r}")
     if base is not None and not isinstance(base, dict):
         raise ConfigError(f"{where}: the base config must be a mapping, got {base!r}")
+    if label is not None and not isinstance(label, str):
+        raise ConfigError(f"{where}: the label must be a string, got {label!r}")
     return Grid(strategy=strategy, axes={str(k): list(v) for k, v in axes.items()}, base=dict(base or {}),
                 label=label or "")
 

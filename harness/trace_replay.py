@@ -76,7 +76,8 @@ def build_cells(traces: list[Trace], strategies: list[StrategySpec], profiles: d
     """Every trace x strategy, checked before any request (ConfigError)."""
     check_labels(strategies)
     if profiles["main"]["model"] != REPLAY_MODEL:
-        raise ConfigError(f"a trace replay's main profile must be {REPLAY_MODEL}, got {profiles['main']['model']!r}")
+        raise ConfigError(f"profiles.main.model: a trace replay's main profile must be {REPLAY_MODEL}, "
+                          f"got {profiles['main']['model']!r}")
     build_profiles(profiles)
     for spec in strategies:
         check_replayable(spec, profiles)

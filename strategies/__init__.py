@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, is_dataclass
+from typing import Any, Callable, Mapping, TypeVar
 
 from harness.errors import ConfigError
 from strategies.base import Stack, Strategy
@@ -31,6 +31,7 @@ REGISTRY: dict[str, str] = {
 }
 
 COMPOSE_KEY = "with"
+T = TypeVar("T")
 
 
 def comparison_strategies() -> list[str]:
@@ -54,6 +55,11 @@ class StrategySpec:
 
 
 def strategy_class(name: str) -> type[Strategy]:
+    """The class a registered name or `module:Class` import path names; anything wrong with it
+    (a module that fails to import for any reason, a missing class, a Config that is no dataclass)
+    is a ConfigError naming the strategy."""
+    if not isinstance(name, str):
+        raise ConfigError(f"strategy name: expected a string, got {name!r}")
     target = REGISTRY.get(name, name)
     if ":" not in target:
         raise ConfigError(
@@ -61,23 +67,43 @@ def strategy_class(name: str) -> type[Strategy]:
             "or give an import path such as mypkg.module:MyStrategy"
         )
     module_name, _, attribute = target.partition(":")
+    if not (module_name and attribute):
+        raise ConfigError(f"strategy {name!r}: an import path names a module and a class, as mypkg.module:MyStrategy")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise ConfigError(f"strategy {name!r}: cannot import module {module_name!r}: {exc}") from exc
+    except (Exception, SystemExit) as exc:  # a user module's own bug, SyntaxError included
+        raise ConfigError(f"strategy {name!r}: importing module {module_name!r} raised "
+                          f"{type(exc).__name__}: {exc}") from exc
     cls = getattr(module, attribute, None)
     if not (isinstance(cls, type) and issubclass(cls, Strategy)):
         raise ConfigError(f"strategy {name!r}: {target} is not a subclass of strategies.base.Strategy")
+    if not (isinstance(cls.Config, type) and is_dataclass(cls.Config)):
+        raise ConfigError(f"strategy {name!r}: {target}.Config must be a dataclass, got {cls.Config!r}")
     return cls
+
+
+def call_strategy(where: str, method: str, call: Callable[[], T]) -> T:
+    """Run strategy code during validation: its exception (a bug, not bad input of ours) becomes a
+    ConfigError naming the strategy and the method, so it fails before any model call without a traceback."""
+    try:
+        return call()
+    except ConfigError:
+        raise
+    except (Exception, SystemExit) as exc:
+        raise ConfigError(f"{where}: {method} raised {type(exc).__name__}: {exc}") from exc
 
 
 def build_strategy(spec: StrategySpec) -> Strategy:
     """Build (and so validate) a strategy; a `with` list composes further strategies after it."""
+    if spec.config is not None and not isinstance(spec.config, Mapping):
+        raise ConfigError(f"strategy {spec.display}: expected a mapping of options, got {spec.config!r}")
     config = dict(spec.config or {})
     extras = config.pop(COMPOSE_KEY, [])
     if not isinstance(extras, list):
         raise ConfigError(f"strategy {spec.display}: '{COMPOSE_KEY}' must be a list of {{name, config}} entries")
-    primary = strategy_class(spec.name).from_config(config, f"strategy {spec.display}")
+    primary = _construct(spec.name, config, f"strategy {spec.display}")
     if not extras:
         return primary
     parts = [primary]
@@ -85,7 +111,14 @@ def build_strategy(spec: StrategySpec) -> Strategy:
         where = f"strategy {spec.display}.{COMPOSE_KEY}[{index}]"
         if isinstance(extra, str):
             extra = {"name": extra}
-        if not isinstance(extra, dict) or set(extra) - {"name", "config"} or "name" not in extra:
+        if not isinstance(extra, dict) or set(extra) - {"name", "config"} or not isinstance(extra.get("name"), str):
             raise ConfigError(f"{where}: expected {{name, config}}, got {extra!r}")
-        parts.append(strategy_class(extra["name"]).from_config(extra.get("config"), where))
+        parts.append(_construct(extra["name"], extra.get("config"), where))
     return Stack(parts)
+
+
+def _construct(name: str, config: Any, where: str) -> Strategy:
+    """A strategy built from its config; an exception of its own code names it (`where`) and the method."""
+    cls = strategy_class(name)
+    method = f"{cls.__name__}.from_config" if "from_config" in cls.__dict__ else f"{cls.__name__}.__init__"
+    return call_strategy(where, method, lambda: cls.from_config(config, where))
