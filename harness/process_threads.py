@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
+import multiprocessing.connection
 import pickle
-import queue
 import threading
 import time
 from concurrent.futures import Executor, Future
@@ -45,7 +45,10 @@ class ThreadsInProcesses(Executor):
     def __init__(self, processes: int, threads: int, profiles: dict[str, dict[str, Any]], start_method: str = "spawn"):
         context = multiprocessing.get_context(start_method)
         self._calls: list[Any] = [context.Queue() for _ in range(processes)]  # a queue per worker (replaced with it)
-        self._results: Any = context.Queue()
+        # A pipe per worker for what it says of its calls, never shared: a worker that dies mid-write (os._exit
+        # while a thread sends) leaves a torn message on its own pipe, read as its end, not a lock others wait on.
+        self._results: list[Any] = [None] * processes
+        self._stopping = False
         self._futures: dict[int, tuple[Future, int]] = {}  # call id -> its future and worker
         self._outstanding = [0] * processes
         self._ids = itertools.count()
@@ -77,42 +80,53 @@ class ThreadsInProcesses(Executor):
         return future
 
     def _start_worker(self, index: int) -> Any:
-        process = self._context.Process(target=_serve, args=(self._calls[index], self._results, self.threads,
+        reader, writer = self._context.Pipe(duplex=False)
+        process = self._context.Process(target=_serve, args=(self._calls[index], writer, self.threads,
                                                               *self._shared), name=f"runs-{index}", daemon=True)
         process.start()
+        writer.close()  # the worker's copy alone: its death is this reader's end of file
+        self._results[index] = reader
         return process
 
-    def _collect(self) -> None:
-        checked = time.monotonic()
-        while True:
+    def _messages(self) -> list[Any]:
+        """What the workers said within LIVENESS_S; a pipe at its end (its worker died) is read no more."""
+        open_pipes = [reader for reader in self._results if reader is not None]
+        if not open_pipes:
+            time.sleep(LIVENESS_S / 10)
+            return []
+        messages = []
+        for reader in multiprocessing.connection.wait(open_pipes, timeout=LIVENESS_S):
             try:
-                message = self._results.get(timeout=LIVENESS_S)
-            except queue.Empty:
-                message = False
-            if time.monotonic() - checked >= LIVENESS_S:  # also while the other workers keep answering
-                checked = time.monotonic()
-                for index, worker in enumerate(self._workers):
-                    if worker.exitcode is not None and self._outstanding[index]:
-                        self._replace(index)
-            if message is False:
-                continue
-            if message is None:
-                break
-            call_id, status, value = message
-            if status == STARTED:
-                self._started.add(call_id)
-                continue
-            with self._lock:
-                if call_id not in self._futures:
-                    continue  # answered already: sent by a worker that died before this was read, and sent again
-                future, worker = self._futures.pop(call_id)
-                self._outstanding[worker] -= 1
-                del self._calls_sent[call_id]
-                self._started.discard(call_id)
-            if status == RETURNED:
-                future.set_result(value)
-            else:
-                future.set_exception(value)
+                messages.append(reader.recv())
+            except (EOFError, OSError):  # every message before it was read: a torn last one is lost with its worker
+                self._results[self._results.index(reader)] = None
+                reader.close()
+        return messages
+
+    def _collect(self) -> None:
+        while not (self._stopping and all(reader is None for reader in self._results)):
+            for message in self._messages():
+                self._settle(*message)
+            for index, worker in enumerate(self._workers):  # a worker whose pipe ended, once all it said is read
+                if self._results[index] is None and worker.exitcode is not None and self._outstanding[index]:
+                    self._replace(index)
+
+    def _settle(self, call_id: int, status: str, value: Any) -> None:
+        """Act on what a worker said of call `call_id`."""
+        if status == STARTED:
+            self._started.add(call_id)
+            return
+        with self._lock:
+            if call_id not in self._futures:
+                return  # answered already: sent by a worker that died before this was read, and sent again
+            future, worker = self._futures.pop(call_id)
+            self._outstanding[worker] -= 1
+            del self._calls_sent[call_id]
+            self._started.discard(call_id)
+        if status == RETURNED:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
 
     def _replace(self, index: int) -> None:
         """Worker `index` died (a run ended its process: os._exit, a signal, a crash in C): the calls it had
@@ -140,9 +154,9 @@ class ThreadsInProcesses(Executor):
         for calls in self._calls:
             for _ in range(self.threads):
                 calls.put(None)
+        self._stopping = True
         for worker in self._workers:
             worker.join()
-        self._results.put(None)
         self._collector.join()
         INVOCATION_SPENDING.unshare()
 
@@ -157,17 +171,27 @@ def _picklable(error: BaseException) -> BaseException:
 
 
 def _serve(calls: Any, results: Any, threads: int, slots: dict[tuple[str, int], Any], spending: Any) -> None:
-    """A worker process: `threads` threads each run the next call until told to stop (None)."""
+    """A worker process: `threads` threads each run the next call until told to stop (None), saying
+    on `results` (this worker's own pipe) when each starts and how it ended."""
     limits.use_shared(slots, spending)
+    sending = threading.Lock()  # one message at a time on the pipe
+
+    def say(*message: Any) -> None:
+        with sending:
+            results.send(message)
 
     def work() -> None:
         while (call := calls.get()) is not None:
             call_id, fn, args, kwargs = call
-            results.put((call_id, STARTED, None))
+            say(call_id, STARTED, None)
             try:
-                results.put((call_id, RETURNED, fn(*args, **kwargs)))
+                outcome = (RETURNED, fn(*args, **kwargs))
             except BaseException as exc:  # handed to the caller's future, like any executor
-                results.put((call_id, RAISED, _picklable(exc)))
+                outcome = (RAISED, _picklable(exc))
+            try:
+                say(call_id, *outcome)
+            except (pickle.PicklingError, TypeError, AttributeError) as exc:  # a result that cannot cross
+                say(call_id, RAISED, RuntimeError(f"the run's result could not be sent back: {exc}"))
 
     workers = [threading.Thread(target=work, name=f"run_{index}", daemon=True) for index in range(threads)]
     for worker in workers:

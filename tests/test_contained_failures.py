@@ -151,6 +151,50 @@ def test_a_run_that_ends_its_worker_process_is_an_error_row_and_the_others_finis
     assert_contained(code, rows, strategy, "WorkerExited", "exit code 3")
 
 
+def _send_a_big_result() -> str:
+    return "x" * 64_000_000  # long enough to be mid-send when its process ends
+
+
+def _end_this_process_soon() -> None:
+    import os
+    import time
+
+    time.sleep(0.05)
+    os._exit(3)
+
+
+def _answer() -> str:
+    return "answered"
+
+
+def test_a_worker_ending_mid_send_cannot_stall_the_other_workers():
+    """Issue 20 part 6 (ours): each worker says what its calls did on its own pipe. With one queue shared by
+    all workers, a worker ending while its thread sent a result left the queue's lock held, and every
+    other worker's answers waited for ever (the suite hung now and then on the worker-death test)."""
+    from concurrent.futures import TimeoutError as FutureTimeout
+
+    from harness.api import mock_profiles
+    from harness.process_threads import ThreadsInProcesses, WorkerExited
+
+    executor = ThreadsInProcesses(2, 2, mock_profiles(), "fork")
+    try:
+        for attempt in range(3):  # the race the old queue lost is timing-dependent: give it several chances
+            big = executor.submit_to(0, _send_a_big_result)
+            ender = executor.submit_to(0, _end_this_process_soon)
+            with pytest.raises(WorkerExited):
+                ender.result(timeout=60)
+            try:
+                big.result(timeout=60)
+            except WorkerExited:
+                pass  # lost with its worker, or sent before the end
+            try:
+                assert executor.submit_to(1, _answer).result(timeout=20) == "answered"
+            except FutureTimeout:
+                pytest.fail(f"attempt {attempt}: worker 1's answer never arrived after worker 0 ended")
+    finally:
+        executor.shutdown()
+
+
 def test_an_event_line_with_a_lone_surrogate_is_valid_json_that_reads_back_the_same():
     """Issue 20 part 6: a lone surrogate (a model's JSON "\\ud800") made the event line fail to encode as UTF-8."""
     event = {"id": 0, "type": "message", "message": {"content": "a\ud800b", "name": "é"}}
