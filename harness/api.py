@@ -14,7 +14,7 @@ from harness.lock import hold
 from harness.report import DEFAULT_BASELINE, PAIRED_FILE, requests_frame, runs_frame, write_report
 from harness.results import EVENTS_DIR, RUNS_FILE, SUMMARY_FILE, ResultsDir
 from harness.secrets import redact, remember
-from harness.sweep import SWEEP_FILE, TUNING_FILE, Grid, recommend, validate_grid, write_sweep_file
+from harness.sweep import SWEEP_FILE, TUNING_FILE, Grid, recommend, sweep_file_text, validate_grid
 from strategies import StrategySpec, comparison_strategies
 
 
@@ -119,13 +119,15 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
         out: str | Path | None = None, workers: int = 1, progress: bool = False,
         baseline: str | None = None, cache: str | Path | None = None, max_cost_usd: float | None = None,
         max_total_cost_usd: float | None = None, max_concurrency: int | None = None,
-        clock: dict[str, Any] | None = None, command_line: list[str] | None = None) -> Path:
+        clock: dict[str, Any] | None = None, command_line: list[str] | None = None,
+        extra_files: dict[str, str] | None = None) -> Path:
     """Run every task x strategy x seed cell, write the results layout and report; return its path.
 
     `load_results(run(...))` gives the runs and requests as DataFrames. cache: response-cache
     directory; max_cost_usd: per run; max_total_cost_usd: per call (cells left unstarted are
     listed in unstarted.json); max_concurrency: requests per model at once; clock: how long tools
-    and users take on the simulated clock (harness.clock.ClockConfig; default: each family's table).
+    and users take on the simulated clock (harness.clock.ClockConfig; default: each family's table);
+    extra_files: name -> text written beside config.json once every input is validated (a sweep's sweep.json).
     """
     # Imported here so that reading results (notebooks) does not load litellm and datasets.
     from harness.invocation import check_budgets, check_credentials, with_invocation_options
@@ -155,19 +157,22 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     with hold(out_path, "run"):
         _run_locked(out_path, suite, tasks, specs, seeds, matrix, cells, workers=workers, progress=progress,
                     baseline=baseline, max_cost_usd=max_cost_usd, max_total_cost_usd=max_total_cost_usd,
-                    command_line=command_line)
+                    command_line=command_line, extra_files=extra_files or {})
     return out_path
 
 
 def _run_locked(out_path: Path, suite: str, tasks: list[Any], specs: list[StrategySpec], seeds: Iterable[int],
                 matrix: Any, cells: list[Any], *, workers: int, progress: bool, baseline: str,
-                max_cost_usd: float | None, max_total_cost_usd: float | None, command_line: list[str] | None) -> None:
+                max_cost_usd: float | None, max_total_cost_usd: float | None, command_line: list[str] | None,
+                extra_files: dict[str, str]) -> None:
     """run's writing part, with the directory's lock held (a second writer was refused before this)."""
     from harness.invocation import execute
 
     if (out_path / RUNS_FILE).exists():
         raise ConfigError(f"{out_path} already holds runs; finish it with --resume {out_path} or choose another --out")
     results = ResultsDir(out_path)
+    for name, text in extra_files.items():
+        (out_path / name).write_text(text, encoding="utf-8")
     results.write_config({
         "suite": suite,
         "tasks": [t.as_dict() for t in tasks],
@@ -248,12 +253,9 @@ def sweep(grid: Grid, suite: str = "default", *, also: Iterable[str] = (), seeds
     extra = strategy_specs(also) if also else []
     out_path = Path(out) if out else default_out()
     check_writable_dir(out_path, "--out")
-    out_path.mkdir(parents=True, exist_ok=True)
-    with hold(out_path, "sweep"):  # run below holds it too, in this process
-        write_sweep_file(out_path, grid, points)
-        return run(suite, strategies=[spec for _, spec in points] + extra, seeds=seeds, profiles=profiles,
-                   max_requests=max_requests, out=out_path, workers=workers, progress=progress, baseline=baseline,
-                   clock=clock, command_line=command_line)
+    return run(suite, strategies=[spec for _, spec in points] + extra, seeds=seeds, profiles=profiles,
+               max_requests=max_requests, out=out_path, workers=workers, progress=progress, baseline=baseline,
+               clock=clock, command_line=command_line, extra_files={SWEEP_FILE: sweep_file_text(grid, points)})
 
 
 def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | str = "none",

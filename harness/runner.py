@@ -408,6 +408,9 @@ class Matrix:
 
     def build(self, events_dir: str) -> list[Cell]:
         check_labels(self.strategies)
+        repeated = sorted({seed for seed in self.seeds if self.seeds.count(seed) > 1})
+        if repeated:  # one row and one event log per (task, strategy, seed): a repeat would overwrite its twin
+            raise ConfigError(f"seeds: {repeated} given more than once; each seed names one run per cell")
         self.cells = [Cell(task=task, strategy=strategy, seed=seed, profiles=self.profiles, events_dir=events_dir,
                            max_requests=self.max_requests, max_cost_usd=self.max_cost_usd, clock=self.clock)
                       for task in self.tasks for strategy in self.strategies for seed in self.seeds]

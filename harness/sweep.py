@@ -197,12 +197,12 @@ def validate_grid(grid: Grid) -> list[tuple[dict[str, Any], StrategySpec]]:
     return points
 
 
-def write_sweep_file(results_dir: str | Path, grid: Grid, points: list[tuple[dict[str, Any], StrategySpec]]) -> None:
+def sweep_file_text(grid: Grid, points: list[tuple[dict[str, Any], StrategySpec]]) -> str:
+    """sweep.json: the grid and its points' labels and values (secrets redacted), which marks a results
+    directory as a sweep's."""
     data = {"strategy": grid.strategy, "base": redact(grid.base), "grid": shown_axes(grid),
             "points": [{"label": spec.display, "params": params} for params, spec in points]}
-    path = Path(results_dir)
-    path.mkdir(parents=True, exist_ok=True)
-    (path / SWEEP_FILE).write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+    return json.dumps(data, indent=2, default=str) + "\n"
 
 
 def recommend(tuning: pd.DataFrame) -> str | None:

@@ -80,7 +80,7 @@ def test_url_credentials_are_cut_from_any_text():
 def test_a_sweep_over_a_secret_key_labels_points_by_position(tmp_path):
     """Issue 20 part 3: a grid over a secret-named key (or a value holding a secret) labels its points
     `<redacted-N>`, so labels, run ids, file names and tables hold no value and the points stay apart."""
-    from harness.sweep import Grid, grid_points, write_sweep_file
+    from harness.sweep import Grid, grid_points, sweep_file_text
 
     grid = Grid(strategy="none", axes={"api_key": ["sk-first-0123456789", "sk-second-0123456789"],
                                        "llm": [{"token": "tok-0123456789"}, {"n": 1}]})
@@ -89,8 +89,7 @@ def test_a_sweep_over_a_secret_key_labels_points_by_position(tmp_path):
         "none[api_key=<redacted-1>,llm=<redacted-1>]", 'none[api_key=<redacted-1>,llm={"n":1}]',
         "none[api_key=<redacted-2>,llm=<redacted-1>]", 'none[api_key=<redacted-2>,llm={"n":1}]']
     assert points[0][1].config == {"api_key": "sk-first-0123456789", "llm": {"token": "tok-0123456789"}}
-    write_sweep_file(tmp_path, grid, points)
-    assert "0123456789" not in (tmp_path / "sweep.json").read_text()
+    assert "0123456789" not in sweep_file_text(grid, points)
 
 
 def test_resume_asks_again_for_an_api_base_whose_credentials_were_not_written():

@@ -135,3 +135,23 @@ def test_sweep_writes_a_tuning_table_pareto_plot_and_recommendation(smoke_sweep)
     assert "Recommended point (highest success, then lowest cost): **mask[keep=3]**" in (
         Path(smoke_sweep) / "report.md").read_text()
     assert "none" in set(results.runs["strategy"])  # `also` ran the baseline alongside
+
+
+def test_a_sweep_with_a_bad_task_file_writes_nothing_to_its_out(tmp_path, capsys):
+    """Issue 20 part 2: bad input exits 2 before anything is written; sweep.json used to be written
+    before the task file was read, so a failed sweep left a directory that looked like a sweep's."""
+    bad = tmp_path / "tasks.jsonl"
+    bad.write_text("3\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["sweep", "--strategy", "observation_masking", "--grid", "keep_last=3,5", "--tasks", str(bad),
+                 "--out", str(out), "--no-progress"]) == 2
+    assert "tasks.jsonl" in capsys.readouterr().err
+    assert not (out / "sweep.json").exists() and not (out / "config.json").exists()
+
+
+def test_a_seed_given_twice_is_refused_by_the_python_api_too(tmp_path):
+    """Issue 20 part 2 (ours): each (task, strategy, seed) has one row and one event log, so a repeated seed
+    would run twice under one run_id; the CLI refused it, `api.run(seeds=[0, 0])` did not."""
+    with pytest.raises(ConfigError, match=r"seeds: \[0\] given more than once"):
+        api.run("smoke", strategies="none", seeds=[0, 0], out=tmp_path / "out")
+    assert not (tmp_path / "out" / "config.json").exists()
