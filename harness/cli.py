@@ -10,6 +10,7 @@ from typing import Any
 
 import harness  # noqa: F401  (offline environment before anything imports litellm)
 from harness.errors import ConfigError, CtxbenchError
+from harness.mock.cache import CACHE_STYLES
 
 DEFAULT_SUITE = "default"
 
@@ -41,7 +42,7 @@ def _add_provider_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--window", type=_positive_int,
                         help="context window in input tokens: the mock provider's window (default 200000), "
                              "and the input budget of a real model's profile")
-    parser.add_argument("--cache-style", choices=("anthropic", "openai", "none"), default="anthropic",
+    parser.add_argument("--cache-style", choices=CACHE_STYLES, default="anthropic",
                         help="prompt-cache simulation of the mock provider (default anthropic)")
     parser.add_argument("--price-model", help="cost-map entry the run is billed as (mock default claude-sonnet-4-6)")
     parser.add_argument("--summarizer-knobs", metavar="JSON_OR_FILE",
@@ -95,9 +96,56 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
         description="Run every task x strategy x seed cell, write results/<name>/, print a comparison table.")
     _add_strategy_options(run, "all")
     _add_model_options(run)
-    from harness.invocation import add_run_options
+    _add_run_options(run)
 
-    add_run_options(run)
+
+def _add_run_options(run: argparse.ArgumentParser) -> None:
+    """`ctxbench run` options for real models: resume, response cache, spending, concurrency, faults."""
+    run.add_argument("--resume", metavar="RESULTS_DIR",
+                     help="finish an interrupted run: reuse RESULTS_DIR/config.json, skip cells already in its "
+                          "runs.jsonl, rerun the unfinished ones and those that ended on an outage (transient "
+                          "errors); matrix options may not be given with it")
+    run.add_argument("--rerun-errors", action="store_true",
+                     help="with --resume: rerun every run that ended 'error', not only the outages")
+    run.add_argument("--repair", action="store_true",
+                     help="with --resume: move lines of runs.jsonl that are not rows of config.json's matrix "
+                          "(garbage, rows of another run or config) to runs.quarantine.jsonl, then resume")
+    run.add_argument("--cache", metavar="DIR",
+                     help="response cache (SQLite in DIR): a request made before, by model, messages, tools, "
+                          "parameters and repeat index, is answered from DIR instead of sent")
+    run.add_argument("--max-cost-usd", type=float, metavar="USD",
+                     help="spending limit per run: a run reaching it ends with termination 'budget'")
+    run.add_argument("--max-total-cost-usd", type=float, metavar="USD",
+                     help="spending limit of this invocation: once reached no further run starts; the runs left "
+                          "are listed in unstarted.json (finish them later with --resume)")
+    run.add_argument("--max-concurrency", type=int, metavar="N",
+                     help="simultaneous requests per model in total (real models run as threads, spread over up to one "
+                          "process per CPU when many runs are in flight)")
+    run.add_argument("--retry", metavar="JSON_OR_FILE",
+                     help="retry policy of the main profile, e.g. '{\"max_retries\": 6, \"initial_delay_s\": 1}'")
+    run.add_argument("--mock-faults", metavar="JSON_OR_FILE",
+                     help="seeded fault rates of the in-process mock, e.g. "
+                          "'{\"rate_limit\": 0.05, \"server_error\": 0.02, \"timeout\": 0.01, "
+                          "\"malformed_tool_args\": 0.05}'")
+
+
+def _add_serve_mock_parser(commands: argparse._SubParsersAction) -> None:
+    serve_mock = commands.add_parser(
+        "serve-mock", help="serve the mock agent as an OpenAI-compatible endpoint on 127.0.0.1",
+        description="Serve /v1/chat/completions (tools and tool calls; usage with "
+                    "prompt_tokens_details.cached_tokens) and /v1/models on loopback. Run against it with "
+                    "--model openai/mock-agent --api-base http://127.0.0.1:PORT/v1.")
+    serve_mock.add_argument("--port", type=int, default=8765, help="TCP port on 127.0.0.1 (default 8765; 0 = any)")
+    serve_mock.add_argument("--window", type=int, help="context window in tokens (default 200000)")
+    serve_mock.add_argument("--cache-style", choices=CACHE_STYLES, default="anthropic",
+                            help="prompt-cache simulation (default anthropic)")
+    serve_mock.add_argument("--mock-knobs", metavar="JSON_OR_FILE", help="imperfection knobs of the simulated agent")
+    serve_mock.add_argument("--summarizer-knobs", metavar="JSON_OR_FILE",
+                            help="imperfection knobs of the mock summarizer, e.g. '{\"summary_completeness\": 0.5}'")
+    serve_mock.add_argument("--faults", metavar="JSON_OR_FILE",
+                            help="seeded fault rates, e.g. '{\"rate_limit\": 0.05, \"malformed_tool_args\": 0.05}'")
+    serve_mock.add_argument("--latency-ms", type=float, default=0.0, help="latency of each chat request: its answer goes out this long after the "
+                                "request arrived, the mock's own work included (default 0)")
 
 
 def _add_sweep_parser(commands: argparse._SubParsersAction) -> None:
@@ -160,9 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("--baseline", default=None, help="strategy to compare against (default none)")
     report.add_argument("--bootstrap-seed", type=int, default=0, help="seed of the bootstrap resampling (default 0)")
     commands.add_parser("strategies", help="list registered strategies")
-    from harness import server
-
-    server.add_parser(commands)
+    _add_serve_mock_parser(commands)
     tasks = commands.add_parser("tasks", help="list task families and suites, or show one task instance",
                                 description="`tasks list`: families with their knobs, suites with their instances. "
                                             "`tasks show ID`: one instance's prompt, opening messages and tools.")
@@ -183,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
 
         args.out = str(default_out())  # fixed now, so the last-resort handler knows where the results go
     try:
-        return _dispatch(args, server)
+        return _dispatch(args)
     except CtxbenchError as exc:
         from harness.secrets import scrub
 
@@ -196,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         return _internal_error(exc, _results_dir(args))
 
 
-def _dispatch(args: argparse.Namespace, server: Any) -> int:
+def _dispatch(args: argparse.Namespace) -> int:
     """Run the chosen command; its exit code."""
     if args.command == "run":
         return _cmd_run(args)
@@ -205,6 +251,8 @@ def _dispatch(args: argparse.Namespace, server: Any) -> int:
     if args.command == "report":
         return _cmd_report(args)
     if args.command == "serve-mock":
+        from harness import server
+
         return server.run_command(args)
     if args.command == "sweep":
         return _cmd_sweep(args)

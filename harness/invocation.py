@@ -15,7 +15,6 @@ and --resume runs them).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -290,36 +289,6 @@ def check_rows(results: ResultsDir, cells: list[Cell], *, repair: bool) -> None:
     results.rewrite_runs(line.row for line in lines if line.number not in bad)
     print(f"ctxbench: --repair: moved {len(problems)} line(s) of {results.runs_file} to "
           f"{results.path / QUARANTINE_FILE}", file=sys.stderr)
-
-
-def add_run_options(run: argparse.ArgumentParser) -> None:
-    """`ctxbench run` options for real models: resume, response cache, spending, concurrency, faults."""
-    run.add_argument("--resume", metavar="RESULTS_DIR",
-                     help="finish an interrupted run: reuse RESULTS_DIR/config.json, skip cells already in its "
-                          "runs.jsonl, rerun the unfinished ones and those that ended on an outage (transient "
-                          "errors); matrix options may not be given with it")
-    run.add_argument("--rerun-errors", action="store_true",
-                     help="with --resume: rerun every run that ended 'error', not only the outages")
-    run.add_argument("--repair", action="store_true",
-                     help="with --resume: move lines of runs.jsonl that are not rows of config.json's matrix "
-                          "(garbage, rows of another run or config) to runs.quarantine.jsonl, then resume")
-    run.add_argument("--cache", metavar="DIR",
-                     help="response cache (SQLite in DIR): a request made before, by model, messages, tools, "
-                          "parameters and repeat index, is answered from DIR instead of sent")
-    run.add_argument("--max-cost-usd", type=float, metavar="USD",
-                     help="spending limit per run: a run reaching it ends with termination 'budget'")
-    run.add_argument("--max-total-cost-usd", type=float, metavar="USD",
-                     help="spending limit of this invocation: once reached no further run starts; the runs left "
-                          "are listed in unstarted.json (finish them later with --resume)")
-    run.add_argument("--max-concurrency", type=int, metavar="N",
-                     help="simultaneous requests per model in total (real models run as threads, spread over up to one "
-                          "process per CPU when many runs are in flight)")
-    run.add_argument("--retry", metavar="JSON_OR_FILE",
-                     help="retry policy of the main profile, e.g. '{\"max_retries\": 6, \"initial_delay_s\": 1}'")
-    run.add_argument("--mock-faults", metavar="JSON_OR_FILE",
-                     help="seeded fault rates of the in-process mock, e.g. "
-                          "'{\"rate_limit\": 0.05, \"server_error\": 0.02, \"timeout\": 0.01, "
-                          "\"malformed_tool_args\": 0.05}'")
 
 
 def apply_profile_options(profiles: dict[str, dict[str, Any]], *, retry: Any = None, faults: Any = None) -> None:

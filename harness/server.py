@@ -257,25 +257,6 @@ def serve(port: int, config: MockConfig, *, latency_s: float = 0.0,
         print(f"ctxbench serve-mock: served {server.requests} chat requests", flush=True)
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
-    serve_mock = commands.add_parser(
-        "serve-mock", help="serve the mock agent as an OpenAI-compatible endpoint on 127.0.0.1",
-        description="Serve /v1/chat/completions (tools and tool calls; usage with "
-                    "prompt_tokens_details.cached_tokens) and /v1/models on loopback. Run against it with "
-                    "--model openai/mock-agent --api-base http://127.0.0.1:PORT/v1.")
-    serve_mock.add_argument("--port", type=int, default=8765, help="TCP port on 127.0.0.1 (default 8765; 0 = any)")
-    serve_mock.add_argument("--window", type=int, help="context window in tokens (default 200000)")
-    serve_mock.add_argument("--cache-style", choices=CACHE_STYLES, default="anthropic",
-                            help="prompt-cache simulation (default anthropic)")
-    serve_mock.add_argument("--mock-knobs", metavar="JSON_OR_FILE", help="imperfection knobs of the simulated agent")
-    serve_mock.add_argument("--summarizer-knobs", metavar="JSON_OR_FILE",
-                            help="imperfection knobs of the mock summarizer, e.g. '{\"summary_completeness\": 0.5}'")
-    serve_mock.add_argument("--faults", metavar="JSON_OR_FILE",
-                            help="seeded fault rates, e.g. '{\"rate_limit\": 0.05, \"malformed_tool_args\": 0.05}'")
-    serve_mock.add_argument("--latency-ms", type=float, default=0.0, help="latency of each chat request: its answer goes out this long after the "
-                                "request arrived, the mock's own work included (default 0)")
-
-
 def run_command(args: argparse.Namespace) -> int:
     config: dict[str, Any] = {"cache": args.cache_style}
     if args.window is not None:

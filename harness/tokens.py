@@ -7,7 +7,6 @@ from typing import Any
 
 import harness  # noqa: F401  (sets the offline environment before litellm loads)
 from harness.fast_json import canonical_json
-from litellm.litellm_core_utils.default_encoding import encoding as _encoding
 
 # Per-message framing cost, as in OpenAI's chat token accounting (role and separators).
 MESSAGE_OVERHEAD_TOKENS = 4
@@ -22,6 +21,18 @@ _counted_chars = 0
 # From this length on a text is counted from tiktoken's packed token buffer, not a list of Python
 # ints (~40 bytes per token: 1 MB for a 100k-character tool output, only to take its length).
 PACKED_FROM_CHARS = 4096
+_encoding: Any = None  # litellm's bundled tokenizer, loaded by the first count (_tokenizer)
+
+
+def _tokenizer() -> Any:
+    """litellm's bundled tokenizer, imported when a text is first counted: content hashes, task suites
+    and the command line's help and listings need no litellm (seconds of imports)."""
+    global _encoding
+    if _encoding is None:
+        from litellm.litellm_core_utils.default_encoding import encoding
+
+        _encoding = encoding
+    return _encoding
 
 
 def count_text(text: str) -> int:
@@ -41,12 +52,13 @@ def count_text(text: str) -> int:
 
 def tokenize_count(text: str) -> int:
     """Tokens in `text`, counted afresh (no memo)."""
+    encoding = _encoding or _tokenizer()
     if len(text) >= PACKED_FROM_CHARS:
         try:
-            return len(_encoding.encode_to_numpy(text, disallowed_special=()))
+            return len(encoding.encode_to_numpy(text, disallowed_special=()))
         except UnicodeEncodeError:  # lone surrogates: encode() repairs them before counting
             pass
-    return len(_encoding.encode(text, disallowed_special=()))
+    return len(encoding.encode(text, disallowed_special=()))
 
 
 def forget_counts() -> None:

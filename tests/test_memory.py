@@ -11,7 +11,7 @@ def test_long_texts_count_as_the_tokenizer_counts_them():
     broken = long_text + "\ud800"
     for text in (long_text, broken):
         assert len(text) >= tokens.PACKED_FROM_CHARS
-        assert count_text(text) == len(tokens._encoding.encode(text, disallowed_special=()))
+        assert count_text(text) == len(tokens._tokenizer().encode(text, disallowed_special=()))
 
 
 def test_token_count_memo_is_bounded_by_the_length_of_its_texts(monkeypatch):
@@ -22,7 +22,7 @@ def test_token_count_memo_is_bounded_by_the_length_of_its_texts(monkeypatch):
     counts = [count_text(t) for t in texts]
     assert len(tokens._text_counts) <= 2 and tokens._counted_chars <= 100
     assert texts[-1] in tokens._text_counts
-    assert counts == [len(tokens._encoding.encode(t, disallowed_special=())) for t in texts]
+    assert counts == [len(tokens._tokenizer().encode(t, disallowed_special=())) for t in texts]
     tokens.forget_counts()
     assert not tokens._text_counts and tokens._counted_chars == 0
 
