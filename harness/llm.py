@@ -16,15 +16,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import harness  # noqa: F401  (offline environment first)
-import litellm
-
-litellm.suppress_debug_info = True
-from litellm.litellm_core_utils.exception_mapping_utils import ExceptionCheckers
 from harness.clock import CLOCK_HEADER, LATENCY_HEADER, simulated_latency_s
 from harness.config import build_dataclass, require
 from harness.limits import model_slot
 from harness.retry import RetryListener, RetryPolicy, call_with_retries
 from harness.tokens import stable_hash
+
+
+def _litellm() -> Any:
+    """litellm, imported at its first use (seconds of imports that listing strategies or reading a
+    profile's fields does not need), quiet about its debug hints."""
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
 
 DEFAULT_MODEL = "mock/agent"
 # The mock bills as this real model (a current Claude Sonnet entry of litellm's cost map).
@@ -56,9 +61,12 @@ def is_context_window_error(error: BaseException) -> bool:
     text = str(error)
     if _NOT_OVERFLOW_TEXT.search(text):
         return False
+    litellm = _litellm()
     if isinstance(error, litellm.ContextWindowExceededError):
         return True
     if isinstance(error, litellm.BadRequestError):
+        from litellm.litellm_core_utils.exception_mapping_utils import ExceptionCheckers
+
         return ExceptionCheckers.is_error_str_context_window_exceeded(text) or bool(_OVERFLOW_TEXT.search(text))
     return False
 
@@ -114,9 +122,9 @@ class Pricing:
 
     @classmethod
     def for_model(cls, model: str) -> "Pricing | None":
-        entry = litellm.model_cost.get(model)
+        entry = _litellm().model_cost.get(model)
         if entry is None and "/" in model:
-            entry = litellm.model_cost.get(model.split("/", 1)[1])
+            entry = _litellm().model_cost.get(model.split("/", 1)[1])
         if not entry or entry.get("input_cost_per_token") is None:
             return None
         price_in = float(entry["input_cost_per_token"])
@@ -153,7 +161,7 @@ def litellm_prices(model: str, pricing: Pricing | None) -> dict[str, float]:
     if pricing is None:
         return {}
     try:
-        litellm.get_model_info(model)
+        _litellm().get_model_info(model)
     except Exception:  # litellm raises a bare Exception for unknown models
         return {"input_cost_per_token": pricing.input, "output_cost_per_token": pricing.output}
     return {}
@@ -205,7 +213,7 @@ class LLMProfile:
         if self.is_mock:
             return int(self.mock.get("window", DEFAULT_MOCK_WINDOW))
         try:
-            info = litellm.get_model_info(self.model)
+            info = _litellm().get_model_info(self.model)
         except Exception:  # litellm raises a bare Exception for unknown models
             return None
         return info.get("max_input_tokens")
@@ -281,7 +289,7 @@ class LLMClient:
         self._rng = random.Random(stable_hash(["retry", session, seed]))
         self._repeats: Counter[str] = Counter()
         self._sends_seed = (profile.is_mock or bool(profile.api_base)
-                            or "seed" in (litellm.get_supported_openai_params(model=profile.model) or []))
+                            or "seed" in (_litellm().get_supported_openai_params(model=profile.model) or []))
         self._cache = None
         if profile.response_cache:
             from harness.response_cache import open_cache
@@ -373,7 +381,7 @@ class LLMClient:
                                                     self._mock_config, seed=kwargs.get("seed"), now_s=clock_s,
                                                     reply=kwargs.get("mock_reply"), request=request)
             else:
-                response = litellm.completion(model=self.profile.model, messages=messages,
+                response = _litellm().completion(model=self.profile.model, messages=messages,
                                               **{**self._litellm_prices, **kwargs})
                 reply, raw_usage = response.choices[0].message, getattr(response, "usage", None)
                 served_latency = _served_latency_s(response)

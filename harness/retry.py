@@ -7,35 +7,40 @@ are spent the last error is raised, and the run it belongs to ends `error` with 
 """
 from __future__ import annotations
 
+import functools
 import random
 import time
 from dataclasses import dataclass
 from typing import Callable, TypeVar
 
-import harness  # noqa: F401
-import httpx
-import litellm
-import openai
-
 from harness.config import require
 
 T = TypeVar("T")
 
-RETRYABLE: tuple[type[BaseException], ...] = (
-    litellm.RateLimitError,
-    litellm.InternalServerError,
-    litellm.ServiceUnavailableError,
-    litellm.BadGatewayError,
-    litellm.Timeout,
-    litellm.APIConnectionError,
-    # the same failures when the openai client or the transport raises them unmapped
-    openai.RateLimitError,
-    openai.InternalServerError,
-    openai.APIConnectionError,  # APITimeoutError included
-    httpx.TransportError,  # timeouts, refused and dropped connections
-    ConnectionError,
-    TimeoutError,
-)
+
+@functools.cache
+def retryable_errors() -> tuple[type[BaseException], ...]:
+    """The transient failures, as litellm maps them and as openai, httpx or the socket layer raise them
+    unmapped; imported at the first check, so reading a retry policy needs none of those libraries."""
+    import harness  # noqa: F401  (offline environment before litellm loads)
+    import httpx
+    import litellm
+    import openai
+
+    return (
+        litellm.RateLimitError,
+        litellm.InternalServerError,
+        litellm.ServiceUnavailableError,
+        litellm.BadGatewayError,
+        litellm.Timeout,
+        litellm.APIConnectionError,
+        openai.RateLimitError,
+        openai.InternalServerError,
+        openai.APIConnectionError,  # APITimeoutError included
+        httpx.TransportError,  # timeouts, refused and dropped connections
+        ConnectionError,
+        TimeoutError,
+    )
 
 
 @dataclass(frozen=True)
@@ -68,7 +73,7 @@ class RetryPolicy:
 def is_retryable(error: BaseException) -> bool:
     """A transient failure: a rate limit, a server error, a timeout or a transport failure; raised after
     the retries, it is an outage of the provider, not an outcome of the run."""
-    return isinstance(error, RETRYABLE)
+    return isinstance(error, retryable_errors())
 
 
 RetryListener = Callable[[int, float, BaseException], None]

@@ -27,10 +27,12 @@ print(json.dumps({"code": code, "loaded": [m for m in %r if m in sys.modules]}))
     ["--help"], ["run", "--help"], ["sweep", "--help"], ["traces", "--help"], ["report", "--help"],
     ["replay", "--help"], ["serve-mock", "--help"], ["tasks", "--help"], ["tasks", "list"],
     ["tasks", "show", "chained_lookup-smoke-0"], ["tasks", "show", "chained_lookup-smoke-0", "--suite", "smoke"],
+    ["strategies"],
 ])
 def test_help_and_task_listings_import_no_heavy_library(argv):
-    """Issue 21 part 1: `--help`, every subcommand's `--help`, `tasks list` and `tasks show` import none of
-    litellm, datasets, pandas, matplotlib (token counts and content hashes load the tokenizer lazily)."""
+    """Issue 21 part 1: `--help`, every subcommand's `--help`, `strategies`, `tasks list` and `tasks show`
+    import none of litellm, datasets, pandas, matplotlib (the tokenizer, litellm and the retryable error
+    types are loaded at their first use)."""
     done = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
