@@ -37,6 +37,13 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _version() -> str:
+    """The installed distribution's version, as results' config.json records it."""
+    from harness.results import versions
+
+    return versions()["ctxbench"]
+
+
 def _add_provider_options(parser: argparse.ArgumentParser) -> None:
     """Window, cache, prices and extra profiles: shared by `run`, `sweep` and `traces`."""
     parser.add_argument("--window", type=_positive_int,
@@ -192,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="ctxbench",
         description="Benchmark context-management strategies of LLM agents: tokens, prompt-cache hits, "
                     "resets, cost and task success.")
+    parser.add_argument("--version", action="version", version=f"ctxbench {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     _add_run_parser(commands)
     replay = commands.add_parser("replay", help="rebuild every sent view from event logs and check its hash",

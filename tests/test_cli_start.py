@@ -27,7 +27,7 @@ print(json.dumps({"code": code, "loaded": [m for m in %r if m in sys.modules]}))
     ["--help"], ["run", "--help"], ["sweep", "--help"], ["traces", "--help"], ["report", "--help"],
     ["replay", "--help"], ["serve-mock", "--help"], ["tasks", "--help"], ["tasks", "list"],
     ["tasks", "show", "chained_lookup-smoke-0"], ["tasks", "show", "chained_lookup-smoke-0", "--suite", "smoke"],
-    ["strategies"],
+    ["strategies"], ["--version"],
 ])
 def test_help_and_task_listings_import_no_heavy_library(argv):
     """Issue 21 part 1: `--help`, every subcommand's `--help`, `strategies`, `tasks list` and `tasks show`
@@ -38,3 +38,15 @@ def test_help_and_task_listings_import_no_heavy_library(argv):
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["code"] == 0
     assert result["loaded"] == [], f"{' '.join(argv)} imported {result['loaded']}"
+
+
+def test_version_names_the_installed_distribution(capsys):
+    """Issue 21 part 5: `ctxbench --version` prints the installed version, as results' config.json records it."""
+    from importlib import metadata
+
+    from harness.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.strip() == f"ctxbench {metadata.version('ctxbench')}"
