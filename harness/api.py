@@ -9,7 +9,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from harness.config import check_writable_dir
-from harness.errors import ConfigError
+from harness.errors import ConfigError, did_you_mean
 from harness.lock import hold
 from harness.report import DEFAULT_BASELINE, PAIRED_FILE, requests_frame, runs_frame, write_report
 from harness.results import EVENTS_DIR, RUNS_FILE, SUMMARY_FILE, ResultsDir
@@ -46,7 +46,8 @@ def report_baseline(baseline: str | None, specs: list[StrategySpec], default: st
     strategies run (else the report would silently compare nothing); `default` when none is given."""
     labels = [spec.display for spec in specs]
     if baseline is not None and baseline not in labels:
-        raise ConfigError(f"baseline {baseline!r} is not among the strategies run: {', '.join(labels)}")
+        raise ConfigError(f"baseline {baseline!r} is not among the strategies run{did_you_mean(baseline, labels)}: "
+                          f"{', '.join(labels)}")
     return default if baseline is None else baseline
 
 

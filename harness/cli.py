@@ -151,8 +151,9 @@ def _add_serve_mock_parser(commands: argparse._SubParsersAction) -> None:
                             help="imperfection knobs of the mock summarizer, e.g. '{\"summary_completeness\": 0.5}'")
     serve_mock.add_argument("--faults", metavar="JSON_OR_FILE",
                             help="seeded fault rates, e.g. '{\"rate_limit\": 0.05, \"malformed_tool_args\": 0.05}'")
-    serve_mock.add_argument("--latency-ms", type=float, default=0.0, help="latency of each chat request: its answer goes out this long after the "
-                                "request arrived, the mock's own work included (default 0)")
+    serve_mock.add_argument("--latency-ms", type=float, default=0.0,
+                            help="latency of each chat request: its answer goes out this long after the request "
+                                 "arrived, the mock's own work included (default 0)")
 
 
 def _add_sweep_parser(commands: argparse._SubParsersAction) -> None:

@@ -1,4 +1,7 @@
 """Errors the harness reports to users; each says what was wrong and where."""
+from __future__ import annotations
+
+from typing import Iterable
 
 
 class CtxbenchError(Exception):
@@ -15,3 +18,11 @@ class TaskFileError(CtxbenchError):
 
 class ReplayMismatch(CtxbenchError):
     """A view rebuilt from the event log differs from the one that was sent."""
+
+
+def did_you_mean(value: str, choices: Iterable[str]) -> str:
+    """" (did you mean 'a' or 'b'?)" naming the choices closest to a mistyped `value`, else ""."""
+    import difflib
+
+    close = difflib.get_close_matches(value, list(choices), n=3, cutoff=0.6)
+    return f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""

@@ -18,6 +18,7 @@ from typing import Any
 import harness  # noqa: F401  (offline environment first)
 from harness.clock import CLOCK_HEADER, LATENCY_HEADER, simulated_latency_s
 from harness.config import build_dataclass, require
+from harness.errors import ConfigError, did_you_mean
 from harness.limits import model_slot
 from harness.retry import RetryListener, RetryPolicy, call_with_retries
 from harness.tokens import stable_hash
@@ -148,6 +149,15 @@ class Pricing:
         return with_cache, uncached
 
 
+def check_price_model(name: str) -> None:
+    """A model to bill as must have prices in litellm's cost map: a typo would leave every cost unknown."""
+    if Pricing.for_model(name) is None:
+        priced = (key for key, entry in _litellm().model_cost.items()
+                  if isinstance(entry, dict) and entry.get("input_cost_per_token") is not None)
+        raise ConfigError(f"price_model {name!r} has no prices in litellm's cost map (litellm.model_cost)"
+                          f"{did_you_mean(name, priced)}")
+
+
 def litellm_prices(model: str, pricing: Pricing | None) -> dict[str, float]:
     """Custom per-token prices to give litellm with each request to a model its cost map does not know.
 
@@ -183,8 +193,8 @@ class LLMProfile:
 
     def __post_init__(self) -> None:
         require(bool(self.model), "model must be a non-empty litellm model name")
-        require(self.price_model is None or Pricing.for_model(self.price_model) is not None,
-                f"price_model {self.price_model!r} has no prices in litellm's cost map (litellm.model_cost)")
+        if self.price_model is not None:
+            check_price_model(self.price_model)
         require(self.max_input_tokens is None or self.max_input_tokens > 0, "max_input_tokens must be positive")
         require(self.max_concurrency is None or self.max_concurrency > 0,
                 f"max_concurrency must be a positive integer, got {self.max_concurrency}")

@@ -5,7 +5,7 @@ import importlib
 from dataclasses import dataclass, field, is_dataclass
 from typing import Any, Callable, Mapping, TypeVar
 
-from harness.errors import ConfigError
+from harness.errors import ConfigError, did_you_mean
 from strategies.base import Stack, Strategy
 
 # name -> "module:Class"; modules load lazily so one broken strategy cannot break the rest.
@@ -63,7 +63,7 @@ def strategy_class(name: str) -> type[Strategy]:
     target = REGISTRY.get(name, name)
     if ":" not in target:
         raise ConfigError(
-            f"unknown strategy {name!r}; registered: {', '.join(sorted(REGISTRY))}; "
+            f"unknown strategy {name!r}{did_you_mean(name, REGISTRY)}; registered: {', '.join(sorted(REGISTRY))}; "
             "or give an import path such as mypkg.module:MyStrategy"
         )
     module_name, _, attribute = target.partition(":")

@@ -330,3 +330,26 @@ def test_keyboard_interrupt_prints_interrupted_and_exits_130(tmp_path, capsys, m
     assert main([*SMOKE, "--strategies", "none", "--out", str(tmp_path / "r")]) == 130
     err = capsys.readouterr().err
     assert err.strip() == "interrupted"
+
+
+@pytest.mark.parametrize("option, typo, suggestion", [
+    ("--price-model", "claude-sonet-4-6", "'claude-sonnet-4-6'"),
+    ("--model", "mock/agnet", "'mock/agent'"),
+    ("--baseline", "obsrvation_masking", "'observation_masking'"),
+    ("--strategies", "hard_sumarize", "'hard_summarize'"),
+])
+def test_a_mistyped_name_exits_2_with_its_close_matches(tmp_path, capsys, no_model_calls, option, typo, suggestion):
+    """Issue 21 part 5: an unknown price model, mock model, baseline or strategy exits 2 naming the closest
+    names it could have meant (difflib), before any model call."""
+    out = tmp_path / "out"
+    code = exit_code(["run", "--suite", "smoke", option, typo, "--out", str(out), "--no-progress"])
+    err = assert_refused(capsys, code, repr(typo), out)
+    assert f"did you mean {suggestion}" in err
+
+
+def test_a_name_like_no_choice_gets_no_suggestion():
+    """Issue 21 part 5: a suggestion only when a name is close to a choice (no noise for a far-off name)."""
+    from harness.errors import did_you_mean
+
+    assert did_you_mean("zzzz", ["observation_masking", "none"]) == ""
+    assert did_you_mean("nnoe", ["observation_masking", "none"]) == " (did you mean 'none'?)"

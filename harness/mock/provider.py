@@ -21,15 +21,16 @@ from litellm import CustomLLM
 
 from harness.clock import simulated_latency_s
 from harness.config import build_dataclass, require
-from harness.errors import ConfigError
-from harness.llm import DEFAULT_MOCK_WINDOW, DEFAULT_PRICE_MODEL, Pricing
+from harness.errors import ConfigError, did_you_mean
+from harness.llm import DEFAULT_MOCK_WINDOW, DEFAULT_PRICE_MODEL, check_price_model
 from harness.mock.agents import respond
 from harness.mock.agents.common import Knobs, build_knobs
 from harness.mock.agents.memo import forget
 from harness.mock.agents.memory import Memory
 from harness.mock.cache import CACHE_STYLES, BlockChain, PrefixCache
 from harness.mock.faults import Faults, draw, garble_tool_calls, raise_error
-from harness.mock.summarizer import SummarizerKnobs, build_summarizer_knobs, is_summarizer, summarize
+from harness.mock.summarizer import (SUMMARIZER_PREFIX, SummarizerKnobs, build_summarizer_knobs, is_summarizer,
+                                     summarize)
 from harness.tokens import count_message, count_tools
 
 
@@ -40,14 +41,16 @@ from harness.tokens import count_message, count_tools
 TRANSPORTS = ("direct", "litellm")
 REPLAY_MODEL = "mock/replay"  # answers only with the reply it is given (a recorded trace's message)
 AGENT_MODEL = "mock/agent"
+SUMMARIZER_MODEL = f"mock/{SUMMARIZER_PREFIX}"
 
 
 def check_mock_model(model: str, where: str) -> None:
     """The mock serves the agent, the summarizer (any `mock/summarizer...` name) and the trace replay;
     another name is a typo that would silently run the agent."""
     if model not in (AGENT_MODEL, REPLAY_MODEL) and not is_summarizer(model):
-        raise ConfigError(f"{where}: unknown mock model {model!r}; the mock serves {AGENT_MODEL}, "
-                          f"mock/summarizer (or any mock/summarizer... name) and {REPLAY_MODEL}")
+        raise ConfigError(f"{where}: unknown mock model {model!r}"
+                          f"{did_you_mean(model, (AGENT_MODEL, SUMMARIZER_MODEL, REPLAY_MODEL))}; the mock serves "
+                          f"{AGENT_MODEL}, {SUMMARIZER_MODEL} (or any {SUMMARIZER_MODEL}... name) and {REPLAY_MODEL}")
 
 
 @dataclass
@@ -66,8 +69,7 @@ class MockConfig:
         require(self.window > 0, f"window must be a positive number of tokens, got {self.window}")
         require(self.cache in CACHE_STYLES, f"cache must be one of {', '.join(CACHE_STYLES)}, got {self.cache!r}")
         require(self.via in TRANSPORTS, f"via must be one of {', '.join(TRANSPORTS)}, got {self.via!r}")
-        require(Pricing.for_model(self.price_model) is not None,
-                f"price_model {self.price_model!r} has no prices in litellm's cost map (litellm.model_cost)")
+        check_price_model(self.price_model)
         self.fault_rates = build_dataclass(Faults, self.faults, "faults")
         self._knobs: dict[bool, Knobs | SummarizerKnobs] = {}  # built once: every request of the session uses them
 
