@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from collections import Counter
 from dataclasses import asdict, fields
 
@@ -29,7 +30,8 @@ def _bound(params: type, name: str) -> str:
 
 
 def list_text() -> str:
-    """Every family with its knobs, defaults and [low..high] bounds, then every built-in suite with its instances per family."""
+    """Every family with its knobs, defaults and [low..high] bounds, then every built-in suite with its instances
+    per family and their task ids (what `tasks show ID` and a task file's rows name)."""
     lines = ["Families:"]
     for name in FAMILIES:
         module = family_module(name)
@@ -44,6 +46,8 @@ def list_text() -> str:
         counts = ", ".join(f"{family} {n}" for family, n in sorted(per_family.items()))
         pinned = sum(row.pinned for row in rows)
         lines.append(f"  {suite:10s} {len(rows):3d} tasks: {counts}" + (f"; {pinned} pinned" if pinned else ""))
+        lines.extend(textwrap.wrap(" ".join(row.task_id for row in rows), width=100,
+                                   initial_indent=" " * 17, subsequent_indent=" " * 17, break_on_hyphens=False))
     lines += ["", KNOBS_NOTE, "", SEEDS_NOTE]
     return "\n".join(lines)
 

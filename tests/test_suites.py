@@ -240,6 +240,17 @@ def test_tasks_list_shows_families_and_suites(capsys):
         assert name in out
 
 
+def test_tasks_list_names_every_task_id_of_every_suite(capsys):
+    """Issue 21 part 5: `tasks show ID` needs an id, so `tasks list` shows each suite's task ids."""
+    from tasks.suites import load_tasks, suite_names
+
+    assert cli_main(["tasks", "list"]) == 0
+    words = set(capsys.readouterr().out.split())
+    for suite in suite_names():
+        missing = [row.task_id for row in load_tasks(suite) if row.task_id not in words]
+        assert not missing, f"suite {suite}: {missing} not listed"
+
+
 def test_tasks_show_prints_prompt_and_tools(capsys):
     assert cli_main(["tasks", "show", "plant_early_ask_late-smoke-0"]) == 0
     out = capsys.readouterr().out
