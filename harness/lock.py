@@ -6,7 +6,8 @@ lock when the holder's process ends, however it ends, so a lock that can be take
 file still names a holder (one that died without releasing it), that holder is reported on stderr
 and the lock taken over. The file is emptied on release and never deleted: deleting it would let
 a process that opened the old file and one that created a new file both hold "the" lock.
-Readers of the results layout ignore the file.
+Readers of the results layout ignore the file. A second `hold` in the same process (two threads of a
+notebook) is a second writer too, refused like another process: flock locks belong to the open file.
 """
 from __future__ import annotations
 
@@ -23,8 +24,6 @@ from typing import Any, Iterator
 from harness.errors import ConfigError
 
 LOCK_FILE = ".lock"
-
-_held: dict[Path, int] = {}  # directories this process holds -> nesting depth (sweep -> run)
 
 
 def _holder(handle: Any) -> dict[str, Any]:
@@ -49,14 +48,6 @@ def hold(directory: str | Path, command: str) -> Iterator[None]:
     """Hold `directory`'s lock while the block runs; ConfigError at once if another process holds it.
     `command` names the invocation (run, resume, ...) in the file; never its arguments (they may hold secrets)."""
     directory = Path(directory)
-    key = directory.resolve()
-    if key in _held:  # this process holds it already (a sweep runs its points through run)
-        _held[key] += 1
-        try:
-            yield
-        finally:
-            _held[key] -= 1
-        return
     path = directory / LOCK_FILE
     try:
         handle = open(path, "a+", encoding="utf-8")
@@ -78,11 +69,9 @@ def hold(directory: str | Path, command: str) -> Iterator[None]:
                                  "host": socket.gethostname(), "command": command}) + "\n")
         handle.flush()
         os.fsync(handle.fileno())
-        _held[key] = 1
         try:
             yield
         finally:
-            del _held[key]
             handle.seek(0)
             handle.truncate()
             handle.flush()

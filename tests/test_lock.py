@@ -96,12 +96,13 @@ def test_the_lock_is_released_after_a_config_error_or_a_crash(tmp_path, capsys):
     assert "taking over" not in capsys.readouterr().err
 
 
-def test_a_process_holding_the_lock_may_nest_it_but_another_may_not(tmp_path):
-    """Ours: a sweep holds its directory and runs its points through run, which takes the same lock in the same
-    process; a fresh open of the lock file (what another process does) is still refused."""
+def test_a_second_writer_in_the_same_process_is_refused_too(tmp_path):
+    """Issue 20 part 1 (ours): one writer per directory holds within a process as well (two threads of a
+    notebook): a second hold is refused naming this process, and the first still holds the lock."""
     with hold(tmp_path, "sweep"):
-        with hold(tmp_path, "run"):
-            assert not lock_is_free(tmp_path)
+        with pytest.raises(ConfigError, match=f"pid {os.getpid()}"):
+            with hold(tmp_path, "run"):
+                pass
         assert not lock_is_free(tmp_path)
     assert lock_is_free(tmp_path)
 
