@@ -48,6 +48,17 @@ def versions() -> dict[str, str]:
     return found
 
 
+def _jsonl_line(record: dict[str, Any]) -> str:
+    """One line of runs.jsonl (or its quarantine), scrubbed of every known secret; a string UTF-8 cannot hold
+    (a lone surrogate a model's JSON came with) is written as an ASCII escape, which reads back the same."""
+    line = scrub(json.dumps(record, ensure_ascii=False, default=str))
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        line = scrub(json.dumps(record, default=str))
+    return line + "\n"
+
+
 class ResultsDir:
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -69,7 +80,7 @@ class ResultsDir:
 
     def append_run(self, row: dict[str, Any]) -> None:
         """Append one whole line and flush it to disk, so a crash never leaves half a row."""
-        line = scrub(json.dumps(row, ensure_ascii=False, sort_keys=False, default=str)) + "\n"
+        line = _jsonl_line(row)
         with open(self.runs_file, "a", encoding="utf-8") as handle:
             handle.write(line)
             handle.flush()
@@ -79,7 +90,7 @@ class ResultsDir:
         """Replace runs.jsonl by `rows` at once (tmp, fsync, rename): a crash leaves the old file or the new."""
         tmp = self.path / (RUNS_FILE + ".tmp")
         with open(tmp, "w", encoding="utf-8") as handle:
-            handle.writelines(json.dumps(row, ensure_ascii=False, default=str) + "\n" for row in rows)
+            handle.writelines(_jsonl_line(row) for row in rows)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, self.runs_file)
@@ -103,8 +114,7 @@ class ResultsDir:
         """Append lines taken out of runs.jsonl, each with its line number and why, to runs.quarantine.jsonl."""
         with open(self.path / QUARANTINE_FILE, "a", encoding="utf-8") as handle:
             for line, reason in lines:
-                handle.write(json.dumps({"line": line.number, "reason": reason, "text": line.text},
-                                        ensure_ascii=False) + "\n")
+                handle.write(_jsonl_line({"line": line.number, "reason": reason, "text": line.text}))
             handle.flush()
             os.fsync(handle.fileno())
 

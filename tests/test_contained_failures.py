@@ -230,3 +230,17 @@ def test_tool_arguments_with_a_lone_surrogate_are_logged_and_replay_verifies(tmp
     assert any("\ud800" in json.dumps(read_events(path), ensure_ascii=False) for path in paths)
     assert all(replay_file(path).ok for path in paths)
     assert main(["replay", str(paths[0])]) == 0
+
+
+def test_a_row_with_a_lone_surrogate_is_written_and_reads_back_the_same(tmp_path):
+    """Issue 20 part 6: writing never fails on a string the JSON came with, rows included: a run's error
+    text holding a lone surrogate (echoed from a model's tool arguments) ended the invocation on append."""
+    from harness.results import ResultsDir
+
+    results = ResultsDir(tmp_path)
+    results.append_run({"run_id": "a", "error": "bad \ud800 arg"})
+    results.append_run({"run_id": "a", "error": "rerun"})
+    results.compact()
+    assert read_runs(tmp_path) == [{"run_id": "a", "error": "rerun"}]
+    results.rewrite_runs([{"run_id": "b", "error": "bad \ud800 arg"}])
+    assert read_runs(tmp_path) == [{"run_id": "b", "error": "bad \ud800 arg"}]
