@@ -183,11 +183,14 @@ RUN_COLUMNS = {"requests": COUNT, "input_tokens": COUNT, "cached_tokens": COUNT,
 
 
 def runs_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """One row per run: what it was, whether it succeeded, how it ended, and its figures formatted."""
+    """One row per run: what it was, whether it succeeded, how it ended, its figures formatted, and the
+    checker's detail when the runs have one."""
     shown = runs[["task_id", "strategy", "seed", "termination"]].copy()
     shown.insert(3, "success", runs["success"].map({True: "yes", False: "no"}))
     for column, show in RUN_COLUMNS.items():
         shown[column] = runs[column].map(show)
+    if "detail" in runs:  # the checker's expected vs given, where runs.jsonl records it
+        shown["detail"] = runs["detail"].fillna("").astype(str)
     return shown
 
 

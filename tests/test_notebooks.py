@@ -180,6 +180,15 @@ def test_summary_table_is_sorted_by_success_then_cost_per_success():
     assert list(notebook.summary_table(summary)["strategy"]) == ["c", "b", "a"]
 
 
+def test_runs_table_shows_the_checkers_detail_when_runs_have_one():
+    """Issue 21 item 3 (the failures with expected vs given), in the notebook's runs tables."""
+    run = {"task_id": "t", "strategy": "none", "seed": 0, "termination": "answered", "success": False,
+           **{column: 1234.5 for column in notebook.RUN_COLUMNS}}
+    assert "detail" not in notebook.runs_table(pd.DataFrame([run])).columns
+    table = notebook.runs_table(pd.DataFrame([{**run, "detail": "expected 7, given 8"}, {**run, "detail": None}]))
+    assert list(table["detail"]) == ["expected 7, given 8", ""] and table.at[0, "input_tokens"] == "1,234"
+
+
 def _paired(metric: str, diff: float, lo: float, hi: float) -> pd.DataFrame:
     return pd.DataFrame([{"family": "all", "strategy": "s", "baseline": "none", "metric": metric, "pairs": 20,
                           "mean_diff": diff, "lo": lo, "hi": hi}])
