@@ -8,8 +8,8 @@ import harness.runner
 from harness import api
 from harness.cli import main
 from harness.errors import ConfigError
-from harness.sweep import (grid_points, load_grid_file, make_grid, parse_grid_args, recommend, set_dotted,
-                           split_values, validate_grid)
+from harness.sweep import (decide, grid_points, load_grid_file, make_grid, parse_grid_args, recommendation_text,
+                           recommended_label, set_dotted, split_values, tuning_table, validate_grid)
 
 MASK = "masking:KeepLastToolResults"
 
@@ -53,10 +53,10 @@ def test_dotted_keys_reach_nested_mappings_and_list_items():
 def test_grid_points_are_the_product_in_order_each_with_its_own_label():
     grid = make_grid(MASK, {"keep": [1, 2], "with.0.config.keep": [5]}, {"with": [{"name": MASK}]}, label="m")
     points = grid_points(grid)
-    assert [spec.display for _, spec in points] == ["m[keep=1,with.0.config.keep=5]",
-                                                    "m[keep=2,with.0.config.keep=5]"]
-    assert points[1][1].config == {"keep": 2, "with": [{"name": MASK, "config": {"keep": 5}}]}
-    assert points[0][0] == {"keep": 1, "with.0.config.keep": 5}
+    assert [point.spec.display for point in points] == ["m[keep=1,with.0.config.keep=5]",
+                                                        "m[keep=2,with.0.config.keep=5]"]
+    assert points[1].spec.config == {"keep": 2, "with": [{"name": MASK, "config": {"keep": 5}}]}
+    assert points[0].params == {"keep": 1, "with.0.config.keep": 5}
 
 
 def test_an_unknown_grid_key_fails_naming_the_key_before_any_model_call(monkeypatch, tmp_path):
@@ -109,31 +109,22 @@ def test_cli_sweep_with_a_bad_key_in_a_grid_file_exits_with_the_key_named(tmp_pa
     assert not (tmp_path / "out").exists()
 
 
-def _tuning(rows):
-    return pd.DataFrame(rows, columns=["label", "success_rate", "mean_cost_usd"])
-
-
-def test_recommendation_is_highest_success_then_lowest_cost():
-    assert recommend(_tuning([("a", 0.8, 1.0), ("b", 1.0, 3.0), ("c", 1.0, 2.0), ("d", 0.9, 0.1)])) == "c"
-
-
-def test_recommendation_ties_go_to_grid_order_and_unknown_cost_comes_last():
-    assert recommend(_tuning([("a", 1.0, 2.0), ("b", 1.0, 2.0)])) == "a"
-    assert recommend(_tuning([("a", 1.0, None), ("b", 1.0, 9.0)])) == "b"
-    assert recommend(_tuning([])) is None
-
-
 def test_sweep_writes_a_tuning_table_pareto_plot_and_recommendation(smoke_sweep):
+    """Issue 21 item 4: the `--also` baseline is a row of the tuning table (`baseline` True) and takes
+    part in the Pareto flag and the recommendation; here it ties mask[keep=3] on success and costs more."""
     results = api.load_results(smoke_sweep)
     tuning = results.tuning
-    assert list(tuning["label"]) == ["mask[keep=0]", "mask[keep=3]"]
-    assert list(tuning["keep"]) == [0, 3]
-    assert tuning.loc[1, "success_rate"] == 1.0 and tuning.loc[0, "success_rate"] == 0.0
+    assert list(tuning["label"]) == ["none", "mask[keep=0]", "mask[keep=3]"]
+    assert list(tuning["baseline"]) == [True, False, False]
+    assert list(tuning["keep"].fillna(-1)) == [-1, 0, 3]
+    assert list(tuning["success_rate"]) == [1.0, 0.0, 1.0]
+    assert list(tuning["ties_best"]) == [True, False, True]
     assert results.recommended == "mask[keep=3]"
-    assert list(tuning["recommended"]) == [False, True]
+    assert list(tuning["recommended"]) == [False, False, True]
     assert (Path(smoke_sweep) / "plots" / "tuning_pareto.png").exists()
-    assert "Recommended point (highest success, then lowest cost): **mask[keep=3]**" in (
-        Path(smoke_sweep) / "report.md").read_text()
+    report = (Path(smoke_sweep) / "report.md").read_text()
+    assert ("Recommended: **mask[keep=3]**: tie on success within the 95% interval (none, mask[keep=3]); "
+            "cheapest among tied: mask[keep=3]") in report
     assert "none" in set(results.runs["strategy"])  # `also` ran the baseline alongside
 
 
