@@ -336,8 +336,7 @@ def tuning_table(summary: pd.DataFrame, sweep: dict[str, Any]) -> pd.DataFrame:
     tuning["baseline"] = tuning["baseline"].astype(bool)
     axes = [key for key in sweep.get("grid") or {} if key in tuning]
     for key in axes:  # a baseline row has no value: keep an integer axis integer (3, not 3.0) beside it
-        given = tuning[key].dropna()
-        if len(given) and all(isinstance(v, int) and not isinstance(v, bool) for v in given):
+        if all(type(point["params"].get(key)) is int for point in sweep["points"]):
             tuning[key] = tuning[key].astype("Int64")
     return tuning[["label", *axes, "baseline", *TUNING_COLUMNS]]
 
