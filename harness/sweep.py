@@ -343,8 +343,8 @@ def tuning_table(summary: pd.DataFrame, sweep: dict[str, Any]) -> pd.DataFrame:
 
 def decide(tuning: pd.DataFrame, runs: pd.DataFrame, seed: int = DEFAULT_SEED) -> pd.DataFrame:
     """The tuning table with its Pareto flag and the recommendation's columns (the rule of the module
-    docstring): `success_vs_best` (_lo, _hi) the paired difference in success of the row minus the
-    leader's, `ties_best` whether it ties with the leader, `recommended` the one chosen."""
+    docstring): `leader`, `success_vs_best` (_lo, _hi) the paired difference in success of the row
+    minus the leader's, `ties_best` whether it ties with the leader, `recommended` the one chosen."""
     tuning = tuning.reset_index(drop=True)
     front = pareto_front(tuning, "mean_cost_usd", "success_rate")
     tuning["pareto"] = tuning.index.isin(front.index)
@@ -353,6 +353,7 @@ def decide(tuning: pd.DataFrame, runs: pd.DataFrame, seed: int = DEFAULT_SEED) -
                                na_position="last", kind="stable").index[0]
     differences = [paired_difference(runs, label, tuning.loc[leader, "label"], "success", seed=seed)
                    if index != leader else Estimate(0.0, 0.0, 0.0, 0) for index, label in tuning["label"].items()]
+    tuning["leader"] = tuning.index == leader
     tuning["success_vs_best"] = [d.mean for d in differences]
     tuning["success_vs_best_lo"] = [d.lo for d in differences]
     tuning["success_vs_best_hi"] = [d.hi for d in differences]
@@ -380,8 +381,10 @@ def recommendation_text(tuning: pd.DataFrame) -> str:
     tied = list(tuning.loc[tuning["ties_best"].astype(bool), "label"])
     who = f"the baseline **{best}**" if bool(row["baseline"]) else f"**{best}**"
     if len(tied) > 1:
-        return (f"{who}: tie on success within the 95% interval ({', '.join(tied)}); cheapest among tied: {best} "
-                f"({_money(row['cost_per_success'])} per success)")
+        leader = tuning[tuning["leader"].astype(bool)].iloc[0]
+        return (f"{who}: tie on success within the 95% interval; cheapest among tied: {best} "
+                f"({_money(row['cost_per_success'])} per success). Tied with the leader {leader['label']} "
+                f"({leader['success_rate']:.0%} success): {', '.join(tied)}")
     return (f"{who}: highest success ({row['success_rate']:.0%}), ahead of every other row by more than the 95% "
             "interval of the paired difference")
 
@@ -413,7 +416,13 @@ def _tuning_cell(column: str, row: pd.Series) -> str:
         lo, hi = row.get(f"{column}_lo"), row.get(f"{column}_hi")
         bounds = f" [{form.format(lo)}, {form.format(hi)}]" if pd.notna(lo) and pd.notna(hi) else ""
         return form.format(value) + bounds
+    if column in CELL_FORMATS and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return CELL_FORMATS[column].format(value)
     return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+CELL_FORMATS = {"cost_per_success": "{:.4f}", "mean_cost_usd": "{:.4f}", "mean_input_tokens": "{:,.0f}",
+                "mean_resets": "{:.2f}", "mean_compactions": "{:.2f}"}
 
 
 def sweep_title(sweep: dict[str, Any], baselines: list[str]) -> str:

@@ -124,8 +124,9 @@ def test_sweep_writes_a_tuning_table_pareto_plot_and_recommendation(smoke_sweep)
     assert list(tuning["recommended"]) == [False, False, True]
     assert (Path(smoke_sweep) / "plots" / "tuning_pareto.png").exists()
     report = (Path(smoke_sweep) / "report.md").read_text()
-    assert ("Recommended: **mask[keep=3]**: tie on success within the 95% interval (none, mask[keep=3]); "
-            "cheapest among tied: mask[keep=3]") in report
+    assert ("Recommended: **mask[keep=3]**: tie on success within the 95% interval; cheapest among tied: "
+            "mask[keep=3] (0.0125 USD per success). Tied with the leader mask[keep=3] (100% success): none, mask[keep=3]."
+            ) in report
     assert "none" in set(results.runs["strategy"])  # `also` ran the baseline alongside
 
 
@@ -191,8 +192,9 @@ def test_a_one_task_difference_does_not_decide_the_cheapest_tied_point_is_recomm
     assert list(tuning["ties_best"]) == [True, True]
     assert tuning.loc[0, "success_vs_best"] == pytest.approx(-0.1) and tuning.loc[0, "success_vs_best_hi"] >= 0
     assert recommended_label(tuning) == "p[k=3]"
-    assert recommendation_text(tuning) == ("**p[k=3]**: tie on success within the 95% interval (p[k=3], p[k=5]); "
-                                           "cheapest among tied: p[k=3] (1.1111 USD per success)")
+    assert recommendation_text(tuning) == ("**p[k=3]**: tie on success within the 95% interval; cheapest among tied: "
+                                           "p[k=3] (1.1111 USD per success). Tied with the leader p[k=5] "
+                                           "(100% success): p[k=3], p[k=5]")
 
 
 def test_a_difference_beyond_its_interval_decides_however_cheap_the_loser():
