@@ -394,13 +394,12 @@ def _money(value: Any) -> str:
 
 
 SHOWN_COLUMNS = ("runs", "success_rate", "success_vs_best", "cost_per_success", "mean_cost_usd", "mean_input_tokens",
-                 "mean_resets", "mean_compactions", "baseline", "pareto", "ties_best", "recommended")
+                 "mean_resets", "mean_compactions", "baseline", "pareto", "leader", "ties_best", "recommended")
 
 
 def tuning_markdown(tuning: pd.DataFrame) -> str:
     """The tuning table as report.md and stdout show it: label, parameters, then the deciding figures."""
-    params = [c for c in tuning.columns if c not in (*TUNING_COLUMNS, *SHOWN_COLUMNS, "label")
-              and not c.endswith(("_lo", "_hi"))]
+    params = list(tuning.columns[1:list(tuning.columns).index("baseline")])  # tuning_table puts the axes there
     columns = ["label", *params, *[c for c in SHOWN_COLUMNS if c in tuning]]
     rows = [[_tuning_cell(column, row) for column in columns] for _, row in tuning.iterrows()]
     return markdown(columns, rows)
