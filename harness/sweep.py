@@ -203,7 +203,7 @@ def check_knob_axis(key: str, values: list[Any]) -> None:
                           f"{did_you_mean(knob, known)}; its knobs: {', '.join(known)}")
     for index, value in enumerate(values):
         try:
-            build({knob: value}, key)
+            build({knob: value}, f"{prefix} knobs")
         except ConfigError as exc:
             raise ConfigError(f"sweep: grid key {key!r} = {_show(shown_value(key, values, index))}: {exc}") from exc
 
