@@ -313,7 +313,7 @@ def write_report(results_dir: str | Path, baseline: str = DEFAULT_BASELINE,
     paired.to_csv(results_dir / PAIRED_FILE, index=False)
     requests = requests_frame(results_dir, runs)
     plots = write_plots(results_dir, runs, requests, summary)
-    tuning_sections = write_tuning(results_dir, summary)
+    tuning_sections = write_tuning(results_dir, summary, runs)
     plots += tuning_sections.plots
     (results_dir / REPORT_FILE).write_text(
         report_markdown(results_dir, summary, paired, baseline, plots, failure_section(runs) + tuning_sections.markdown),
