@@ -110,7 +110,6 @@ def _aggregate(group: pd.DataFrame, seed: int) -> dict[str, Any]:
         "mean_score": group["score"].mean(),
         "mean_requests": group["requests"].mean(),
         "mean_cost_usd_uncached": pd.to_numeric(group["cost_usd_uncached"], errors="coerce").mean(),
-        **_cache_savings(group),
         # Every condensation of the history: agent resets, hard resets and summaries.
         "mean_resets": (group["agent_resets"] + group["hard_resets"] + group.get("summaries", 0)).mean(),
         "mean_compactions": group["compactions"].mean(),
@@ -122,6 +121,7 @@ def _aggregate(group: pd.DataFrame, seed: int) -> dict[str, Any]:
     failures = _failure_counts(group)  # sums per strategy (results written before these fields count 0)
     row.update({column: int(failures[column].sum()) for column in failures})
     row["runs_with_failures"] = int(failures[[column for column, _ in FAILURE_MODES]].gt(0).any(axis=1).sum())
+    row.update(_cache_savings(group))
     return row
 
 
@@ -264,21 +264,37 @@ def aligned(header: list[str], rows: list[list[str]]) -> str:
                      .rstrip() for line in [header, *rows])
 
 
+TERMINAL_WIDTH = 120
+# Columns of the terminal table left out, in this order, while it is wider than TERMINAL_WIDTH (long labels
+# of sweep points); report.md keeps them all.
+OPTIONAL_COLUMNS = ("compactions", "resets", "cache hit")
+
+
 def console_table(summary: pd.DataFrame) -> str:
-    """The terminal's table (fits 120 columns): the overall rows in decision order, intervals compact, a legend,
-    and how many runs failed."""
+    """The terminal's table: the overall rows in decision order with compact intervals, at most TERMINAL_WIDTH
+    wide unless labels alone are wider, a legend, and how many runs failed."""
     overall = decision_order(summary[summary["family"] == "all"])
-    header = ["strategy", "runs", "success", "cost/success $", "cost/run $", "cache hit", "cache saved", "resets",
-              "compactions"]
-    rows = [[str(r["strategy"]), str(int(r["runs"])), _success_compact(r),
-             _compact_interval(r, "cost_per_success", money, NO_SUCCESS), money(r["mean_cost_usd"]),
-             _show(r["cache_hit_rate"], "{:.1%}"), _show(r["cache_savings_rate"], "{:.0%}"),
-             f"{r['mean_resets']:.2f}", f"{r['mean_compactions']:.2f}"]
-            for _, r in overall.iterrows()]
-    lines = [aligned(header, rows), "",
+    columns = {
+        "strategy": overall["strategy"].astype(str),
+        "runs": overall["runs"].astype(int).astype(str),
+        "success": overall.apply(_success_compact, axis=1),
+        "cost/success $": overall.apply(lambda r: _compact_interval(r, "cost_per_success", money, NO_SUCCESS), axis=1),
+        "cost/run $": overall["mean_cost_usd"].map(money),
+        "cache hit": overall["cache_hit_rate"].map(lambda v: _show(v, "{:.1%}")),
+        "cache saved": overall["cache_savings_rate"].map(lambda v: _show(v, "{:.0%}")),
+        "resets": overall["mean_resets"].map("{:.2f}".format),
+        "compactions": overall["mean_compactions"].map("{:.2f}".format),
+    }
+    table = aligned(list(columns), [list(row) for row in zip(*columns.values())])
+    for dropped in OPTIONAL_COLUMNS:
+        if max(map(len, table.splitlines())) <= TERMINAL_WIDTH:
+            break
+        del columns[dropped]
+        table = aligned(list(columns), [list(row) for row in zip(*columns.values())])
+    lines = [table, "",
              "Best first: by success, then cost per success, then name. [lo-hi]: 95% interval over tasks;",
              "overlapping intervals do not tell two strategies apart. cache saved: share of the cost without",
-             "the prompt cache. resets, compactions: mean per run."]
+             "the prompt cache. resets, compactions: mean per run. Every column: report.md."]
     failed, total = failed_run_count(summary)
     if failed:
         lines.append(f"{failed} of {total} runs failed: report.md's \"Failed runs\" lists them with the checker's "
@@ -390,28 +406,41 @@ def _overlap(a: pd.Series, b: pd.Series, column: str) -> bool:
     return not (lo_a > hi_b or lo_b > hi_a)
 
 
+def _paired(runs: pd.DataFrame, best: pd.Series, runner_up: pd.Series, metric: str, seed: int) -> Estimate:
+    values = runs.assign(success=runs["success"].astype(float))
+    return paired_difference(values, best["strategy"], runner_up["strategy"], metric, seed=seed)
+
+
 def caution(best: pd.Series, runner_up: pd.Series, runs: pd.DataFrame, seed: int = DEFAULT_SEED) -> str:
-    """The warning a "best" line needs when the runner-up is not told apart from it on these tasks: the
-    success intervals overlap and the paired difference on the same tasks and seeds spans 0 (or there are
-    no pairs); on a tie in success, when the cost per success intervals overlap. Empty when it is told apart."""
+    """What a "best" line says of its runner-up. The honest test is the paired difference on the same tasks
+    and seeds (harness.stats.paired_difference): of success when the success intervals overlap, of cost per run
+    when the success rates tie (the order then rests on cost); a caution, "not distinguishable on these tasks",
+    when its interval includes 0 or nothing pairs them. Empty when the success intervals are apart."""
+    other = f"`{runner_up['strategy']}`"
     if best["success_rate"] == runner_up["success_rate"]:
-        if pd.isna(best["cost_per_success"]) or _overlap(best, runner_up, "cost_per_success"):
-            return (f"Caution: same success rate as `{runner_up['strategy']}` and overlapping cost per success "
-                    "intervals: not distinguishable on these tasks.")
-        return f"Same success rate as `{runner_up['strategy']}`; ranked first on cost per success."
+        diff = _paired(runs, best, runner_up, "cost_usd", seed)
+        if not diff.n or pd.isna(diff.mean) or diff.lo <= 0 <= diff.hi:
+            shown = f", paired difference in cost per run {_dollars(diff)}," if diff.n and pd.notna(diff.mean) else ""
+            return (f"Caution: same success rate as {other}{shown} and ranked on cost alone: not distinguishable "
+                    "on these tasks.")
+        return (f"Same success rate as {other}; cheaper on the same tasks and seeds (paired difference in cost "
+                f"per run {_dollars(diff)}).")
     if not _overlap(best, runner_up, "success_rate"):
         return ""
-    values = runs.assign(success=runs["success"].astype(float))
-    diff: Estimate = paired_difference(values, best["strategy"], runner_up["strategy"], "success", seed=seed)
+    diff = _paired(runs, best, runner_up, "success", seed)
     if not diff.n:
-        return (f"Caution: its success interval overlaps `{runner_up['strategy']}`'s and no runs pair them on "
-                "the same tasks and seeds: not distinguishable on these tasks.")
+        return (f"Caution: its success interval overlaps {other}'s and no runs pair them on the same tasks and "
+                "seeds: not distinguishable on these tasks.")
     shown = f"{_points(diff.mean)} [{_points(diff.lo)}, {_points(diff.hi)}]"
     if diff.lo <= 0 <= diff.hi:
-        return (f"Caution: its success interval overlaps `{runner_up['strategy']}`'s, and the paired difference "
-                f"on the same tasks and seeds, {shown}, includes 0: not distinguishable on these tasks.")
-    return (f"Its success interval overlaps `{runner_up['strategy']}`'s, but the paired difference on the same "
-            f"tasks and seeds, {shown}, excludes 0.")
+        return (f"Caution: its success interval overlaps {other}'s, and the paired difference on the same tasks "
+                f"and seeds, {shown}, includes 0: not distinguishable on these tasks.")
+    return (f"Its success interval overlaps {other}'s, but the paired difference on the same tasks and seeds, "
+            f"{shown}, excludes 0.")
+
+
+def _dollars(diff: Estimate) -> str:
+    return f"{diff.mean:+.4f} [{diff.lo:+.4f}, {diff.hi:+.4f}] USD"
 
 
 def best_lines(summary: pd.DataFrame, runs: pd.DataFrame, seed: int = DEFAULT_SEED) -> list[str]:
