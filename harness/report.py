@@ -443,6 +443,18 @@ def _dollars(diff: Estimate) -> str:
     return f"{diff.mean:+.4f} [{diff.lo:+.4f}, {diff.hi:+.4f}] USD"
 
 
+def _tie(ranked: pd.DataFrame) -> str:
+    """The sentence for strategies with exactly the first one's success rate and cost per success (they did
+    the same on these tasks, e.g. none of them had to act), which only their names order; empty if none."""
+    first = ranked.iloc[0]
+    same = ranked.iloc[1:][(ranked.iloc[1:]["success_rate"] == first["success_rate"])
+                           & (ranked.iloc[1:]["cost_per_success"] == first["cost_per_success"])]
+    if same.empty:
+        return ""
+    return (f"Tie: {', '.join(f'`{name}`' for name in same['strategy'])} had the same success rate and cost per "
+            "success on these tasks; the first is listed by name only.")
+
+
 def best_lines(summary: pd.DataFrame, runs: pd.DataFrame, seed: int = DEFAULT_SEED) -> list[str]:
     """One line overall and one per family naming the best strategy by the decision order, the runner-up, and
     a caution when the two are not told apart."""
@@ -458,7 +470,7 @@ def best_lines(summary: pd.DataFrame, runs: pd.DataFrame, seed: int = DEFAULT_SE
             subset = runs if family == "all" else runs[runs["family"] == family]
             line += (f" Runner-up `{runner_up['strategy']}`: {_show_interval(runner_up, 'success_rate', '{:.0%}')}, "
                      f"{_show(runner_up['cost_per_success'], '${:.4f}', NO_SUCCESS)} per success. "
-                     f"{caution(best, runner_up, subset, seed)}")
+                     f"{_tie(ranked) or caution(best, runner_up, subset, seed)}")
         lines.append(line.rstrip())
     return lines
 

@@ -396,3 +396,15 @@ def test_detail_in_a_row_is_bounded_and_scrubbed_before_it_is_cut(monkeypatch):
     detail = bounded_detail({"given": "a" * (DETAIL_STRING_CHARS - 10) + secret})
     assert "sk-live-01" not in detail["given"] and secret[:8] not in detail["given"]
     assert bounded_detail(None) == {} and bounded_detail({"expected": 1, "given": 2}) == {"expected": 1, "given": 2}
+
+
+def test_best_line_names_strategies_tied_exactly_and_says_the_name_orders_them():
+    """issue 21 item 3 (ours): identical success and cost per success (strategies that did the same on these
+    tasks) are a tie broken by name, said as such instead of a cost comparison."""
+    from harness.report import best_lines
+
+    runs = pd.DataFrame(_runs({"b": [1, 0], "a": [1, 0], "c": [1, 0]}) + _runs({"d": [1, 0]}, cost=2.0))
+    line = best_lines(summarize(runs), runs)[0]
+    assert line.startswith("- **All tasks**: `a`,") and line.endswith(
+        "Tie: `b`, `c` had the same success rate and cost per success on these tasks; the first is listed by "
+        "name only.")
