@@ -125,14 +125,19 @@ def _aggregate(group: pd.DataFrame, seed: int) -> dict[str, Any]:
     return row
 
 
-def _cache_savings(group: pd.DataFrame) -> dict[str, float]:
-    """What the prompt cache saved per run (cost without caching - cost) and as a share of the uncached
-    cost, over the runs whose both costs are known (a model without prices has neither)."""
-    cost = pd.to_numeric(group["cost_usd"], errors="coerce")
-    uncached = pd.to_numeric(group["cost_usd_uncached"], errors="coerce")
+def known_costs(runs: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """Cost and cost without the cache of the runs whose both are known (a model without prices has neither)."""
+    cost = pd.to_numeric(runs["cost_usd"], errors="coerce")
+    uncached = pd.to_numeric(runs.get("cost_usd_uncached"), errors="coerce")
     known = cost.notna() & uncached.notna()
-    saved, total = (uncached[known] - cost[known]).sum(), uncached[known].sum()
-    return {"cache_savings_usd": saved / known.sum() if known.any() else float("nan"),
+    return cost[known], uncached[known]
+
+
+def _cache_savings(group: pd.DataFrame) -> dict[str, float]:
+    """What the prompt cache saved per run (cost without caching - cost) and as a share of the uncached cost."""
+    cost, uncached = known_costs(group)
+    saved, total = (uncached - cost).sum(), uncached.sum()
+    return {"cache_savings_usd": saved / len(cost) if len(cost) else float("nan"),
             "cache_savings_rate": saved / total if total > 0 else float("nan")}
 
 
@@ -320,14 +325,15 @@ def markdown_table(summary: pd.DataFrame, family: bool = True) -> str:
     tokens, cache hit rate, resets, compactions, and whether the row is on its family's Pareto front."""
     header = ["strategy", "runs", "success", "cost per success (USD)", "mean cost (USD)", "mean input tokens",
               "cache hit rate", "resets", "compactions", "Pareto"]
+    ordered = _in_decision_order(summary)
     rows = [[str(r["strategy"]), str(int(r["runs"])), _show_interval(r, "success_rate", "{:.0%}"),
              _show_interval(r, "cost_per_success", "{:.4f}", NO_SUCCESS), _show_interval(r, "mean_cost_usd", "{:.4f}"),
              _show_interval(r, "mean_input_tokens", "{:,.0f}"), _show_interval(r, "cache_hit_rate", "{:.1%}"),
-             f"{r['mean_resets']:.2f}", f"{r['mean_compactions']:.2f}", "yes" if r.get("pareto") is True else ""]
-            for _, r in _in_decision_order(summary).iterrows()]
+             f"{r['mean_resets']:.2f}", f"{r['mean_compactions']:.2f}", "yes" if bool(r.get("pareto", False)) else ""]
+            for _, r in ordered.iterrows()]
     if family:
         header = ["family", *header]
-        rows = [[str(r["family"]), *row] for (_, r), row in zip(_in_decision_order(summary).iterrows(), rows)]
+        rows = [[str(family_name), *row] for family_name, row in zip(ordered["family"], rows)]
     return markdown(header, rows, names=2 if family else 1)
 
 
@@ -364,14 +370,12 @@ def cost_table(summary: pd.DataFrame) -> str:
 
 def cost_total(runs: pd.DataFrame) -> str:
     """One sentence: what all runs cost at cache prices and without the cache."""
-    cost = pd.to_numeric(runs["cost_usd"], errors="coerce")
-    uncached = pd.to_numeric(runs.get("cost_usd_uncached"), errors="coerce")
-    known = cost.notna() & uncached.notna()
-    if not known.any():
-        return f"No run has a known cost (the model has no prices; choose one with `--price-model`)."
-    saved, total = (uncached[known] - cost[known]).sum(), uncached[known].sum()
+    cost, uncached = known_costs(runs)
+    if cost.empty:
+        return "No run has a known cost (the model has no prices; choose one with `--price-model`)."
+    saved, total = (uncached - cost).sum(), uncached.sum()
     share = f" ({saved / total:.1%})" if total > 0 else ""
-    return (f"{int(known.sum())} of {len(runs)} runs with known prices cost ${money(cost[known].sum())} at cache "
+    return (f"{len(cost)} of {len(runs)} runs with known prices cost ${money(cost.sum())} at cache "
             f"prices and would have cost ${money(total)} without the cache: the cache saved ${money(saved)}{share}.")
 
 

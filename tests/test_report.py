@@ -408,3 +408,11 @@ def test_best_line_names_strategies_tied_exactly_and_says_the_name_orders_them()
     assert line.startswith("- **All tasks**: `a`,") and line.endswith(
         "Tie: `b`, `c` had the same success rate and cost per success on these tasks; the first is listed by "
         "name only.")
+
+
+def test_summary_csv_keeps_its_columns_and_appends_the_new_ones(smoke_sweep):
+    """issue 21 item 3: summary.csv keeps its columns (notebooks read them) and gains the cache savings,
+    `rank` and `pareto` at its end."""
+    columns = list(pd.read_csv(Path(smoke_sweep) / "summary.csv").columns)
+    assert columns[:5] == ["family", "strategy", "runs", "tasks", "success_rate"]
+    assert columns[-4:] == ["cache_savings_usd", "cache_savings_rate", "rank", "pareto"]
