@@ -121,21 +121,25 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
         baseline: str | None = None, cache: str | Path | None = None, max_cost_usd: float | None = None,
         max_total_cost_usd: float | None = None, max_concurrency: int | None = None,
         clock: dict[str, Any] | None = None, command_line: list[str] | None = None,
-        extra_files: dict[str, str] | None = None) -> Path:
+        extra_files: dict[str, str] | None = None, families: Iterable[str] = (), task_ids: Iterable[str] = (),
+        limit: int | None = None) -> Path:
     """Run every task x strategy x seed cell, write the results layout and report; return its path.
 
     `load_results(run(...))` gives the runs and requests as DataFrames. cache: response-cache
     directory; max_cost_usd: per run; max_total_cost_usd: per call (cells left unstarted are
     listed in unstarted.json); max_concurrency: requests per model at once; clock: how long tools
     and users take on the simulated clock (harness.clock.ClockConfig; default: each family's table);
-    extra_files: name -> text written beside config.json once every input is validated (a sweep's sweep.json).
+    extra_files: name -> text written beside config.json once every input is validated (a sweep's sweep.json);
+    families, task_ids, limit: which of the suite's tasks run (harness.selection; limit is per family).
     """
     # Imported here so that reading results (notebooks) does not load litellm and datasets.
     from harness.invocation import check_budgets, check_credentials, with_invocation_options
     from harness.runner import DEFAULT_MAX_REQUESTS, Matrix, validate_cells
+    from harness.selection import TaskSelection
     from tasks.suites import load_tasks
 
-    tasks = load_tasks(suite)
+    selection = TaskSelection(tuple(families), tuple(task_ids), limit)
+    tasks = selection.apply(load_tasks(suite), suite)
     strategies = list(strategies) if not isinstance(strategies, str) else strategies
     if isinstance(strategies, str) or (strategies and isinstance(strategies[0], str)):
         specs = strategy_specs(strategies, strategy_configs)  # type: ignore[arg-type]
@@ -156,13 +160,13 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     check_credentials(profiles)
     out_path.mkdir(parents=True, exist_ok=True)
     with hold(out_path, "run"):
-        _run_locked(out_path, suite, tasks, specs, seeds, matrix, cells, workers=workers, progress=progress,
+        _run_locked(out_path, suite, selection, tasks, specs, seeds, matrix, cells, workers=workers, progress=progress,
                     baseline=baseline, max_cost_usd=max_cost_usd, max_total_cost_usd=max_total_cost_usd,
                     command_line=command_line, extra_files=extra_files or {})
     return out_path
 
 
-def _run_locked(out_path: Path, suite: str, tasks: list[Any], specs: list[StrategySpec], seeds: Iterable[int],
+def _run_locked(out_path: Path, suite: str, selection: Any, tasks: list[Any], specs: list[StrategySpec], seeds: Iterable[int],
                 matrix: Any, cells: list[Any], *, workers: int, progress: bool, baseline: str,
                 max_cost_usd: float | None, max_total_cost_usd: float | None, command_line: list[str] | None,
                 extra_files: dict[str, str]) -> None:
@@ -176,6 +180,7 @@ def _run_locked(out_path: Path, suite: str, tasks: list[Any], specs: list[Strate
         (out_path / name).write_text(text, encoding="utf-8")
     results.write_config({
         "suite": suite,
+        "selection": selection.as_dict(),  # which of the suite's tasks; `tasks` holds them, so resume needs no more
         "tasks": [t.as_dict() for t in tasks],
         "strategies": [{"label": s.display, "name": s.name, "config": redact(s.config)} for s in specs],
         "seeds": list(seeds),
@@ -242,11 +247,15 @@ def sweep(grid: Grid, suite: str = "default", *, also: Iterable[str] = (), seeds
           profiles: dict[str, dict[str, Any]] | None = None, max_requests: int | None = None,
           out: str | Path | None = None, workers: int = 1, progress: bool = False,
           baseline: str | None = None, clock: dict[str, Any] | None = None,
-          command_line: list[str] | None = None) -> Path:
+          command_line: list[str] | None = None, cache: str | Path | None = None,
+          max_cost_usd: float | None = None, max_total_cost_usd: float | None = None,
+          max_concurrency: int | None = None, families: Iterable[str] = (), task_ids: Iterable[str] = (),
+          limit: int | None = None) -> Path:
     """Run every grid point (plus the strategies in `also`, e.g. the baseline) and write tuning.csv.
 
     Every point's strategy is built before any model call, so a bad key fails at once.
-    Returns the results directory; `load_results(...)` gives its tables, tuning included.
+    Returns the results directory; `load_results(...)` gives its tables, tuning included. The spending,
+    cache, concurrency and task-selection options are run's, forwarded.
     """
     remember(grid.base, grid.axes)  # before the points are built: their errors may echo a value
     points = validate_grid(grid)
@@ -256,7 +265,9 @@ def sweep(grid: Grid, suite: str = "default", *, also: Iterable[str] = (), seeds
     check_writable_dir(out_path, "--out")
     return run(suite, strategies=[spec for _, spec in points] + extra, seeds=seeds, profiles=profiles,
                max_requests=max_requests, out=out_path, workers=workers, progress=progress, baseline=baseline,
-               clock=clock, command_line=command_line, extra_files={SWEEP_FILE: sweep_file_text(grid, points)})
+               clock=clock, command_line=command_line, extra_files={SWEEP_FILE: sweep_file_text(grid, points)},
+               cache=cache, max_cost_usd=max_cost_usd, max_total_cost_usd=max_total_cost_usd,
+               max_concurrency=max_concurrency, families=families, task_ids=task_ids, limit=limit)
 
 
 def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | str = "none",

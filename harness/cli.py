@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import argparse
+import functools
+import json
 import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import harness  # noqa: F401  (offline environment before anything imports litellm)
 from harness.errors import ConfigError, CtxbenchError
@@ -75,6 +77,11 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
                         help="suite name (smoke, default, long), a JSONL/Parquet task file or a hub dataset id "
                              f"(default: {DEFAULT_SUITE})")
     parser.add_argument("--tasks", metavar="FILE", help="a task file (JSONL or Parquet); overrides --suite")
+    parser.add_argument("--family", metavar="F[,F]",
+                        help="run only these task families of the suite (see `ctxbench tasks list`)")
+    parser.add_argument("--task-ids", metavar="ID[,ID]", help="run only these task ids of the suite")
+    parser.add_argument("--limit", type=_positive_int, metavar="N",
+                        help="run only the first N tasks of each family, after --family and --task-ids")
     parser.add_argument("--model", default="mock/agent",
                         help="litellm model name of the agent (default mock/agent, the offline simulated agent)")
     parser.add_argument("--api-base", help="API base URL for the model (e.g. an OpenAI-compatible server); with "
@@ -100,14 +107,22 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
 def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     run = commands.add_parser(
         "run", help="run strategies on a task suite and report",
-        description="Run every task x strategy x seed cell, write results/<name>/, print a comparison table.")
+        description="Run every task x strategy x seed cell, write results/<name>/, print a comparison table.",
+        epilog="Examples: ctxbench run --suite smoke;  ctxbench run --family work_queue --limit 2 "
+               "--strategies none,agent_reset;  ctxbench run --model anthropic/claude-sonnet-4-5 --dry-run",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_strategy_options(run, "all")
     _add_model_options(run)
     _add_run_options(run)
 
 
 def _add_run_options(run: argparse.ArgumentParser) -> None:
-    """`ctxbench run` options for real models: resume, response cache, spending, concurrency, faults."""
+    """Options of `run` and `sweep` for real models: dry run, resume, response cache, spending, concurrency,
+    retries, faults (one function, so the two commands cannot drift apart)."""
+    run.add_argument("--dry-run", action="store_true",
+                     help="print the cells and an estimate of tokens and cost, from the mock agent run on these "
+                          "cells in a temporary directory and billed as --model (or --price-model); writes "
+                          "nothing and calls no real model")
     run.add_argument("--resume", metavar="RESULTS_DIR",
                      help="finish an interrupted run: reuse RESULTS_DIR/config.json, skip cells already in its "
                           "runs.jsonl, rerun the unfinished ones and those that ended on an outage (transient "
@@ -161,8 +176,10 @@ def _add_sweep_parser(commands: argparse._SubParsersAction) -> None:
         "sweep", help="run a grid over a strategy's parameters and recommend a point",
         description="Run one strategy at every point of a parameter grid (each point labelled by its values), "
                     "write tuning.csv and plots/tuning_pareto.png, and name the recommended point: the highest "
-                    "success rate, then the lowest mean cost.",
-        epilog="Example: ctxbench sweep --strategy observation_masking --grid keep_last=3,5,10 --also none")
+                    "success rate, then the lowest mean cost. Takes run's task selection, spending, cache, "
+                    "concurrency, retry and --dry-run options; --resume DIR finishes an interrupted sweep.",
+        epilog="Example: ctxbench sweep --strategy observation_masking --grid keep_last=3,5,10 --also none "
+               "(`ctxbench strategies NAME` lists the keys a grid can vary)")
     sweep.add_argument("grid_file", nargs="?", metavar="GRID_FILE",
                        help="YAML/JSON file: {strategy, config (base), label, grid: {dotted.key: [values]}}")
     sweep.add_argument("--strategy", help="registered name or import path of the strategy to sweep")
@@ -173,6 +190,7 @@ def _add_sweep_parser(commands: argparse._SubParsersAction) -> None:
     sweep.add_argument("--label", help="label prefix of the grid points (default: the strategy name)")
     sweep.add_argument("--also", default="", help="comma-separated strategies to run alongside, e.g. none")
     _add_model_options(sweep)
+    _add_run_options(sweep)
 
 
 def _add_traces_parser(commands: argparse._SubParsersAction) -> None:
@@ -216,7 +234,13 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("results_dir")
     report.add_argument("--baseline", default=None, help="strategy to compare against (default none)")
     report.add_argument("--bootstrap-seed", type=int, default=0, help="seed of the bootstrap resampling (default 0)")
-    commands.add_parser("strategies", help="list registered strategies")
+    strategies = commands.add_parser(
+        "strategies", help="list strategies, or show one's source and config keys",
+        description="Without NAME: every registered strategy with a one-line description and its source. "
+                    "With NAME: its description, source, and every config key with type, default and meaning "
+                    "(the schema that validates --strategy-config).",
+        epilog="Example: ctxbench strategies compaction_ladder")
+    strategies.add_argument("name", nargs="?", metavar="NAME", help="a registered strategy name or import path")
     _add_serve_mock_parser(commands)
     tasks = commands.add_parser("tasks", help="list task families and suites, or show one task instance",
                                 description="`tasks list`: families with their knobs, suites with their instances. "
@@ -349,63 +373,106 @@ def _profiles(args: argparse.Namespace, model: str | None = None) -> dict:
                              summarizer_knobs=summarizer_knobs)
 
 
-def _run_options(args: argparse.Namespace) -> dict:
+INVOCATION_OPTIONS = ("cache", "max_cost_usd", "max_total_cost_usd", "max_concurrency")
+# Options that say how, not what, to run: --resume may be given them (the matrix comes from config.json).
+RESUME_OPTIONS = {*INVOCATION_OPTIONS, "resume", "workers", "no_progress", "baseline", "rerun_errors", "repair",
+                  "api_base"}
+
+
+def _run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of api.run / api.sweep given by the shared options of `run` and `sweep`."""
     from harness.config import parse_inline_or_file
+    from harness.invocation import apply_profile_options
+    from harness.selection import parse_names
 
     clock = parse_inline_or_file(args.clock, "--clock") if args.clock else None
-    return {"seeds": args.seeds, "profiles": _profiles(args), "max_requests": args.max_requests, "out": args.out,
-            "clock": clock,
-            "workers": args.workers, "progress": not args.no_progress, "baseline": args.baseline,
-            "command_line": args.command_line}
+    profiles = _profiles(args)
+    apply_profile_options(profiles, retry=parse_inline_or_file(args.retry, "--retry") if args.retry else None,
+                          faults=parse_inline_or_file(args.mock_faults, "--mock-faults") if args.mock_faults else None)
+    return {"seeds": args.seeds, "profiles": profiles, "max_requests": args.max_requests, "out": args.out,
+            "clock": clock, "workers": args.workers, "progress": not args.no_progress, "baseline": args.baseline,
+            "command_line": args.command_line, "families": parse_names(args.family, "--family"),
+            "task_ids": parse_names(args.task_ids, "--task-ids"), "limit": args.limit,
+            **{name: getattr(args, name) for name in INVOCATION_OPTIONS}}
 
 
 def _print_outcome(out: Path, started: float) -> None:
+    from harness.invocation import UNSTARTED_FILE
     from harness.report import NO_FINISHED_RUNS, console_table, runs_frame, summarize
 
     runs = runs_frame(out)
     print(NO_FINISHED_RUNS if runs.empty else console_table(summarize(runs)))
     print(f"\n{len(runs)} runs in {time.perf_counter() - started:.1f}s -> {out}/ "
           f"(runs.jsonl, summary.csv, paired.csv, report.md, events/, plots/)")
+    if (out / UNSTARTED_FILE).exists():
+        print(f"Spending limit reached: runs not started are listed in {out / UNSTARTED_FILE}; "
+              f"finish them with --resume {out}", file=sys.stderr)
 
 
-def _run_defaults() -> dict[str, object]:
+def _command_defaults(command: str) -> dict[str, object]:
+    """The default of every option of `command`, to tell which ones a user gave."""
     parser = argparse.ArgumentParser()
-    _add_run_parser(parser.add_subparsers(dest="command"))
-    return vars(parser.parse_args(["run"]))
+    commands = parser.add_subparsers(dest="command")
+    (_add_run_parser if command == "run" else _add_sweep_parser)(commands)
+    return vars(parser.parse_args([command]))
+
+
+def _check_resume_only(args: argparse.Namespace) -> None:
+    """--rerun-errors and --repair act on a results directory: without --resume they are a mistake."""
+    if args.rerun_errors or args.repair:
+        raise ConfigError(f"{'--rerun-errors' if args.rerun_errors else '--repair'} works on a results "
+                          "directory: give it with --resume RESULTS_DIR")
+
+
+def _resume(args: argparse.Namespace) -> Path:
+    """`run --resume` / `sweep --resume`: the matrix from config.json, only how-to-run options on top."""
+    from harness import api
+
+    if args.dry_run:
+        raise ConfigError("--dry-run estimates a new matrix; it does not combine with --resume")
+    given = sorted(f"--{k.replace('_', '-')}" for k, v in _command_defaults(args.command).items()
+                   if k not in RESUME_OPTIONS and getattr(args, k) != v)
+    if given:
+        raise ConfigError(f"--resume takes the runs to make from {args.resume}/config.json; drop {', '.join(given)}")
+    return api.resume(args.resume, workers=args.workers, progress=not args.no_progress, api_base=args.api_base,
+                      **({"baseline": args.baseline} if args.baseline else {}),
+                      **{name: getattr(args, name) for name in INVOCATION_OPTIONS},
+                      rerun_errors=args.rerun_errors, repair=args.repair)
+
+
+def _dry_run(options: dict[str, Any], launch: Callable[..., Path]) -> int:
+    """Run the matrix with the mock standing in for every real model, in a temporary directory; print the
+    cells and the estimate (harness.dryrun). `launch` is api.run or api.sweep with its matrix bound."""
+    import tempfile
+
+    from harness.dryrun import estimate_text, in_matrix_order, stand_in_profiles
+    from harness.results import CONFIG_FILE, read_runs
+
+    profiles = stand_in_profiles(options["profiles"])
+    with tempfile.TemporaryDirectory(prefix="ctxbench-dry-run-") as temp:
+        out = launch(**{**options, "profiles": profiles, "out": Path(temp) / "dry-run", "cache": None,
+                        "max_total_cost_usd": None, "command_line": None})
+        rows = in_matrix_order(read_runs(out), json.loads((out / CONFIG_FILE).read_text(encoding="utf-8")))
+    print(estimate_text(rows, profiles, options["max_total_cost_usd"]))
+    return 0
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from harness import api
     from harness.config import parse_inline_or_file
-    from harness.invocation import UNSTARTED_FILE, apply_profile_options
 
-    invocation = {"cache": args.cache, "max_cost_usd": args.max_cost_usd, "max_total_cost_usd": args.max_total_cost_usd,
-                  "max_concurrency": args.max_concurrency}
     started = time.perf_counter()
     if args.resume:
-        given = sorted(f"--{k.replace('_', '-')}" for k, v in _run_defaults().items()
-                       if k not in {*invocation, "resume", "workers", "no_progress", "baseline", "rerun_errors", "repair",
-                                    "api_base"} and getattr(args, k) != v)
-        if given:
-            raise ConfigError(f"--resume takes the runs to make from {args.resume}/config.json; drop {', '.join(given)}")
-        out = api.resume(args.resume, workers=args.workers, progress=not args.no_progress, api_base=args.api_base,
-                         **({"baseline": args.baseline} if args.baseline else {}), **invocation,
-                         rerun_errors=args.rerun_errors, repair=args.repair)
+        out = _resume(args)
     else:
-        if args.rerun_errors or args.repair:
-            raise ConfigError(f"{'--rerun-errors' if args.rerun_errors else '--repair'} works on a results "
-                              "directory: give it with --resume RESULTS_DIR")
+        _check_resume_only(args)
         configs = parse_inline_or_file(args.strategy_config, "--strategy-config") if args.strategy_config else None
+        specs = api.strategy_specs(args.strategies, configs)
         options = _run_options(args)
-        apply_profile_options(options["profiles"],
-                              retry=parse_inline_or_file(args.retry, "--retry") if args.retry else None,
-                              faults=parse_inline_or_file(args.mock_faults, "--mock-faults") if args.mock_faults else None)
-        out = api.run(args.tasks or args.suite, strategies=api.strategy_specs(args.strategies, configs), **options,
-                      **invocation)
+        if args.dry_run:
+            return _dry_run(options, functools.partial(api.run, args.tasks or args.suite, strategies=specs))
+        out = api.run(args.tasks or args.suite, strategies=specs, **options)
     _print_outcome(out, started)
-    if (out / UNSTARTED_FILE).exists():
-        print(f"Spending limit reached: runs not started are listed in {out / UNSTARTED_FILE}; "
-              f"finish them with --resume {out}", file=sys.stderr)
     return 0
 
 
@@ -414,16 +481,23 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     from harness.config import parse_inline_or_file
     from harness.sweep import TUNING_FILE, load_grid_file, make_grid, parse_grid_args
 
-    data = load_grid_file(args.grid_file) if args.grid_file else {}
-    axes = dict(data.get("grid") or {})
-    for key, values in parse_grid_args(args.grid).items():
-        axes[key] = values
-    base = parse_inline_or_file(args.config, "--config") if args.config else data.get("config")
-    grid = make_grid(args.strategy or data.get("strategy"), axes, base, args.label or data.get("label"),
-                     where=f"sweep {args.grid_file}" if args.grid_file else "sweep")
-    also = [name.strip() for name in args.also.split(",") if name.strip()]
     started = time.perf_counter()
-    out = api.sweep(grid, args.tasks or args.suite, also=also, **_run_options(args))
+    if args.resume:
+        out = _resume(args)
+    else:
+        _check_resume_only(args)
+        data = load_grid_file(args.grid_file) if args.grid_file else {}
+        axes = dict(data.get("grid") or {})
+        for key, values in parse_grid_args(args.grid).items():
+            axes[key] = values
+        base = parse_inline_or_file(args.config, "--config") if args.config else data.get("config")
+        grid = make_grid(args.strategy or data.get("strategy"), axes, base, args.label or data.get("label"),
+                         where=f"sweep {args.grid_file}" if args.grid_file else "sweep")
+        also = [name.strip() for name in args.also.split(",") if name.strip()]
+        options = _run_options(args)
+        if args.dry_run:
+            return _dry_run(options, functools.partial(api.sweep, grid, args.tasks or args.suite, also=also))
+        out = api.sweep(grid, args.tasks or args.suite, also=also, **options)
     _print_outcome(out, started)
     results = api.load_results(out)
     print(f"\nrecommended: {results.recommended}  (highest success, then lowest cost; {out / TUNING_FILE})")
