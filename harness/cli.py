@@ -293,8 +293,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _cmd_traces(args)
     if args.command == "tasks":
         return _cmd_tasks(args)
-    print(_strategies_text())  # the `strategies` command
-    return 0
+    return _cmd_strategies(args)
 
 
 INTERNAL_ERROR_FILE = "internal-error-{stamp}-{pid}.txt"
@@ -344,18 +343,11 @@ def _save_traceback(text: str, results_dir: Path | None) -> str:
         return f"traceback not saved ({exc.strerror})"
 
 
-def _strategies_text() -> str:
-    """Every registered strategy; an adapter with the library it runs and its installed version."""
-    from strategies import REGISTRY, strategy_class
+def _cmd_strategies(args: argparse.Namespace) -> int:
+    from strategies.catalog import list_text, show_text
 
-    lines = []
-    for name, target in sorted(REGISTRY.items()):
-        library = strategy_class(name).library
-        wraps = "" if library is None else (
-            f"  runs {library.distribution} {library.version()}" if library.version() and
-            sys.version_info >= library.min_python else f"  needs {library.distribution}: {library.install_hint()}")
-        lines.append(f"{name:28s} {target}{wraps}")
-    return "\n".join(lines)
+    print(show_text(args.name) if args.name else list_text())
+    return 0
 
 
 def _profiles(args: argparse.Namespace, model: str | None = None) -> dict:
