@@ -213,7 +213,8 @@ def _add_traces_parser(commands: argparse._SubParsersAction) -> None:
     traces.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The `ctxbench` parser with every subcommand (building it imports no heavy library)."""
     parser = argparse.ArgumentParser(
         prog="ctxbench",
         description="Benchmark context-management strategies of LLM agents: tokens, prompt-cache hits, "
@@ -231,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         "report", help="write summary.csv, paired.csv, report.md and plots/ for a results directory",
         description="Summaries with seeded 95% bootstrap intervals, paired differences against a baseline over "
                     "the same task and seed, report.md and plots, from the directory's files alone.")
-    report.add_argument("results_dir")
+    report.add_argument("results_dir", help="a results directory written by run, sweep or traces")
     report.add_argument("--baseline", default=None, help="strategy to compare against (default none)")
     report.add_argument("--bootstrap-seed", type=int, default=0, help="seed of the bootstrap resampling (default 0)")
     strategies = commands.add_parser(
@@ -252,7 +253,11 @@ def main(argv: list[str] | None = None) -> int:
     show.add_argument("--suite", help="suite name, JSONL/Parquet file or hub id to look in (default: every built-in suite)")
     show.add_argument("--seed", type=int, default=0,
                       help="run seed: show the instance a run with this seed gets (default 0, the row's own)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     args.command_line = list(argv) if argv is not None else sys.argv[1:]
     # Like `python -m`, let --strategy mymodule:MyStrategy find modules in the working directory.
     if os.getcwd() not in sys.path:
@@ -271,6 +276,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader stopped (`ctxbench strategies | head`): not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+        return 141  # as a shell reports a command ended by SIGPIPE
     except Exception as exc:  # a bug of ours, not bad input: one line, the traceback kept in a file
         return _internal_error(exc, _results_dir(args))
 

@@ -75,8 +75,9 @@ def show_text(name: str) -> str:
     elif not cls.other_keys:
         lines.append("config keys: none")
     if cls.other_keys:
-        lines += ["", "keys validated by the library's own constructor (its types and defaults):"
-                  if cls.library is not None else "other keys:"]
+        lines += [""] if keys else []
+        lines.append("keys validated by the library's own constructor (its types and defaults):"
+                     if cls.library is not None else "other keys:")
         for key, meaning in cls.other_keys.items():
             lines += [f"  {key}", *_wrapped(meaning or "(see the library's documentation)")]
     lines += ["", f"every strategy also takes `{COMPOSE_KEY}`: a list of strategies composed after it, "
