@@ -71,8 +71,9 @@ def _add_strategy_options(parser: argparse.ArgumentParser, default: str) -> None
                              "a config's 'with' list composes further strategies")
 
 
-def _add_model_options(parser: argparse.ArgumentParser) -> None:
-    """Suite, model, seeds and parallelism: shared by `run` and `sweep`."""
+def _add_model_options(command: argparse.ArgumentParser) -> None:
+    """Suite, model, seeds and parallelism: shared by `run` and `sweep`, in help groups."""
+    parser = command.add_argument_group("tasks")
     parser.add_argument("--suite", default=DEFAULT_SUITE,
                         help="suite name (smoke, default, long), a JSONL/Parquet task file or a hub dataset id "
                              f"(default: {DEFAULT_SUITE})")
@@ -82,6 +83,7 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task-ids", metavar="ID[,ID]", help="run only these task ids of the suite")
     parser.add_argument("--limit", type=_positive_int, metavar="N",
                         help="run only the first N tasks of each family, after --family and --task-ids")
+    parser = command.add_argument_group("model and simulated provider")
     parser.add_argument("--model", default="mock/agent",
                         help="litellm model name of the agent (default mock/agent, the offline simulated agent)")
     parser.add_argument("--api-base", help="API base URL for the model (e.g. an OpenAI-compatible server); with "
@@ -93,6 +95,7 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
                         help="simulated durations of tools and users, e.g. '{\"tool_scale\": 0}' (no tool time) or "
                              "'{\"tool_durations\": {\"run_tests\": [60, 300]}}'; keys tool_scale, user_scale, "
                              "tool_durations, user_delay_s (default: each family's own table; docs/clock.md)")
+    parser = command.add_argument_group("matrix and output")
     parser.add_argument("--seeds", type=_int_list, default=[0], help="comma-separated run seeds (default 0)")
     parser.add_argument("--max-requests", type=_positive_int, default=None,
                         help="main-model requests per run before it ends as max_requests (default 400)")
@@ -116,9 +119,10 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     _add_run_options(run)
 
 
-def _add_run_options(run: argparse.ArgumentParser) -> None:
+def _add_run_options(command: argparse.ArgumentParser) -> None:
     """Options of `run` and `sweep` for real models: dry run, resume, response cache, spending, concurrency,
     retries, faults (one function, so the two commands cannot drift apart)."""
+    run = command.add_argument_group("before and around a paid run: estimate, resume, cache, spending, retries")
     run.add_argument("--dry-run", action="store_true",
                      help="print the cells and an estimate of tokens and cost, from the mock agent run on these "
                           "cells in a temporary directory and billed as --model (or --price-model); writes "
@@ -184,8 +188,9 @@ def _add_sweep_parser(commands: argparse._SubParsersAction) -> None:
                        help="YAML/JSON file: {strategy, config (base), label, grid: {dotted.key: [values]}}")
     sweep.add_argument("--strategy", help="registered name or import path of the strategy to sweep")
     sweep.add_argument("--grid", nargs="+", action="extend", default=[], metavar="KEY=V1,V2",
-                       help="a dotted key into the strategy config and its values, e.g. keep_last=3,5,10 or "
-                            "stages=[0.7,0.9],[0.8,0.95]; values are read as JSON or YAML; adds to the file's grid")
+                       help="a dotted key into the strategy config and its values, e.g. keep_last=3,5,10 "
+                            "(observation_masking) or condenser.warning_thresholds=[0.7,0.9],[0.8,0.95] (agent_reset); "
+                            "values are read as JSON or YAML; adds to the file's grid")
     sweep.add_argument("--config", metavar="JSON_OR_FILE", help="base config of the strategy at every point")
     sweep.add_argument("--label", help="label prefix of the grid points (default: the strategy name)")
     sweep.add_argument("--also", default="", help="comma-separated strategies to run alongside, e.g. none")

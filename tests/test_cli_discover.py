@@ -307,3 +307,17 @@ def test_sweep_help_example_names_a_real_key():
         build_dataclass(cls.Config, {key: int(value)}, "example")
     with pytest.raises(ConfigError):
         build_dataclass(cls.Config, {key + "_typo": 1}, "example")
+
+
+def test_grid_help_examples_name_real_keys():
+    """Issue 21 item 5: the --grid help's examples (it named `stages`, a key no strategy has) are keys of the
+    strategies they name, and their values validate there."""
+    from harness.sweep import Grid, parse_grid_args, validate_grid
+
+    sweep = next(sub for path, sub in _parsers(build_parser()) if path == ("sweep",))
+    text = " ".join(next(a for a in sweep._actions if "--grid" in a.option_strings).help.split())
+    examples = re.findall(r"([\w.]+=\S+) \((\w+)\)", text)
+    assert len(examples) == 2
+    for example, strategy in examples:
+        axes = parse_grid_args([example])
+        assert len(validate_grid(Grid(strategy=strategy, axes=axes))) >= 2
