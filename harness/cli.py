@@ -15,6 +15,7 @@ from harness.errors import ConfigError, CtxbenchError
 from harness.mock.cache import CACHE_STYLES
 
 DEFAULT_SUITE = "default"
+DEFAULT_CACHE_STYLE = "anthropic"
 
 
 def _int_list(text: str) -> list[int]:
@@ -51,8 +52,9 @@ def _add_provider_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--window", type=_positive_int,
                         help="context window in input tokens: the mock provider's window (default 200000), "
                              "and the input budget of a real model's profile")
-    parser.add_argument("--cache-style", choices=CACHE_STYLES, default="anthropic",
-                        help="prompt-cache simulation of the mock provider (default anthropic)")
+    parser.add_argument("--cache-style", choices=CACHE_STYLES,
+                        help="prompt-cache simulation of the mock provider (default anthropic; in a --dry-run "
+                             "of a real model, its provider's: anthropic for Claude, else openai)")
     parser.add_argument("--price-model", help="cost-map entry the run is billed as (mock default claude-sonnet-4-6)")
     parser.add_argument("--summarizer-knobs", metavar="JSON_OR_FILE",
                         help="imperfection knobs of the mock summarizer (the summary profile), "
@@ -373,7 +375,8 @@ def _profiles(args: argparse.Namespace, model: str | None = None) -> dict:
     extra = parse_inline_or_file(args.profiles, "--profiles") if args.profiles else None
     summarizer_knobs = (parse_inline_or_file(args.summarizer_knobs, "--summarizer-knobs")
                         if args.summarizer_knobs else None)
-    return api.mock_profiles(model or args.model, window=args.window, cache=args.cache_style, knobs=knobs,
+    return api.mock_profiles(model or args.model, window=args.window, cache=args.cache_style or DEFAULT_CACHE_STYLE,
+                             knobs=knobs,
                              api_base=getattr(args, "api_base", None), price_model=args.price_model, extra=extra,
                              summarizer_knobs=summarizer_knobs)
 
@@ -445,7 +448,7 @@ def _resume(args: argparse.Namespace) -> Path:
                       rerun_errors=args.rerun_errors, repair=args.repair)
 
 
-def _dry_run(options: dict[str, Any], launch: Callable[..., Path]) -> int:
+def _dry_run(options: dict[str, Any], launch: Callable[..., Path], cache_style: str | None) -> int:
     """Run the matrix with the mock standing in for every real model, in a temporary directory; print the
     cells and the estimate (harness.dryrun). `launch` is api.run or api.sweep with its matrix bound."""
     import tempfile
@@ -453,7 +456,7 @@ def _dry_run(options: dict[str, Any], launch: Callable[..., Path]) -> int:
     from harness.dryrun import estimate_text, in_matrix_order, stand_in_profiles
     from harness.results import CONFIG_FILE, read_runs
 
-    profiles = stand_in_profiles(options["profiles"])
+    profiles = stand_in_profiles(options["profiles"], cache_style)
     with tempfile.TemporaryDirectory(prefix="ctxbench-dry-run-") as temp:
         out = launch(**{**options, "profiles": profiles, "out": Path(temp) / "dry-run", "cache": None,
                         "max_total_cost_usd": None, "command_line": None})
@@ -475,7 +478,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         specs = api.strategy_specs(args.strategies, configs)
         options = _run_options(args)
         if args.dry_run:
-            return _dry_run(options, functools.partial(api.run, args.tasks or args.suite, strategies=specs))
+            return _dry_run(options, functools.partial(api.run, args.tasks or args.suite, strategies=specs),
+                            args.cache_style)
         out = api.run(args.tasks or args.suite, strategies=specs, **options)
     _print_outcome(out, started)
     return 0
@@ -501,7 +505,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         also = [name.strip() for name in args.also.split(",") if name.strip()]
         options = _run_options(args)
         if args.dry_run:
-            return _dry_run(options, functools.partial(api.sweep, grid, args.tasks or args.suite, also=also))
+            return _dry_run(options, functools.partial(api.sweep, grid, args.tasks or args.suite, also=also),
+                            args.cache_style)
         out = api.sweep(grid, args.tasks or args.suite, also=also, **options)
     _print_outcome(out, started)
     results = api.load_results(out)

@@ -20,12 +20,21 @@ SUMMARY_PROFILE = "summary"
 SHOWN_RUN_IDS = 5
 
 
-def stand_in_profiles(profiles: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The profiles with every real model replaced by the mock, priced and windowed as that model."""
+def provider_cache_style(model: str) -> str:
+    """How the model's provider caches prompts, as the mock simulates it: Anthropic's explicit
+    breakpoints with write premiums for Claude, else automatic prefix caching (OpenAI-style)."""
+    import litellm
+
+    entry = litellm.model_cost.get(model) or litellm.model_cost.get(model.split("/", 1)[-1]) or {}
+    provider = str(entry.get("litellm_provider", ""))
+    return "anthropic" if "anthropic" in provider or "claude" in model.lower() else "openai"
+
+
+def stand_in_profiles(profiles: dict[str, dict[str, Any]], cache_style: str | None = None) -> dict[str, dict[str, Any]]:
+    """The profiles with every real model replaced by the mock, priced, windowed and cached as that model
+    (`cache_style`: the user's --cache-style, else the provider's)."""
     from harness.llm import LLMProfile, Pricing
 
-    cache_style = next((p["mock"].get("cache", "anthropic") for p in profiles.values()
-                        if isinstance(p, dict) and isinstance(p.get("mock"), dict)), "anthropic")
     replaced = {}
     for name, profile in profiles.items():
         if not isinstance(profile, dict) or str(profile.get("model", "")).startswith("mock/"):
@@ -37,7 +46,8 @@ def stand_in_profiles(profiles: dict[str, dict[str, Any]]) -> dict[str, dict[str
             raise ConfigError(f"--dry-run: profiles.{name}: model {model!r} has no prices in litellm's cost map; "
                               "give the model to bill as with --price-model")
         window = LLMProfile(model=model, max_input_tokens=profile.get("max_input_tokens")).input_budget()
-        mock: dict[str, Any] = {"cache": cache_style, **({"window": window} if window else {})}
+        mock: dict[str, Any] = {"cache": cache_style or provider_cache_style(price_model),
+                                **({"window": window} if window else {})}
         replaced[name] = {"model": "mock/agent" if name == "main" else "mock/summarizer", "mock": mock,
                           "price_model": price_model,
                           **({"retry": profile["retry"]} if "retry" in profile else {})}
@@ -54,8 +64,8 @@ def estimate_text(rows: list[dict[str, Any]], profiles: dict[str, dict[str, Any]
     families = sorted({f for _, f in cells})
     width = max([len("strategy")] + [len(s) for s in strategies])
     seeds = len({row["seed"] for row in rows})
-    lines = [f"dry run: {len(rows)} cells ({len(strategies)} strategies x {len(families)} families, "
-             f"{seeds} seed{'s' if seeds > 1 else ''}); "
+    lines = [f"dry run: {_count(len(rows), 'cell', '', 's')} ({_count(len(strategies), 'strateg', 'y', 'ies')} x "
+             f"{_count(len(families), 'famil', 'y', 'ies')}, {_count(seeds, 'seed', '', 's')}); "
              "nothing was written and no real model was called", "",
              f"{'strategy':{width}s}  " + "  ".join(f"{f:>{max(len(f), 5)}s}" for f in families) + "  total"]
     for strategy in strategies:
@@ -73,7 +83,9 @@ def estimate_text(rows: list[dict[str, Any]], profiles: dict[str, dict[str, Any]
     from harness.llm import DEFAULT_PRICE_MODEL
 
     billed = main.get("price_model") or main.get("mock", {}).get("price_model", DEFAULT_PRICE_MODEL)
-    lines += [f"estimate from the mock agent's own runs of these cells, billed as {billed}:",
+    style = main.get("mock", {}).get("cache", "anthropic")
+    lines += [f"estimate from the mock agent's own runs of these cells, billed as {billed}, "
+              f"{style}-style prompt caching:",
               f"  requests      {requests:,} to the agent, {side:,} to summarizers",
               f"  input tokens  {total['input_tokens']:,} (cached {total['cached_tokens']:,}, "
               f"cache writes {total['cache_write_tokens']:,})",
@@ -91,6 +103,10 @@ def in_matrix_order(rows: list[dict[str, Any]], config: dict[str, Any]) -> list[
     tasks = {task["task_id"]: i for i, task in enumerate(config["tasks"])}
     strategies = {spec["label"]: i for i, spec in enumerate(config["strategies"])}
     return sorted(rows, key=lambda row: (tasks[row["task_id"]], strategies[row["strategy"]], row["seed"]))
+
+
+def _count(n: int, stem: str, one: str, many: str) -> str:
+    return f"{n} {stem}{one if n == 1 else many}"
 
 
 def _sum(rows: list[dict[str, Any]], key: str) -> float | None:

@@ -174,7 +174,8 @@ def test_dry_run_of_a_real_model_needs_no_key_writes_nothing_and_prices_the_mock
     assert main(["run", *DRY, "--model", model, "--out", str(out), "--dry-run"]) == 0
     text = capsys.readouterr().out
     assert "10 cells (2 strategies x 5 families, 1 seed)" in text
-    assert f"billed as {model}" in text and "without" in text and "A real model takes other steps" in text
+    assert f"billed as {model}, anthropic-style prompt caching" in text
+    assert "without" in text and "A real model takes other steps" in text
     assert "chained_lookup-smoke-0--none--s0" in text
     assert not out.exists()
     assert main(["run", *DRY, "--model", model, "--out", str(out)]) == 2
@@ -195,6 +196,18 @@ def test_dry_run_figures_are_the_mock_runs_own(tmp_path, capsys):
     assert f"output tokens {sum(r['output_tokens'] for r in rows):,}" in text
     assert f"cost          ${sum(r['cost_usd'] for r in rows):,.2f} with prompt caching, " \
            f"${sum(r['cost_usd_uncached'] for r in rows):,.2f} without" in text
+
+
+@pytest.mark.parametrize("argv, style", [
+    (["--model", "gpt-4o"], "openai"), (["--model", "anthropic/claude-sonnet-4-5"], "anthropic"),
+    (["--model", "gpt-4o", "--cache-style", "none"], "none"),
+])
+def test_dry_run_caches_as_the_models_provider_unless_told(capsys, argv, style):
+    """Ours: a real model's dry run simulates its provider's prompt cache (Anthropic-style for Claude, else
+    automatic prefix caching), unless --cache-style is given."""
+    assert main(["run", "--suite", "smoke", "--family", "work_queue", "--strategies", "none", "--no-progress",
+                 "--dry-run", *argv]) == 0
+    assert f", {style}-style prompt caching:" in capsys.readouterr().out
 
 
 def test_dry_run_of_an_unpriced_model_asks_for_a_price_model(capsys):
@@ -218,7 +231,7 @@ def test_sweep_dry_run_counts_every_grid_point(tmp_path, capsys):
                  "--suite", "smoke", "--family", "chained_lookup", "--no-progress", "--out", str(out),
                  "--dry-run"]) == 0
     text = capsys.readouterr().out
-    assert "9 cells (3 strategies x 1 families, 1 seed)" in text
+    assert "9 cells (3 strategies x 1 family, 1 seed)" in text
     assert "observation_masking[keep_last=1]" in text and not out.exists()
 
 
