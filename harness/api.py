@@ -166,8 +166,8 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     return out_path
 
 
-def _run_locked(out_path: Path, suite: str, selection: Any, tasks: list[Any], specs: list[StrategySpec], seeds: Iterable[int],
-                matrix: Any, cells: list[Any], *, workers: int, progress: bool, baseline: str,
+def _run_locked(out_path: Path, suite: str, selection: Any, tasks: list[Any], specs: list[StrategySpec],
+                seeds: Iterable[int], matrix: Any, cells: list[Any], *, workers: int, progress: bool, baseline: str,
                 max_cost_usd: float | None, max_total_cost_usd: float | None, command_line: list[str] | None,
                 extra_files: dict[str, str]) -> None:
     """run's writing part, with the directory's lock held (a second writer was refused before this)."""

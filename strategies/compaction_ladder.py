@@ -53,7 +53,8 @@ class LadderConfig:
     """The seed's `compact:` block; the defaults are the seed's values for real work."""
 
     turn_boundary: bool = option(True, "compact to turn_boundary_target when a user turn begins, and to "
-                                       "target_tokens only in an emergency; false: to target_tokens before every request")
+                                       "target_tokens only in an emergency; false: to target_tokens before "
+                                       "every request")
     turn_boundary_target: int = option(100_000, "routine token budget at the start of each turn")
     target_tokens: int = option(200_000, "emergency token ceiling during a turn")
     window_max_messages: int = option(100, "the sliding window acts when the view holds more messages than this")
