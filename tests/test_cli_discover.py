@@ -354,3 +354,13 @@ def test_every_command_in_the_cli_page_parses():
             parser.parse_args(argv)
         except SystemExit as exc:
             pytest.fail(f"docs/cli.md: `ctxbench {command}` does not parse (exit {exc.code})")
+
+
+def test_strategies_shows_a_users_strategy_by_import_path(capsys):
+    """Issue 21 item 5: `strategies pkg.module:Class` describes a user's strategy from its docstring and its
+    Config dataclass (a field without help still shows its type and default)."""
+    assert main(["strategies", "masking:KeepLastToolResults"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("masking:KeepLastToolResults: Before each request, masks every tool result")
+    assert "source: user strategy masking:KeepLastToolResults" in out
+    assert "  keep  (integer, default 2)" in out
