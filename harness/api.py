@@ -123,7 +123,8 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
         max_total_cost_usd: float | None = None, max_concurrency: int | None = None,
         clock: dict[str, Any] | None = None, command_line: list[str] | None = None,
         extra_files: dict[str, str] | None = None,
-        strategy_knobs: dict[str, dict[str, dict[str, Any]]] | None = None) -> Path:
+        strategy_knobs: dict[str, dict[str, dict[str, Any]]] | None = None, families: Iterable[str] = (),
+        task_ids: Iterable[str] = (), limit: int | None = None) -> Path:
     """Run every task x strategy x seed cell, write the results layout and report; return its path.
 
     `load_results(run(...))` gives the runs and requests as DataFrames. cache: response-cache
@@ -133,13 +134,16 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     extra_files: name -> text written beside config.json once every input is validated (a sweep's sweep.json);
     strategy_knobs: strategy label -> profile name -> mock knobs its runs use on top of that profile's
     (a sweep's `mock.<knob>` axes; runner.Matrix).
+    families, task_ids, limit: which of the suite's tasks run (harness.selection; limit is per family).
     """
     # Imported here so that reading results (notebooks) does not load litellm and datasets.
     from harness.invocation import check_budgets, check_credentials, with_invocation_options
     from harness.runner import DEFAULT_MAX_REQUESTS, Matrix, validate_cells
+    from harness.selection import TaskSelection
     from tasks.suites import load_tasks
 
-    tasks = load_tasks(suite)
+    selection = TaskSelection(tuple(families), tuple(task_ids), limit)
+    tasks = selection.apply(load_tasks(suite), suite)
     strategies = list(strategies) if not isinstance(strategies, str) else strategies
     if isinstance(strategies, str) or (strategies and isinstance(strategies[0], str)):
         specs = strategy_specs(strategies, strategy_configs)  # type: ignore[arg-type]
@@ -160,14 +164,14 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     check_credentials(profiles)
     out_path.mkdir(parents=True, exist_ok=True)
     with hold(out_path, "run"):
-        _run_locked(out_path, suite, tasks, specs, seeds, matrix, cells, workers=workers, progress=progress,
+        _run_locked(out_path, suite, selection, tasks, specs, seeds, matrix, cells, workers=workers, progress=progress,
                     baseline=baseline, max_cost_usd=max_cost_usd, max_total_cost_usd=max_total_cost_usd,
                     command_line=command_line, extra_files=extra_files or {})
     return out_path
 
 
-def _run_locked(out_path: Path, suite: str, tasks: list[Any], specs: list[StrategySpec], seeds: Iterable[int],
-                matrix: Any, cells: list[Any], *, workers: int, progress: bool, baseline: str,
+def _run_locked(out_path: Path, suite: str, selection: Any, tasks: list[Any], specs: list[StrategySpec],
+                seeds: Iterable[int], matrix: Any, cells: list[Any], *, workers: int, progress: bool, baseline: str,
                 max_cost_usd: float | None, max_total_cost_usd: float | None, command_line: list[str] | None,
                 extra_files: dict[str, str]) -> None:
     """run's writing part, with the directory's lock held (a second writer was refused before this)."""
@@ -180,6 +184,7 @@ def _run_locked(out_path: Path, suite: str, tasks: list[Any], specs: list[Strate
         (out_path / name).write_text(text, encoding="utf-8")
     results.write_config({
         "suite": suite,
+        "selection": selection.as_dict(),  # which of the suite's tasks; `tasks` holds them, so resume needs no more
         "tasks": [t.as_dict() for t in tasks],
         "strategies": [{"label": s.display, "name": s.name, "config": redact(s.config)} for s in specs],
         "seeds": list(seeds),
@@ -248,16 +253,17 @@ def sweep(grid: Grid | dict[str, Any], suite: str = "default", *, also: Iterable
           max_requests: int | None = None, out: str | Path | None = None, workers: int = 1, progress: bool = False,
           baseline: str | None = None, cache: str | Path | None = None, max_cost_usd: float | None = None,
           max_total_cost_usd: float | None = None, max_concurrency: int | None = None,
-          clock: dict[str, Any] | None = None, command_line: list[str] | None = None) -> Path:
+          clock: dict[str, Any] | None = None, command_line: list[str] | None = None,
+          families: Iterable[str] = (), task_ids: Iterable[str] = (), limit: int | None = None) -> Path:
     """Run every grid point (plus the strategies in `also`, e.g. the baseline) and write tuning.csv.
 
     `grid`: a Grid, or a grid file's own mapping ({"strategy", "config", "label", "grid": {key: [values]}});
     keys `mock.<knob>` / `summarizer.<knob>` vary the mock's knobs per point (harness.sweep). Every other
-    option is `run`'s (retries: in `profiles`, as `ctxbench run --retry` puts them). The report's
-    baseline is `none` if run, else the first of `also`. Every point's strategy and knobs are checked
-    before any model call, so a bad key fails at once. An interrupted sweep is finished by
-    `resume(its directory)`, tuning.csv included. Returns the results directory; `load_results(...)`
-    gives its tables, tuning included.
+    option is `run`'s, forwarded: spending, cache, concurrency and task selection (retries: in `profiles`,
+    as `ctxbench run --retry` puts them). The report's baseline is `none` if run, else the first of `also`.
+    Every point's strategy and knobs are checked before any model call, so a bad key fails at once. An
+    interrupted sweep is finished by `resume(its directory)`, tuning.csv included. Returns the results
+    directory; `load_results(...)` gives its tables, tuning included.
     """
     if not isinstance(grid, Grid):
         grid = grid_from_mapping(grid, "sweep grid")
@@ -272,7 +278,8 @@ def sweep(grid: Grid | dict[str, Any], suite: str = "default", *, also: Iterable
                max_requests=max_requests, out=out_path, workers=workers, progress=progress, baseline=baseline,
                cache=cache, max_cost_usd=max_cost_usd, max_total_cost_usd=max_total_cost_usd,
                max_concurrency=max_concurrency, clock=clock, command_line=command_line,
-               extra_files={SWEEP_FILE: sweep_file_text(grid, points)}, strategy_knobs=point_knobs(points))
+               extra_files={SWEEP_FILE: sweep_file_text(grid, points)}, strategy_knobs=point_knobs(points),
+               families=families, task_ids=task_ids, limit=limit)
 
 
 def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | str = "none",

@@ -2,17 +2,20 @@
 from __future__ import annotations
 
 import argparse
+import functools
+import json
 import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import harness  # noqa: F401  (offline environment before anything imports litellm)
 from harness.errors import ConfigError, CtxbenchError
 from harness.mock.cache import CACHE_STYLES
 
 DEFAULT_SUITE = "default"
+DEFAULT_CACHE_STYLE = "anthropic"
 
 
 def _int_list(text: str) -> list[int]:
@@ -49,8 +52,9 @@ def _add_provider_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--window", type=_positive_int,
                         help="context window in input tokens: the mock provider's window (default 200000), "
                              "and the input budget of a real model's profile")
-    parser.add_argument("--cache-style", choices=CACHE_STYLES, default="anthropic",
-                        help="prompt-cache simulation of the mock provider (default anthropic)")
+    parser.add_argument("--cache-style", choices=CACHE_STYLES,
+                        help="prompt-cache simulation of the mock provider (default anthropic; in a --dry-run "
+                             "of a real model, its provider's: anthropic for Claude, else openai)")
     parser.add_argument("--price-model", help="cost-map entry the run is billed as (mock default claude-sonnet-4-6)")
     parser.add_argument("--summarizer-knobs", metavar="JSON_OR_FILE",
                         help="imperfection knobs of the mock summarizer (the summary profile), "
@@ -69,12 +73,19 @@ def _add_strategy_options(parser: argparse.ArgumentParser, default: str) -> None
                              "a config's 'with' list composes further strategies")
 
 
-def _add_model_options(parser: argparse.ArgumentParser) -> None:
-    """Suite, model, seeds and parallelism: shared by `run` and `sweep`."""
+def _add_model_options(command: argparse.ArgumentParser) -> None:
+    """Suite, model, seeds and parallelism: shared by `run` and `sweep`, in help groups."""
+    parser = command.add_argument_group("tasks")
     parser.add_argument("--suite", default=DEFAULT_SUITE,
                         help="suite name (smoke, default, long), a JSONL/Parquet task file or a hub dataset id "
                              f"(default: {DEFAULT_SUITE})")
     parser.add_argument("--tasks", metavar="FILE", help="a task file (JSONL or Parquet); overrides --suite")
+    parser.add_argument("--family", metavar="F[,F]",
+                        help="run only these task families of the suite (see `ctxbench tasks list`)")
+    parser.add_argument("--task-ids", metavar="ID[,ID]", help="run only these task ids of the suite")
+    parser.add_argument("--limit", type=_positive_int, metavar="N",
+                        help="run only the first N tasks of each family, after --family and --task-ids")
+    parser = command.add_argument_group("model and simulated provider")
     parser.add_argument("--model", default="mock/agent",
                         help="litellm model name of the agent (default mock/agent, the offline simulated agent)")
     parser.add_argument("--api-base", help="API base URL for the model (e.g. an OpenAI-compatible server); with "
@@ -86,6 +97,7 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
                         help="simulated durations of tools and users, e.g. '{\"tool_scale\": 0}' (no tool time) or "
                              "'{\"tool_durations\": {\"run_tests\": [60, 300]}}'; keys tool_scale, user_scale, "
                              "tool_durations, user_delay_s (default: each family's own table; docs/clock.md)")
+    parser = command.add_argument_group("matrix and output")
     parser.add_argument("--seeds", type=_int_list, default=[0], help="comma-separated run seeds (default 0)")
     parser.add_argument("--max-requests", type=_positive_int, default=None,
                         help="main-model requests per run before it ends as max_requests (default 400)")
@@ -100,14 +112,23 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
 def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     run = commands.add_parser(
         "run", help="run strategies on a task suite and report",
-        description="Run every task x strategy x seed cell, write results/<name>/, print a comparison table.")
+        description="Run every task x strategy x seed cell, write results/<name>/, print a comparison table.",
+        epilog="Examples: ctxbench run --suite smoke;  ctxbench run --family work_queue --limit 2 "
+               "--strategies none,agent_reset;  ctxbench run --model anthropic/claude-sonnet-4-5 --dry-run",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_strategy_options(run, "all")
     _add_model_options(run)
     _add_run_options(run)
 
 
-def _add_run_options(run: argparse.ArgumentParser) -> None:
-    """`ctxbench run` options for real models: resume, response cache, spending, concurrency, faults."""
+def _add_run_options(command: argparse.ArgumentParser) -> None:
+    """Options of `run` and `sweep` for real models: dry run, resume, response cache, spending, concurrency,
+    retries, faults (one function, so the two commands cannot drift apart)."""
+    run = command.add_argument_group("before and around a paid run: estimate, resume, cache, spending, retries")
+    run.add_argument("--dry-run", action="store_true",
+                     help="print the cells and an estimate of tokens and cost, from the mock agent run on these "
+                          "cells in a temporary directory and billed as --model (or --price-model); writes "
+                          "nothing and calls no real model")
     run.add_argument("--resume", metavar="RESULTS_DIR",
                      help="finish an interrupted run: reuse RESULTS_DIR/config.json, skip cells already in its "
                           "runs.jsonl, rerun the unfinished ones and those that ended on an outage (transient "
@@ -160,19 +181,24 @@ def _add_sweep_parser(commands: argparse._SubParsersAction) -> None:
     sweep = commands.add_parser(
         "sweep", help="run a grid over a strategy's parameters and recommend a point",
         description="Run one strategy at every point of a parameter grid (each point labelled by its values), "
-                    "write tuning.csv and plots/tuning_pareto.png, and name the recommended point: the highest "
-                    "success rate, then the lowest mean cost.",
-        epilog="Example: ctxbench sweep --strategy observation_masking --grid keep_last=3,5,10 --also none")
+                    "write tuning.csv and plots/tuning_pareto.png, and name the recommended point: the cheapest per "
+                    "success among the points (and --also baselines) whose success ties the best's within the 95% "
+                    "interval of the paired difference (docs/sweeps.md). Takes run's task selection, spending, cache, "
+                    "concurrency, retry and --dry-run options; --resume DIR finishes an interrupted sweep.",
+        epilog="Example: ctxbench sweep --strategy observation_masking --grid keep_last=3,5,10 --also none "
+               "(`ctxbench strategies NAME` lists the keys a grid can vary)")
     sweep.add_argument("grid_file", nargs="?", metavar="GRID_FILE",
                        help="YAML/JSON file: {strategy, config (base), label, grid: {dotted.key: [values]}}")
     sweep.add_argument("--strategy", help="registered name or import path of the strategy to sweep")
     sweep.add_argument("--grid", nargs="+", action="extend", default=[], metavar="KEY=V1,V2",
-                       help="a dotted key into the strategy config and its values, e.g. keep_last=3,5,10 or "
-                            "stages=[0.7,0.9],[0.8,0.95]; values are read as JSON or YAML; adds to the file's grid")
+                       help="a dotted key into the strategy config and its values, e.g. keep_last=3,5,10 "
+                            "(observation_masking) or condenser.warning_thresholds=[0.7,0.9],[0.8,0.95] (agent_reset); "
+                            "values are read as JSON or YAML; adds to the file's grid")
     sweep.add_argument("--config", metavar="JSON_OR_FILE", help="base config of the strategy at every point")
     sweep.add_argument("--label", help="label prefix of the grid points (default: the strategy name)")
     sweep.add_argument("--also", default="", help="comma-separated strategies to run alongside, e.g. none")
     _add_model_options(sweep)
+    _add_run_options(sweep)
 
 
 def _add_traces_parser(commands: argparse._SubParsersAction) -> None:
@@ -195,7 +221,8 @@ def _add_traces_parser(commands: argparse._SubParsersAction) -> None:
     traces.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The `ctxbench` parser with every subcommand (building it imports no heavy library)."""
     parser = argparse.ArgumentParser(
         prog="ctxbench",
         description="Benchmark context-management strategies of LLM agents: tokens, prompt-cache hits, "
@@ -213,10 +240,16 @@ def main(argv: list[str] | None = None) -> int:
         "report", help="write summary.csv, paired.csv, report.md and plots/ for a results directory",
         description="Summaries with seeded 95% bootstrap intervals, paired differences against a baseline over "
                     "the same task and seed, report.md and plots, from the directory's files alone.")
-    report.add_argument("results_dir")
+    report.add_argument("results_dir", help="a results directory written by run, sweep or traces")
     report.add_argument("--baseline", default=None, help="strategy to compare against (default none)")
     report.add_argument("--bootstrap-seed", type=int, default=0, help="seed of the bootstrap resampling (default 0)")
-    commands.add_parser("strategies", help="list registered strategies")
+    strategies = commands.add_parser(
+        "strategies", help="list strategies, or show one's source and config keys",
+        description="Without NAME: every registered strategy with a one-line description and its source. "
+                    "With NAME: its description, source, and every config key with type, default and meaning "
+                    "(the schema that validates --strategy-config).",
+        epilog="Example: ctxbench strategies compaction_ladder")
+    strategies.add_argument("name", nargs="?", metavar="NAME", help="a registered strategy name or import path")
     _add_serve_mock_parser(commands)
     tasks = commands.add_parser("tasks", help="list task families and suites, or show one task instance",
                                 description="`tasks list`: families with their knobs, suites with their instances. "
@@ -228,7 +261,11 @@ def main(argv: list[str] | None = None) -> int:
     show.add_argument("--suite", help="suite name, JSONL/Parquet file or hub id to look in (default: every built-in suite)")
     show.add_argument("--seed", type=int, default=0,
                       help="run seed: show the instance a run with this seed gets (default 0, the row's own)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     args.command_line = list(argv) if argv is not None else sys.argv[1:]
     # Like `python -m`, let --strategy mymodule:MyStrategy find modules in the working directory.
     if os.getcwd() not in sys.path:
@@ -247,6 +284,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader stopped (`ctxbench strategies | head`): not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+        return 141  # as a shell reports a command ended by SIGPIPE
     except Exception as exc:  # a bug of ours, not bad input: one line, the traceback kept in a file
         return _internal_error(exc, _results_dir(args))
 
@@ -269,8 +309,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _cmd_traces(args)
     if args.command == "tasks":
         return _cmd_tasks(args)
-    print(_strategies_text())  # the `strategies` command
-    return 0
+    return _cmd_strategies(args)
 
 
 INTERNAL_ERROR_FILE = "internal-error-{stamp}-{pid}.txt"
@@ -320,18 +359,11 @@ def _save_traceback(text: str, results_dir: Path | None) -> str:
         return f"traceback not saved ({exc.strerror})"
 
 
-def _strategies_text() -> str:
-    """Every registered strategy; an adapter with the library it runs and its installed version."""
-    from strategies import REGISTRY, strategy_class
+def _cmd_strategies(args: argparse.Namespace) -> int:
+    from strategies.catalog import list_text, show_text
 
-    lines = []
-    for name, target in sorted(REGISTRY.items()):
-        library = strategy_class(name).library
-        wraps = "" if library is None else (
-            f"  runs {library.distribution} {library.version()}" if library.version() and
-            sys.version_info >= library.min_python else f"  needs {library.distribution}: {library.install_hint()}")
-        lines.append(f"{name:28s} {target}{wraps}")
-    return "\n".join(lines)
+    print(show_text(args.name) if args.name else list_text())
+    return 0
 
 
 def _profiles(args: argparse.Namespace, model: str | None = None) -> dict:
@@ -344,68 +376,113 @@ def _profiles(args: argparse.Namespace, model: str | None = None) -> dict:
     extra = parse_inline_or_file(args.profiles, "--profiles") if args.profiles else None
     summarizer_knobs = (parse_inline_or_file(args.summarizer_knobs, "--summarizer-knobs")
                         if args.summarizer_knobs else None)
-    return api.mock_profiles(model or args.model, window=args.window, cache=args.cache_style, knobs=knobs,
+    return api.mock_profiles(model or args.model, window=args.window, cache=args.cache_style or DEFAULT_CACHE_STYLE,
+                             knobs=knobs,
                              api_base=getattr(args, "api_base", None), price_model=args.price_model, extra=extra,
                              summarizer_knobs=summarizer_knobs)
 
 
-def _run_options(args: argparse.Namespace) -> dict:
+INVOCATION_OPTIONS = ("cache", "max_cost_usd", "max_total_cost_usd", "max_concurrency")
+# Options that say how, not what, to run: --resume may be given them (the matrix comes from config.json).
+RESUME_OPTIONS = {*INVOCATION_OPTIONS, "resume", "workers", "no_progress", "baseline", "rerun_errors", "repair",
+                  "api_base"}
+
+
+def _run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of api.run / api.sweep given by the shared options of `run` and `sweep`."""
     from harness.config import parse_inline_or_file
+    from harness.invocation import apply_profile_options
+    from harness.selection import parse_names
 
     clock = parse_inline_or_file(args.clock, "--clock") if args.clock else None
-    return {"seeds": args.seeds, "profiles": _profiles(args), "max_requests": args.max_requests, "out": args.out,
-            "clock": clock,
-            "workers": args.workers, "progress": not args.no_progress, "baseline": args.baseline,
-            "command_line": args.command_line}
+    profiles = _profiles(args)
+    apply_profile_options(profiles, retry=parse_inline_or_file(args.retry, "--retry") if args.retry else None,
+                          faults=parse_inline_or_file(args.mock_faults, "--mock-faults") if args.mock_faults else None)
+    return {"seeds": args.seeds, "profiles": profiles, "max_requests": args.max_requests, "out": args.out,
+            "clock": clock, "workers": args.workers, "progress": not args.no_progress, "baseline": args.baseline,
+            "command_line": args.command_line, "families": parse_names(args.family, "--family"),
+            "task_ids": parse_names(args.task_ids, "--task-ids"), "limit": args.limit,
+            **{name: getattr(args, name) for name in INVOCATION_OPTIONS}}
 
 
 def _print_outcome(out: Path, started: float) -> None:
+    from harness.invocation import UNSTARTED_FILE
     from harness.report import NO_FINISHED_RUNS, console_table, runs_frame, summarize
 
     runs = runs_frame(out)
     print(NO_FINISHED_RUNS if runs.empty else console_table(summarize(runs)))
     print(f"\n{len(runs)} runs in {time.perf_counter() - started:.1f}s -> {out}/ "
           f"(runs.jsonl, summary.csv, paired.csv, report.md, events/, plots/)")
+    if (out / UNSTARTED_FILE).exists():
+        print(f"Spending limit reached: runs not started are listed in {out / UNSTARTED_FILE}; "
+              f"finish them with --resume {out}", file=sys.stderr)
 
 
-def _run_defaults() -> dict[str, object]:
+def _command_defaults(command: str) -> dict[str, object]:
+    """The default of every option of `command`, to tell which ones a user gave."""
     parser = argparse.ArgumentParser()
-    _add_run_parser(parser.add_subparsers(dest="command"))
-    return vars(parser.parse_args(["run"]))
+    commands = parser.add_subparsers(dest="command")
+    (_add_run_parser if command == "run" else _add_sweep_parser)(commands)
+    return vars(parser.parse_args([command]))
+
+
+def _check_resume_only(args: argparse.Namespace) -> None:
+    """--rerun-errors and --repair act on a results directory: without --resume they are a mistake."""
+    if args.rerun_errors or args.repair:
+        raise ConfigError(f"{'--rerun-errors' if args.rerun_errors else '--repair'} works on a results "
+                          "directory: give it with --resume RESULTS_DIR")
+
+
+def _resume(args: argparse.Namespace) -> Path:
+    """`run --resume` / `sweep --resume`: the matrix from config.json, only how-to-run options on top."""
+    from harness import api
+
+    if args.dry_run:
+        raise ConfigError("--dry-run estimates a new matrix; it does not combine with --resume")
+    given = sorted(f"--{k.replace('_', '-')}" for k, v in _command_defaults(args.command).items()
+                   if k not in RESUME_OPTIONS and getattr(args, k) != v)
+    if given:
+        raise ConfigError(f"--resume takes the runs to make from {args.resume}/config.json; drop {', '.join(given)}")
+    return api.resume(args.resume, workers=args.workers, progress=not args.no_progress, api_base=args.api_base,
+                      **({"baseline": args.baseline} if args.baseline else {}),
+                      **{name: getattr(args, name) for name in INVOCATION_OPTIONS},
+                      rerun_errors=args.rerun_errors, repair=args.repair)
+
+
+def _dry_run(options: dict[str, Any], launch: Callable[..., Path], cache_style: str | None) -> int:
+    """Run the matrix with the mock standing in for every real model, in a temporary directory; print the
+    cells and the estimate (harness.dryrun). `launch` is api.run or api.sweep with its matrix bound."""
+    import tempfile
+
+    from harness.dryrun import estimate_text, in_matrix_order, stand_in_profiles
+    from harness.results import CONFIG_FILE, read_runs
+
+    profiles = stand_in_profiles(options["profiles"], cache_style)
+    with tempfile.TemporaryDirectory(prefix="ctxbench-dry-run-") as temp:
+        out = launch(**{**options, "profiles": profiles, "out": Path(temp) / "dry-run", "cache": None,
+                        "max_total_cost_usd": None, "command_line": None})
+        rows = in_matrix_order(read_runs(out), json.loads((out / CONFIG_FILE).read_text(encoding="utf-8")))
+    print(estimate_text(rows, profiles, options["max_total_cost_usd"]))
+    return 0
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from harness import api
     from harness.config import parse_inline_or_file
-    from harness.invocation import UNSTARTED_FILE, apply_profile_options
 
-    invocation = {"cache": args.cache, "max_cost_usd": args.max_cost_usd, "max_total_cost_usd": args.max_total_cost_usd,
-                  "max_concurrency": args.max_concurrency}
     started = time.perf_counter()
     if args.resume:
-        given = sorted(f"--{k.replace('_', '-')}" for k, v in _run_defaults().items()
-                       if k not in {*invocation, "resume", "workers", "no_progress", "baseline", "rerun_errors", "repair",
-                                    "api_base"} and getattr(args, k) != v)
-        if given:
-            raise ConfigError(f"--resume takes the runs to make from {args.resume}/config.json; drop {', '.join(given)}")
-        out = api.resume(args.resume, workers=args.workers, progress=not args.no_progress, api_base=args.api_base,
-                         **({"baseline": args.baseline} if args.baseline else {}), **invocation,
-                         rerun_errors=args.rerun_errors, repair=args.repair)
+        out = _resume(args)
     else:
-        if args.rerun_errors or args.repair:
-            raise ConfigError(f"{'--rerun-errors' if args.rerun_errors else '--repair'} works on a results "
-                              "directory: give it with --resume RESULTS_DIR")
+        _check_resume_only(args)
         configs = parse_inline_or_file(args.strategy_config, "--strategy-config") if args.strategy_config else None
+        specs = api.strategy_specs(args.strategies, configs)
         options = _run_options(args)
-        apply_profile_options(options["profiles"],
-                              retry=parse_inline_or_file(args.retry, "--retry") if args.retry else None,
-                              faults=parse_inline_or_file(args.mock_faults, "--mock-faults") if args.mock_faults else None)
-        out = api.run(args.tasks or args.suite, strategies=api.strategy_specs(args.strategies, configs), **options,
-                      **invocation)
+        if args.dry_run:
+            return _dry_run(options, functools.partial(api.run, args.tasks or args.suite, strategies=specs),
+                            args.cache_style)
+        out = api.run(args.tasks or args.suite, strategies=specs, **options)
     _print_outcome(out, started)
-    if (out / UNSTARTED_FILE).exists():
-        print(f"Spending limit reached: runs not started are listed in {out / UNSTARTED_FILE}; "
-              f"finish them with --resume {out}", file=sys.stderr)
     return 0
 
 
@@ -415,16 +492,24 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     from harness.sweep import (TUNING_FILE, load_grid_file, make_grid, parse_grid_args, recommendation_text,
                                tuning_markdown)
 
-    data = load_grid_file(args.grid_file) if args.grid_file else {}
-    axes = dict(data.get("grid") or {})
-    for key, values in parse_grid_args(args.grid).items():
-        axes[key] = values
-    base = parse_inline_or_file(args.config, "--config") if args.config else data.get("config")
-    grid = make_grid(args.strategy or data.get("strategy"), axes, base, args.label or data.get("label"),
-                     where=f"sweep {args.grid_file}" if args.grid_file else "sweep")
-    also = [name.strip() for name in args.also.split(",") if name.strip()]
     started = time.perf_counter()
-    out = api.sweep(grid, args.tasks or args.suite, also=also, **_run_options(args))
+    if args.resume:
+        out = _resume(args)
+    else:
+        _check_resume_only(args)
+        data = load_grid_file(args.grid_file) if args.grid_file else {}
+        axes = dict(data.get("grid") or {})
+        for key, values in parse_grid_args(args.grid).items():
+            axes[key] = values
+        base = parse_inline_or_file(args.config, "--config") if args.config else data.get("config")
+        grid = make_grid(args.strategy or data.get("strategy"), axes, base, args.label or data.get("label"),
+                         where=f"sweep {args.grid_file}" if args.grid_file else "sweep")
+        also = [name.strip() for name in args.also.split(",") if name.strip()]
+        options = _run_options(args)
+        if args.dry_run:
+            return _dry_run(options, functools.partial(api.sweep, grid, args.tasks or args.suite, also=also),
+                            args.cache_style)
+        out = api.sweep(grid, args.tasks or args.suite, also=also, **options)
     _print_outcome(out, started)
     results = api.load_results(out)
     print(f"\nTuning ({out / TUNING_FILE}):\n{tuning_markdown(results.tuning)}\n\n"

@@ -4,9 +4,9 @@ from __future__ import annotations
 import functools
 import json
 import tempfile
-from dataclasses import MISSING, fields, is_dataclass
+from dataclasses import MISSING, Field, field, fields, is_dataclass
 from pathlib import Path
-from typing import Any, Mapping, TypeVar, get_args, get_origin, get_type_hints
+from typing import Any, Callable, Mapping, TypeVar, get_args, get_origin, get_type_hints
 
 import yaml
 
@@ -14,6 +14,7 @@ from harness.errors import ConfigError
 from harness.secrets import remember
 
 T = TypeVar("T")
+HELP = "help"  # a config field's metadata key: its one-line meaning (`ctxbench strategies NAME`)
 
 
 def load_data_file(path: str | Path) -> Any:
@@ -135,6 +136,42 @@ def build_dataclass(cls: type[T], data: Any, where: str) -> T:
         return cls(**kwargs)
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from exc
+
+
+def option(default: Any = MISSING, help: str = "", *, factory: Callable[[], Any] | None = None) -> Any:
+    """A config dataclass field with its meaning beside it: the one schema that both validates
+    (build_dataclass reads the type hint) and documents (`ctxbench strategies NAME` reads the help)."""
+    if factory is not None:
+        return field(default_factory=factory, metadata={HELP: help})
+    return field(default=default, metadata={HELP: help})
+
+
+def field_help(field_: Field) -> str:
+    """A config field's one-line meaning ("" when it has none)."""
+    return str(field_.metadata.get(HELP, ""))
+
+
+def type_text(annotation: Any) -> str:
+    """A type hint as a user reads it in a config file: int, number, list[number], object, ... or null."""
+    origin = get_origin(annotation)
+    if origin is None:
+        if annotation is type(None):
+            return "null"
+        if is_dataclass(annotation):
+            return "object"
+        return {float: "number", int: "integer", bool: "boolean", str: "string"}.get(annotation, "any")
+    args = get_args(annotation)
+    if origin in (list, tuple):
+        return f"list[{type_text(args[0]) if args else 'any'}]"
+    if origin is dict:
+        return "object"
+    return " or ".join(type_text(arg) for arg in sorted(args, key=lambda arg: arg is type(None)))  # null last
+
+
+def config_fields(cls: type) -> list[tuple[Field, Any]]:
+    """The fields of a config dataclass with their resolved type hints, in declaration order."""
+    hints = _type_hints(cls)
+    return [(field_, hints[field_.name]) for field_ in fields(cls)]
 
 
 def require(condition: bool, message: str) -> None:

@@ -18,10 +18,10 @@ Warnings are delivered as user-role environment messages appended to the view (l
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from harness.config import require
+from harness.config import option, require
 from harness.context import MAIN_PROFILE
 from strategies.base import ManualCondensation, Strategy
 from strategies.hard_summarize import HardCondenser, HardCondenserConfig
@@ -98,8 +98,10 @@ def parse_condense(call: ToolCall) -> tuple[str | None, ToolResult | None]:
 class AgentResetCondenserConfig:
     """Seed 000's `condenser` object."""
 
-    condenser_kind: str = "agent_reset"
-    warning_thresholds: list[float] = field(default_factory=lambda: list(DEFAULT_WARNING_THRESHOLDS))
+    condenser_kind: str = option("agent_reset", "must be agent_reset (seed 000's condenser object names its kind)")
+    warning_thresholds: list[float] = option(help="fractions of the input budget at which the agent is warned, "
+                                                  "strictly ascending in (0, 1)",
+                                             factory=lambda: list(DEFAULT_WARNING_THRESHOLDS))
 
     def __post_init__(self) -> None:
         require(self.condenser_kind == "agent_reset",
@@ -117,10 +119,12 @@ class AgentResetCondenserConfig:
 class AgentResetConfig:
     """Seed 000's agent settings: the main profile, the condenser, the optional hard condenser."""
 
-    llm_profile_ref: str = MAIN_PROFILE
-    condenser: AgentResetCondenserConfig = field(default_factory=AgentResetCondenserConfig)
+    llm_profile_ref: str = option(MAIN_PROFILE, "the profile the agent runs on: the run's main profile")
+    condenser: AgentResetCondenserConfig = option(help="the warnings that prompt the agent to save notes and "
+                                                       "condense", factory=AgentResetCondenserConfig)
     # None first: an explicit null must stay null (omitted or null disables emergency recovery).
-    hard_condenser: None | HardCondenserConfig = None
+    hard_condenser: None | HardCondenserConfig = option(None, "emergency summary after a context-window error "
+                                                              "(hard_summarize's keys); null: the run ends on overflow")
 
     def __post_init__(self) -> None:
         require(self.llm_profile_ref == MAIN_PROFILE,
@@ -129,6 +133,8 @@ class AgentResetConfig:
 
 class AgentReset(Strategy):
     name = "agent_reset"
+    summary = "warnings as the context fills; the agent saves notes and calls condense to start afresh"
+    source = "seed 000"
     Config = AgentResetConfig
 
     def __init__(self, config: AgentResetConfig | None = None):

@@ -49,6 +49,13 @@ class Strategy:
     standalone: ClassVar[bool] = True
     # The real library an adapter runs (strategies.adapters); None for ctxbench's own strategies.
     library: ClassVar["Library | None"] = None
+    # What `ctxbench strategies` shows: one line on what it does, and where its rules come from
+    # (a seed, a library file, a paper). Empty for a user's strategy: its docstring stands in.
+    summary: ClassVar[str] = ""
+    source: ClassVar[str] = ""
+    # Keys its from_config takes beyond Config's fields (name -> meaning), e.g. a preset name, or an
+    # adapter's options that the library's own constructor validates.
+    other_keys: ClassVar[dict[str, str]] = {}
 
     def __init__(self, config: Any = None):
         self.config = config if config is not None else self.Config()

@@ -10,10 +10,10 @@ Defaults as in Anthropic's API: trigger 100,000 input tokens, keep 3, inputs kep
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.config import require
+from harness.config import option, require
 from harness.tokens import count_message
 from strategies import history
 from strategies.base import Strategy
@@ -26,11 +26,12 @@ CLEARED_INPUT = "{}"
 
 @dataclass
 class ClearToolUsesConfig:
-    trigger: int = 100_000  # input tokens
-    keep: int = 3  # most recent tool uses left intact
-    clear_at_least: int = 0  # input tokens an edit must reclaim to apply (0: no minimum)
-    exclude_tools: list[str] = field(default_factory=list)
-    clear_tool_inputs: bool = False
+    trigger: int = option(100_000, "clear once the last request's input tokens pass this")
+    keep: int = option(3, "most recent tool uses left intact")
+    clear_at_least: int = option(0, "input tokens an edit must reclaim to apply, then it stops (0: no minimum, "
+                                    "clear every eligible result)")
+    exclude_tools: list[str] = option(help="tools whose results are never cleared", factory=list)
+    clear_tool_inputs: bool = option(False, "also blank the cleared calls' arguments")
 
     def __post_init__(self) -> None:
         require(self.trigger >= 1, f"trigger must be a positive number of input tokens, got {self.trigger}")
@@ -40,6 +41,8 @@ class ClearToolUsesConfig:
 
 class ClearToolUses(Strategy):
     name = "clear_tool_uses"
+    summary = "past a token trigger, clear old tool results, keeping the last few"
+    source = "Anthropic context editing (clear_tool_uses_20250919)"
     Config = ClearToolUsesConfig
 
     def input_tokens(self, ctx: "RunContext") -> int:

@@ -34,7 +34,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from harness.config import build_dataclass, require
+from harness.config import build_dataclass, option, require
 from harness.errors import ConfigError
 from harness.tokens import count_message, count_text
 from strategies import history
@@ -52,19 +52,25 @@ PRESET_KEY = "preset"
 class LadderConfig:
     """The seed's `compact:` block; the defaults are the seed's values for real work."""
 
-    turn_boundary: bool = True
-    turn_boundary_target: int = 100_000  # routine budget at the start of each turn
-    target_tokens: int = 200_000  # emergency ceiling during a turn
-    window_max_messages: int = 100
-    window_keep_messages: int = 20
-    clear_tool_max_tokens: int = 5_000  # older tool results above this may be cleared
-    clear_tool_keep_pairs: int = 6  # always keep this many recent pairs
-    min_clear_tokens: int = 10_000  # skip a clear that reclaims less than this
+    turn_boundary: bool = option(True, "compact to turn_boundary_target when a user turn begins, and to "
+                                       "target_tokens only in an emergency; false: to target_tokens before "
+                                       "every request")
+    turn_boundary_target: int = option(100_000, "routine token budget at the start of each turn")
+    target_tokens: int = option(200_000, "emergency token ceiling during a turn")
+    window_max_messages: int = option(100, "the sliding window acts when the view holds more messages than this")
+    window_keep_messages: int = option(20, "messages the sliding window keeps")
+    clear_tool_max_tokens: int = option(5_000, "older tool results above this many tokens may be cleared")
+    clear_tool_keep_pairs: int = option(6, "most recent tool call/result pairs never cleared")
+    min_clear_tokens: int = option(10_000, "skip a clear that would reclaim fewer tokens than this")
     # Beyond the seed's block: pydantic-ai-harness's own defaults for what the seed leaves open.
-    clamp_keep_head_chars: int = 2_000  # ClampOversizedMessages.keep_head_chars
-    clamp_keep_tail_chars: int = 2_000  # ClampOversizedMessages.keep_tail_chars
-    clamp_tool_call_args: bool = True  # ClampOversizedMessages.clamp_tool_call_args
-    clear_tool_placeholder: str = "[tool result cleared]"  # ClearToolResults.placeholder
+    clamp_keep_head_chars: int = option(2_000, "characters kept at the head of a clamped message "
+                                               "(ClampOversizedMessages.keep_head_chars)")
+    clamp_keep_tail_chars: int = option(2_000, "characters kept at the tail of a clamped message "
+                                               "(ClampOversizedMessages.keep_tail_chars)")
+    clamp_tool_call_args: bool = option(True, "clamp oversized tool-call arguments too "
+                                              "(ClampOversizedMessages.clamp_tool_call_args)")
+    clear_tool_placeholder: str = option("[tool result cleared]", "text a cleared tool result is replaced by "
+                                                                  "(ClearToolResults.placeholder)")
 
     def __post_init__(self) -> None:
         require(self.target_tokens > 0, f"target_tokens must be positive, got {self.target_tokens}")
@@ -120,6 +126,11 @@ def build_ladder_config(data: Mapping[str, Any] | None, where: str) -> LadderCon
 
 class CompactionLadder(Strategy):
     name = "compaction_ladder"
+    other_keys = {PRESET_KEY: "named defaults under the keys given: real_work (the seed's, default) or tiny "
+                              "(a 4,000-token target)",
+                  COMPACT_KEY: "the same keys nested under compact:, as the seed's YAML writes them"}
+    summary = "clamp oversized messages, clear old tool results, slide the window; per turn and in an emergency"
+    source = "seed 002; pydantic-ai-harness compaction"
     Config = LadderConfig
 
     @classmethod

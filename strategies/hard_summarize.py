@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.config import require
+from harness.config import option, require
 from harness.llm import is_context_window_error
 from strategies.base import Strategy
 from strategies.summaries import (EMERGENCY_NOTICE, SUMMARY_HEADER, HardResetConfig, RecoverableRunError,
@@ -28,8 +28,10 @@ HARD_CONDENSER_KINDS = ("llm_summarizing",)
 class HardCondenserConfig(HardResetConfig):
     """Seed 000's `hard_condenser` object."""
 
-    condenser_kind: str = "llm_summarizing"
-    llm_profile_ref: str = "summary"
+    condenser_kind: str = option("llm_summarizing", "the kind of hard condenser; seed 000 names one, "
+                                                    "llm_summarizing")
+    llm_profile_ref: str = option("summary", "LLM profile that writes the summary (`summary`: the mock "
+                                             "summarizer with a mock agent, else the main model)")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -86,6 +88,8 @@ class HardCondenser:
 
 class HardSummarize(Strategy):
     name = "hard_summarize"
+    summary = "only after a context-window error: summarize the whole view from event previews, retrying smaller"
+    source = "seed 000; OpenHands hard_context_reset()"
     Config = HardCondenserConfig
 
     def __init__(self, config: HardCondenserConfig | None = None):

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.config import require
+from harness.config import option, require
 from harness.llm import is_context_window_error
 from strategies.base import ManualCondensation, Strategy
 from strategies.summaries import (SUMMARY_HEADER, Event, HardResetConfig, NoCondensationAvailable,
@@ -30,15 +30,18 @@ if TYPE_CHECKING:
 
 @dataclass
 class LLMSummarizingConfig(HardResetConfig):
-    max_size: int = 240
-    max_tokens: int | None = None
-    keep_first: int = 2
-    minimum_progress: float = 0.1
-    llm_profile_ref: str = "summary"
+    max_size: int = option(240, "condense when the view holds more than this many OpenHands events")
+    max_tokens: int | None = option(None, "condense when the view's tokens pass this (null: only the main "
+                                          "model's input budget)")
+    keep_first: int = option(2, "events at the start (after the system prompt) never forgotten")
+    minimum_progress: float = option(0.1, "refuse a condensation that would forget less than this fraction "
+                                          "of the view")
+    llm_profile_ref: str = option("summary", "LLM profile that writes the summaries")
     # ours: stop the run at a context-window error that follows a hard reset before any main response
     # succeeded. Off by default, as OpenHands: its agent requests another condensation every time
     # (the condensation loops users report, #8630), bounded here by the run's request limit.
-    stop_after_failed_hard_reset: bool = False
+    stop_after_failed_hard_reset: bool = option(False, "ours: end the run when the context overflows again "
+                                                       "right after a hard reset (OpenHands keeps looping)")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -53,6 +56,8 @@ class LLMSummarizingConfig(HardResetConfig):
 
 class LLMSummarizing(Strategy):
     name = "llm_summarizing"
+    summary = "proactive summarizing condenser: past max_size events or max_tokens, summarize the middle"
+    source = "OpenHands SDK llm_summarizing_condenser.py"
     Config = LLMSummarizingConfig
 
     def __init__(self, config: LLMSummarizingConfig | None = None):

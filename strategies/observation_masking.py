@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.config import require
+from harness.config import option, require
 from harness.tokens import count_message
 from strategies import history
 from strategies.base import Strategy
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class ObservationMaskingConfig:
-    keep_last: int = 10  # tool results kept as they are (the paper's N)
+    keep_last: int = option(10, "most recent tool results kept as they are; older ones are masked (the paper's N)")
 
     def __post_init__(self) -> None:
         require(self.keep_last >= 0, f"keep_last must be 0 or more, got {self.keep_last}")
@@ -29,6 +29,8 @@ class ObservationMaskingConfig:
 
 class ObservationMasking(Strategy):
     name = "observation_masking"
+    summary = "keep the last N tool results, replace older ones with a placeholder"
+    source = "JetBrains, The Complexity Trap (arXiv 2508.21433)"
     Config = ObservationMaskingConfig
 
     def __init__(self, config: ObservationMaskingConfig | None = None):

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.config import require
+from harness.config import option, require
 from harness.errors import CtxbenchError
 from harness.view import ViewState
 from strategies.history import USER_ORIGIN
@@ -60,8 +60,10 @@ class NoCondensationAvailable(CtxbenchError):
 class HardResetConfig:
     """The bounded retry loop of `hard_context_reset()`: attempts, and how previews shrink."""
 
-    hard_context_reset_max_retries: int = 5
-    hard_context_reset_context_scaling: float = 0.8
+    hard_context_reset_max_retries: int = option(5, "summary attempts of an emergency hard reset before the run "
+                                                     "gives up (OpenHands hard_context_reset)")
+    hard_context_reset_context_scaling: float = option(0.8, "each further attempt shrinks the event previews by "
+                                                            "this factor, in (0, 1)")
 
     def __post_init__(self) -> None:
         require(self.hard_context_reset_max_retries >= 1,

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.config import require
+from harness.config import option, require
 from strategies.base import Strategy
 from tasks.base import ToolCall, ToolResult, ToolSpec, require_args, tool_error
 
@@ -55,8 +55,10 @@ READ_SPEC = ToolSpec(
 
 @dataclass
 class ToolOutputLimitsConfig:
-    max_chars: int = 20_000  # the seed: results over 20,000 characters are stored
-    preview_chars: int = 1_000  # pydantic-ai-harness Spill.preview_chars: head and tail shown in the window
+    max_chars: int = option(20_000, "a tool result over this many characters is stored and paged back with "
+                                    "read_tool_result (seed 002: 20,000)")
+    preview_chars: int = option(1_000, "characters of a stored result's head and tail shown in the window "
+                                       "(pydantic-ai-harness Spill.preview_chars)")
 
     def __post_init__(self) -> None:
         require(self.max_chars >= 1, f"max_chars must be at least 1, got {self.max_chars}")
@@ -102,6 +104,8 @@ def read_slice(content: str, handle: str, args: dict[str, Any]) -> ToolResult:
 
 class ToolOutputLimits(Strategy):
     name = "tool_output_limits"
+    summary = "store oversized tool results and show a preview; the agent pages them back"
+    source = "seed 002; pydantic-ai-harness ToolOutputLimits"
     Config = ToolOutputLimitsConfig
 
     def __init__(self, config: ToolOutputLimitsConfig | None = None):

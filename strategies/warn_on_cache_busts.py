@@ -17,7 +17,7 @@ import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.config import require
+from harness.config import option, require
 from strategies.base import Strategy
 
 if TYPE_CHECKING:
@@ -31,9 +31,11 @@ class CacheBustWarning(UserWarning):
 
 @dataclass
 class WarnOnCacheBustsConfig:
-    collapse_ratio: float = 0.5
-    min_prefix_tokens: int = 1024
-    cache_ttl_seconds: float = 300.0
+    collapse_ratio: float = option(0.5, "a response reading back less than this fraction of the established "
+                                        "cached prefix is a bust, in (0, 1]")
+    min_prefix_tokens: int = option(1024, "cache read + write tokens the prefix must reach before busts count")
+    cache_ttl_seconds: float = option(300.0, "a gap longer than this since the previous response is named "
+                                             "as the likely cause (provider-side expiry)")
 
     def __post_init__(self) -> None:
         require(0.0 < self.collapse_ratio <= 1.0, f"collapse_ratio must be in (0, 1], got {self.collapse_ratio}")
@@ -43,6 +45,8 @@ class WarnOnCacheBustsConfig:
 
 class WarnOnCacheBusts(Strategy):
     name = "warn_on_cache_busts"
+    summary = "observe-only: warn when an established cached prefix collapses"
+    source = "seed 002; pydantic-ai-harness WarnOnCacheBusts"
     Config = WarnOnCacheBustsConfig
     standalone = False
 

@@ -93,7 +93,9 @@ def test_adapters_are_registered_but_left_out_of_the_native_comparison():
 
 def test_the_strategy_list_names_each_adapters_library_and_its_version_or_how_to_install_it(capsys):
     assert main(["strategies"]) == 0
-    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    out = capsys.readouterr().out.splitlines()  # a strategy's entry: its name line and its source line
+    lines = {line.lstrip("* ").split()[0]: line + out[i + 1] for i, line in enumerate(out[:-1])
+             if line.startswith(("* ", "  ")) and not line.startswith("   ")}
     for name in ADAPTERS:
         library = strategy_class(name).library
         if library.version() and sys.version_info >= library.min_python:

@@ -25,10 +25,10 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping
 
-from harness.config import build_dataclass, require
+from harness.config import build_dataclass, option, require
 from strategies.adapters import INSPECT_AI, LibraryError, Wanted, apply_view, run_sync
 from strategies.base import Strategy
 
@@ -45,8 +45,10 @@ API_NAME = "ctxbench"
 class _Common:
     """Parameters every Inspect CompactionStrategy takes (types.py CompactionStrategy.__init__)."""
 
-    threshold: int | float = 0.9  # tokens, or a fraction (<= 1.0) of the context window
-    memory: bool = True
+    threshold: int | float = option(0.9, "compact when the input passes this: tokens, or a fraction (<= 1.0) "
+                                         "of the context window")
+    memory: bool = option(True, "Inspect's memory warning: before compacting, tell the model to save what it "
+                                "needs to its memory tool")
 
     def __post_init__(self) -> None:
         # ours: Inspect accepts any number, and one <= 0 makes every request fail to compact enough
@@ -55,10 +57,10 @@ class _Common:
 
 @dataclass
 class CompactionEditConfig(_Common):
-    keep_thinking_turns: int | str = 1  # Inspect: Literal["all"] | int
-    keep_tool_uses: int = 3
-    keep_tool_inputs: bool = True
-    exclude_tools: list[str] | None = None
+    keep_thinking_turns: int | str = option(1, "recent turns whose thinking is kept, or \"all\"")
+    keep_tool_uses: int = option(3, "most recent tool uses whose results are kept")
+    keep_tool_inputs: bool = option(True, "keep the cleared calls' arguments")
+    exclude_tools: list[str] | None = option(None, "tools whose results are never cleared")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -68,16 +70,16 @@ class CompactionEditConfig(_Common):
 
 @dataclass
 class CompactionTrimConfig(_Common):
-    preserve: float = 0.8
+    preserve: float = option(0.8, "fraction of the messages after the input that is kept (the most recent)")
 
 
 @dataclass
 class CompactionSummaryConfig(_Common):
     # Inspect's `model` (which model writes the summary; None: the compaction target model). In
     # ctxbench it names an LLM profile; None means the `summary` profile, the target model's seam.
-    model: str | None = None
-    instructions: str | None = None
-    prompt: str | None = None
+    model: str | None = option(None, "LLM profile that writes the summary (null: the summary profile)")
+    instructions: str | None = option(None, "extra instructions appended to Inspect's summary prompt")
+    prompt: str | None = option(None, "replaces Inspect's summary prompt (null: Inspect's own)")
 
 
 SUMMARY_PROFILE = "summary"
@@ -416,6 +418,8 @@ class CompactionEditAdapter(_InspectCompaction):
     """Inspect's CompactionEdit: clears old tool results (and thinking), keeps the last `keep_tool_uses`."""
 
     name = "inspect.compaction_edit"
+    summary = "Inspect's CompactionEdit: clear old tool results (and thinking), keep the last few"
+    source = "Inspect AI inspect_ai.model._compaction (the library's code)"
     Config = CompactionEditConfig
     inspect_class = "CompactionEdit"
 
@@ -424,6 +428,8 @@ class CompactionTrimAdapter(_InspectCompaction):
     """Inspect's CompactionTrim: keeps system and input messages and the last `preserve` of the rest."""
 
     name = "inspect.compaction_trim"
+    summary = "Inspect's CompactionTrim: keep system and input messages and the last part of the rest"
+    source = "Inspect AI inspect_ai.model._compaction (the library's code)"
     Config = CompactionTrimConfig
     inspect_class = "CompactionTrim"
 
@@ -437,6 +443,8 @@ class CompactionSummaryAdapter(_InspectCompaction):
     """Inspect's CompactionSummary: the conversation after the input replaced by a model-written summary."""
 
     name = "inspect.compaction_summary"
+    summary = "Inspect's CompactionSummary: replace the conversation after the input by a summary"
+    source = "Inspect AI inspect_ai.model._compaction (the library's code)"
     Config = CompactionSummaryConfig
     inspect_class = "CompactionSummary"
     event_type = "condensation"

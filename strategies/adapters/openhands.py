@@ -23,10 +23,10 @@ import logging
 import os
 import warnings
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping
 
-from harness.config import build_dataclass, require
+from harness.config import build_dataclass, option, require
 from harness.errors import ConfigError
 from harness.tokens import message_text
 from strategies.adapters import OPENHANDS_SDK, apply_view
@@ -132,13 +132,13 @@ class LLMSummarizingConfig:
     llm_summarizing_condenser.py); its validators run in from_config. max_tokens None: the agent
     LLM's input limit (ctxbench's main budget) alone applies."""
 
-    max_size: int = 240
-    max_tokens: int | None = None
-    keep_first: int = 2
-    minimum_progress: float = 0.1
-    hard_context_reset_max_retries: int = 5
-    hard_context_reset_context_scaling: float = 0.8
-    llm_profile_ref: str = "summary"  # ours: the ctxbench profile the summarizer LLM calls
+    max_size: int = option(240, "condense when the view holds more than this many events")
+    max_tokens: int | None = option(None, "condense when the view's tokens pass this (null: the main budget)")
+    keep_first: int = option(2, "events at the start never forgotten")
+    minimum_progress: float = option(0.1, "refuse a condensation forgetting less than this fraction of the view")
+    hard_context_reset_max_retries: int = option(5, "summary attempts of a hard context reset")
+    hard_context_reset_context_scaling: float = option(0.8, "each further attempt shrinks the previews by this")
+    llm_profile_ref: str = option("summary", "ours: the ctxbench profile the summarizer LLM calls")
 
     def __post_init__(self) -> None:
         require(bool(self.llm_profile_ref), "llm_profile_ref must name an LLM profile")
@@ -156,7 +156,9 @@ CONDENSER_KINDS = ("llm_summarizing", "no_op")
 class PipelineConfig:
     """PipelineCondenser(condensers=[...]): each entry {"kind": "llm_summarizing" | "no_op", ...fields}."""
 
-    condensers: list[dict[str, Any]] = field(default_factory=lambda: [{"kind": "llm_summarizing"}])
+    condensers: list[dict[str, Any]] = option(help="the pipeline's condensers in order, each {kind: llm_summarizing "
+                                                   "| no_op, ...that condenser's keys}",
+                                              factory=lambda: [{"kind": "llm_summarizing"}])
 
     def __post_init__(self) -> None:
         require(isinstance(self.condensers, list) and len(self.condensers) > 0,
@@ -436,6 +438,8 @@ class LLMSummarizingAdapter(_CondenserAdapter):
     """The real LLMSummarizingCondenser."""
 
     name = "openhands.llm_summarizing"
+    summary = "the SDK's LLMSummarizingCondenser"
+    source = "OpenHands SDK llm_summarizing_condenser.py (the library's code)"
     Config = LLMSummarizingConfig
 
     @classmethod
@@ -447,6 +451,8 @@ class PipelineAdapter(_CondenserAdapter):
     """The real PipelineCondenser over the SDK's condensers."""
 
     name = "openhands.pipeline"
+    summary = "the SDK's PipelineCondenser over its condensers"
+    source = "OpenHands SDK pipeline condenser (the library's code)"
     Config = PipelineConfig
 
     @classmethod

@@ -329,6 +329,13 @@ class TieredCompactionAdapter(Strategy):
     """
 
     name = "pai.tiered_compaction"
+    other_keys = {"target_tokens": "token target (ours when no target_fraction: 100,000)",
+                  "target_fraction": "target as a fraction of context_window",
+                  "context_window": "the window the fraction is of", "fallback_context_window": "when none is known",
+                  "tiers": "list of {kind: clamp_oversized_messages | clear_tool_results | sliding_window, "
+                           "<the tier's fields>}"}
+    summary = "the library's TieredCompaction (clamp, clear tool results, sliding window)"
+    source = "pydantic-ai-harness compaction (the library's code)"
     library: ClassVar[Library] = PYDANTIC_AI_HARNESS
 
     def __init__(self, capability: Any, lib: dict[str, Any]):
@@ -433,6 +440,14 @@ class ToolOutputLimitsAdapter(Strategy):
     """
 
     name = "pai.tool_output_limits"
+    other_keys = {"bands": "[{over: N, action: {kind: spill | truncate | summarize | passthrough, ...}}]",
+                  "per_tool": "{tool: bands}: replaces the band list for these tools",
+                  "tool_filter": "\"all\" or the tool names it touches", "over_tokens": "measure sizes in tokens",
+                  "strip_ansi": "strip ANSI escapes first", "summary_prompt": "a summarize band's prompt",
+                  "serializer": "indented_json | json_lines",
+                  "summary_profile": "ours: the profile a summarize band calls (default summary)"}
+    summary = "the library's ToolOutputLimits bands (spill, truncate, summarize) and read_tool_result"
+    source = "pydantic-ai-harness tool_output_limits (the library's code)"
     library: ClassVar[Library] = PYDANTIC_AI_HARNESS
 
     def __init__(self, capability: Any, lib: dict[str, Any], store: RunStore, model_seam: SideCallModel):
@@ -581,6 +596,12 @@ class WarnOnCacheBustsAdapter(Strategy):
     """
 
     name = "pai.warn_on_cache_busts"
+    other_keys = {"min_missed_ratio": "warn when a request falls short of the established prefix by more "
+                                      "than this fraction of it (library default 0.05)",
+                  "min_missed_tokens": "... and by at least this many tokens (library default 2000)",
+                  "collapse_ratio": "deprecated", "min_prefix_tokens": "deprecated", "cache_ttl_seconds": "deprecated"}
+    summary = "observe-only: the library's WarnOnCacheBusts fed each response's usage"
+    source = "pydantic-ai-harness warn_on_cache_busts (the library's code)"
     standalone = False
     library: ClassVar[Library] = PYDANTIC_AI_HARNESS
 
