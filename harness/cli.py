@@ -192,7 +192,8 @@ def _add_sweep_parser(commands: argparse._SubParsersAction) -> None:
     sweep.add_argument("--strategy", help="registered name or import path of the strategy to sweep")
     sweep.add_argument("--grid", nargs="+", action="extend", default=[], metavar="KEY=V1,V2",
                        help="a dotted key into the strategy config and its values, e.g. keep_last=3,5,10 "
-                            "(observation_masking) or condenser.warning_thresholds=[0.7,0.9],[0.8,0.95] (agent_reset); "
+                            "(observation_masking), condenser.warning_thresholds=[0.7,0.9],[0.8,0.95] (agent_reset) or "
+                            "mock.notes_completeness=0.5,1.0 (a knob of the simulated agent); "
                             "values are read as JSON or YAML; adds to the file's grid")
     sweep.add_argument("--config", metavar="JSON_OR_FILE", help="base config of the strategy at every point")
     sweep.add_argument("--label", help="label prefix of the grid points (default: the strategy name)")

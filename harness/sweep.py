@@ -397,8 +397,13 @@ SHOWN_COLUMNS = ("runs", "success_rate", "success_vs_best", "cost_per_success", 
                  "mean_resets", "mean_compactions", "baseline", "pareto", "leader", "ties_best", "recommended")
 
 
+NO_POINT_FINISHED = "No grid point has finished runs yet."
+
+
 def tuning_markdown(tuning: pd.DataFrame) -> str:
     """The tuning table as report.md and stdout show it: label, parameters, then the deciding figures."""
+    if tuning.empty:  # a spending limit reached before any run finished
+        return NO_POINT_FINISHED
     params = list(tuning.columns[1:list(tuning.columns).index("baseline")])  # tuning_table puts the axes there
     columns = ["label", *params, *[c for c in SHOWN_COLUMNS if c in tuning]]
     rows = [[_tuning_cell(column, row) for column in columns] for _, row in tuning.iterrows()]
@@ -447,7 +452,7 @@ def write_tuning(results_dir: str | Path, summary: pd.DataFrame, runs: pd.DataFr
     tuning = tuning_table(summary, sweep)
     if tuning.empty:
         tuning.to_csv(Path(results_dir) / TUNING_FILE, index=False)
-        return TuningOutput(["## Tuning", "", "No grid point has finished runs yet.", ""])
+        return TuningOutput(["## Tuning", "", NO_POINT_FINISHED, ""])
     tuning = decide(tuning, runs)
     tuning.to_csv(Path(results_dir) / TUNING_FILE, index=False)
     best = recommended_label(tuning)

@@ -30,7 +30,6 @@ SHELL = {"bash", "sh", "shell", "console"}
 FENCE = re.compile(r"^```(\S*)(.*)$")
 # Issue 21 item 5 (helper D) adds these to `run`/`sweep`, and a NAME to `strategies`. Until D's branch is
 # merged, commands using them are expected to fail to parse (strict: once they parse, remove this list).
-PENDING_FLAGS = {"--dry-run", "--family", "--task-ids", "--limit"}
 # Options whose value is a file unless it is inline JSON.
 FILE_OPTIONS = {"--tasks", "--strategy-config", "--config", "--profiles", "--clock", "--retry", "--mock-knobs",
                 "--summarizer-knobs", "--mock-faults", "--faults"}
@@ -66,11 +65,6 @@ class Command:
     @property
     def where(self) -> str:
         return f"{self.block.page.relative_to(ROOT)}:{self.line}"
-
-    @property
-    def pending(self) -> bool:
-        flags = {arg.split("=", 1)[0] for arg in self.argv}
-        return bool(flags & PENDING_FLAGS) or (self.argv[:1] == ("strategies",) and len(self.argv) > 1)
 
 
 def blocks(page: Path) -> list[Block]:
@@ -204,9 +198,7 @@ def written(command: Command) -> list[str]:
     return option_values(command.argv, {"--out"})
 
 
-@pytest.mark.parametrize("command", [pytest.param(c, id=c.where, marks=pytest.mark.xfail(
-    strict=True, reason="helper D's flags (issue 21 item 5); remove PENDING_FLAGS after merging")) if c.pending
-    else pytest.param(c, id=c.where) for c in ALL_COMMANDS])
+@pytest.mark.parametrize("command", [pytest.param(c, id=c.where) for c in ALL_COMMANDS])
 def test_every_documented_command_parses_and_names_existing_files(command, monkeypatch):
     """Issue 21 item 2: each command of README.md and docs/ parses with the real CLI, and each file it reads
     exists in the repository, is defined on its page, or is written by an earlier command of its block."""
@@ -251,7 +243,7 @@ def cheap(command: Command, namespace: argparse.Namespace | None, made: set[str]
 
 def runnable_blocks() -> list:
     return [pytest.param(block, id=f"{block.page.relative_to(ROOT)}:{block.line}") for block in SHELL_BLOCKS
-            if any(not c.pending for c in commands(block))]
+            if commands(block)]
 
 
 def scratch_repository(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -277,8 +269,6 @@ def test_cheap_documented_commands_run(block, tmp_path, monkeypatch, capsys):
     made: set[str] = set()
     ran = 0
     for number, command in enumerate(commands(block)):
-        if command.pending:
-            continue
         namespace = parse(command, monkeypatch)
         if not cheap(command, namespace, made, files):
             continue
