@@ -11,6 +11,7 @@ import pandas as pd
 from harness.config import check_writable_dir
 from harness.errors import ConfigError, did_you_mean
 from harness.lock import hold
+from harness.plots import check_plot_task
 from harness.report import DEFAULT_BASELINE, PAIRED_FILE, requests_frame, runs_frame, write_report
 from harness.results import EVENTS_DIR, RUNS_FILE, SUMMARY_FILE, ResultsDir
 from harness.secrets import redact, remember
@@ -121,14 +122,15 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
         baseline: str | None = None, cache: str | Path | None = None, max_cost_usd: float | None = None,
         max_total_cost_usd: float | None = None, max_concurrency: int | None = None,
         clock: dict[str, Any] | None = None, command_line: list[str] | None = None,
-        extra_files: dict[str, str] | None = None) -> Path:
+        extra_files: dict[str, str] | None = None, plot_task: str | None = None) -> Path:
     """Run every task x strategy x seed cell, write the results layout and report; return its path.
 
     `load_results(run(...))` gives the runs and requests as DataFrames. cache: response-cache
     directory; max_cost_usd: per run; max_total_cost_usd: per call (cells left unstarted are
     listed in unstarted.json); max_concurrency: requests per model at once; clock: how long tools
     and users take on the simulated clock (harness.clock.ClockConfig; default: each family's table);
-    extra_files: name -> text written beside config.json once every input is validated (a sweep's sweep.json).
+    extra_files: name -> text written beside config.json once every input is validated (a sweep's sweep.json);
+    plot_task: the task of plots/context_per_request.png (harness.plots.write_plots).
     """
     # Imported here so that reading results (notebooks) does not load litellm and datasets.
     from harness.invocation import check_budgets, check_credentials, with_invocation_options
@@ -136,6 +138,7 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     from tasks.suites import load_tasks
 
     tasks = load_tasks(suite)
+    check_plot_task(plot_task, (task.task_id for task in tasks), f"suite {suite}")
     strategies = list(strategies) if not isinstance(strategies, str) else strategies
     if isinstance(strategies, str) or (strategies and isinstance(strategies[0], str)):
         specs = strategy_specs(strategies, strategy_configs)  # type: ignore[arg-type]
@@ -158,14 +161,14 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     with hold(out_path, "run"):
         _run_locked(out_path, suite, tasks, specs, seeds, matrix, cells, workers=workers, progress=progress,
                     baseline=baseline, max_cost_usd=max_cost_usd, max_total_cost_usd=max_total_cost_usd,
-                    command_line=command_line, extra_files=extra_files or {})
+                    command_line=command_line, extra_files=extra_files or {}, plot_task=plot_task)
     return out_path
 
 
 def _run_locked(out_path: Path, suite: str, tasks: list[Any], specs: list[StrategySpec], seeds: Iterable[int],
                 matrix: Any, cells: list[Any], *, workers: int, progress: bool, baseline: str,
                 max_cost_usd: float | None, max_total_cost_usd: float | None, command_line: list[str] | None,
-                extra_files: dict[str, str]) -> None:
+                extra_files: dict[str, str], plot_task: str | None = None) -> None:
     """run's writing part, with the directory's lock held (a second writer was refused before this)."""
     from harness.invocation import execute
 
@@ -186,7 +189,7 @@ def _run_locked(out_path: Path, suite: str, tasks: list[Any], specs: list[Strate
         "workers": workers,
     }, command_line=command_line)
     execute(results, cells, workers=workers, progress=progress, max_total_cost_usd=max_total_cost_usd)
-    write_report(out_path, baseline=baseline)
+    write_report(out_path, baseline=baseline, plot_task=plot_task)
 
 
 def resume(results_dir: str | Path, *, workers: int = 1, progress: bool = False, cache: str | Path | None = None,

@@ -104,6 +104,13 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     _add_strategy_options(run, "all")
     _add_model_options(run)
     _add_run_options(run)
+    _add_plot_task_option(run)
+
+
+def _add_plot_task_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--plot-task", metavar="TASK_ID",
+                        help="task whose runs plots/context_per_request.png shows (default: the one with the most "
+                             "resets and compactions)")
 
 
 def _add_run_options(run: argparse.ArgumentParser) -> None:
@@ -216,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("results_dir")
     report.add_argument("--baseline", default=None, help="strategy to compare against (default none)")
     report.add_argument("--bootstrap-seed", type=int, default=0, help="seed of the bootstrap resampling (default 0)")
+    _add_plot_task_option(report)
     commands.add_parser("strategies", help="list registered strategies")
     _add_serve_mock_parser(commands)
     tasks = commands.add_parser("tasks", help="list task families and suites, or show one task instance",
@@ -401,7 +409,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                               retry=parse_inline_or_file(args.retry, "--retry") if args.retry else None,
                               faults=parse_inline_or_file(args.mock_faults, "--mock-faults") if args.mock_faults else None)
         out = api.run(args.tasks or args.suite, strategies=api.strategy_specs(args.strategies, configs), **options,
-                      **invocation)
+                      **invocation, plot_task=args.plot_task)
     _print_outcome(out, started)
     if (out / UNSTARTED_FILE).exists():
         print(f"Spending limit reached: runs not started are listed in {out / UNSTARTED_FILE}; "
@@ -481,6 +489,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     from harness.lock import hold
     from harness.report import DEFAULT_BASELINE, check_baseline, runs_frame, write_report
+    from harness.plots import check_plot_task
 
     from harness.results import CONFIG_FILE, RUNS_FILE
 
@@ -490,9 +499,13 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if not (path / RUNS_FILE).is_file() and not (path / CONFIG_FILE).is_file():
         raise ConfigError(f"report: {path} is not a results directory (it has neither {RUNS_FILE} nor {CONFIG_FILE})")
     with hold(path, "report"):  # not while a run writes it
+        runs = runs_frame(path)
         if args.baseline:
-            check_baseline(runs_frame(path), args.baseline)
-        report = write_report(path, baseline=args.baseline or DEFAULT_BASELINE, seed=args.bootstrap_seed)
+            check_baseline(runs, args.baseline)
+        if args.plot_task and not runs.empty:
+            check_plot_task(args.plot_task, runs["task_id"])
+        report = write_report(path, baseline=args.baseline or DEFAULT_BASELINE, seed=args.bootstrap_seed,
+                              plot_task=args.plot_task)
     print(report["table"])
     print(f"\n-> {Path(args.results_dir) / 'report.md'}")
     return 0

@@ -35,11 +35,11 @@ def sawtooth_run(runs: pd.DataFrame, task_id: str | None = None) -> tuple[str, i
     return str(chosen), int(seed)
 
 
-def check_plot_task(task_id: str | None, known: Iterable[str]) -> None:
+def check_plot_task(task_id: str | None, known: Iterable[str], where: str = "these runs") -> None:
     """`--plot-task` must name a task of the results (or of the suite about to run), with close matches if not."""
     known = list(dict.fromkeys(map(str, known)))
     if task_id is not None and task_id not in known:
-        raise ConfigError(f"--plot-task: no task {task_id!r} in these runs{did_you_mean(task_id, known)}; "
+        raise ConfigError(f"--plot-task: no task {task_id!r} in {where}{did_you_mean(task_id, known)}; "
                           f"tasks: {', '.join(known[:12])}{' ...' if len(known) > 12 else ''}")
 
 
@@ -133,8 +133,7 @@ def plot_success_vs_cost(ax: Any, table: pd.DataFrame, label: str = "strategy",
         if part.empty:
             continue
         ax.errorbar(part["mean_cost_usd"], part["success_rate"], fmt="none", color="C0", **INTERVAL_STYLE,
-                    xerr=[part["mean_cost_usd"] - part["mean_cost_usd_lo"], part["mean_cost_usd_hi"] - part["mean_cost_usd"]],
-                    yerr=[part["success_rate"] - part["success_rate_lo"], part["success_rate_hi"] - part["success_rate"]])
+                    xerr=_arms(part, "mean_cost_usd"), yerr=_arms(part, "success_rate"))
         ax.plot(part["mean_cost_usd"], part["success_rate"], ls="", marker=marker, ms=size, zorder=3,
                 color="C1" if marker == "*" else ("gray" if marker == "s" else "C0"), label=name)
     front = pareto_front(known, "mean_cost_usd", "success_rate").sort_values("mean_cost_usd")
@@ -154,6 +153,12 @@ def plot_success_vs_cost(ax: Any, table: pd.DataFrame, label: str = "strategy",
     placed = place_labels(ax, points, [texts[i] for i in order], bold=[bool(is_best[i]) for i in order],
                           avoid=[legend])
     return [placed[order.index(i)] for i in range(len(known))]
+
+
+def _arms(table: pd.DataFrame, column: str) -> list[pd.Series]:
+    """An interval's lengths below and above its estimate, for errorbar (which refuses negative ones: a
+    bootstrap interval need not contain the mean, then that side has no length)."""
+    return [(table[column] - table[f"{column}_lo"]).clip(lower=0), (table[f"{column}_hi"] - table[column]).clip(lower=0)]
 
 
 # Where a label may go, in points from its point: beside it (right, then left), then stacked above and

@@ -251,13 +251,15 @@ def write_tuning(results_dir: str | Path, summary: pd.DataFrame) -> TuningOutput
     path = Path(results_dir) / SWEEP_FILE
     if not path.exists():
         return TuningOutput()
-    tuning = tuning_table(summary, json.loads(path.read_text(encoding="utf-8")))
+    sweep = json.loads(path.read_text(encoding="utf-8"))
+    tuning = tuning_table(summary, sweep)
     tuning.to_csv(Path(results_dir) / TUNING_FILE, index=False)
     if tuning.empty:
         return TuningOutput(["## Tuning", "", "No grid point has finished runs yet.", ""])
     best = recommend(tuning)
     plot = save_plot(results_dir, "tuning_pareto",
-                     lambda ax: plot_success_vs_cost(ax, tuning, label="label", highlight=best))
+                     lambda ax: plot_success_vs_cost(ax, tuning, label="label", highlight=best,
+                                                     title=f"Sweep of {sweep['strategy']}: {', '.join(sweep['grid'])}"))
     shown = tuning.drop(columns=[c for c in tuning.columns if c.endswith(("_lo", "_hi"))])
     return TuningOutput(["## Tuning", "", f"Recommended point (highest success, then lowest cost): **{best}**", "",
                          markdown(list(shown.columns), [[_cell(v) for v in row] for row in shown.itertuples(index=False)]),
