@@ -164,71 +164,155 @@ def _arms(table: pd.DataFrame, column: str) -> list[pd.Series]:
 # Where a label may go, in points from its point: beside it (right, then left), then stacked above and
 # below on either side; far ones get a leader line. Nearest first.
 _STEP = 1.15 * LABEL_SIZE
-LABEL_OFFSETS = sorted(((dx, k * _STEP) for dx in (5, -5, 28, -28) for k in range(-14, 15)),
+LABEL_OFFSETS = sorted(((dx, k * _STEP) for dx in (5, -5, 28, -28, 60, -60) for k in range(-14, 15)),
                        key=lambda o: (math.hypot(o[0] / 2, o[1]), o[0] < 0))
 LEADER_BEYOND = 0.8 * _STEP  # points: a label farther than this from its point gets a leader line
 
 
 def place_labels(ax: Any, points: list[tuple[float, float]], texts: list[str], bold: list[bool] | None = None,
                  avoid: Iterable[Any] = ()) -> list[Any]:
-    """Annotate each point with its text at the nearest of LABEL_OFFSETS whose box (measured by the renderer)
-    lies inside the axes and covers no point, no label placed before it and no `avoid` artist; where none is
-    free, the one covering least. Earlier points are placed first. A lone axes is laid out (tight_layout)
-    before measuring, so the labels sit where the saved figure draws them."""
-    from matplotlib.transforms import Bbox
-
+    """Annotate each point with its text at one of LABEL_OFFSETS: in order, each label takes the nearest
+    offset whose box (measured by the renderer) lies inside the axes and covers no point, no label or
+    leader line placed before it and no `avoid` artist, and whose own leader crosses none of them (else the
+    one costing least); then a few rounds move any label to a cheaper offset (fewer crossings, then nearer)
+    while one exists. A lone axes is laid out (tight_layout) before measuring, so the labels sit where the
+    saved figure draws them."""
     fig = ax.figure
     if len(fig.axes) == 1:
         fig.tight_layout()
     fig.canvas.draw()  # fixes limits and layout: data converts to display pixels
     renderer = fig.canvas.get_renderer()
-    scale = fig.dpi / 72.0
-    frame = ax.get_window_extent(renderer)
     pixels = [tuple(ax.transData.transform(point)) for point in points]
-    radius = MARKER_SIZE * scale
-    taken = [Bbox.from_extents(x - radius, y - radius, x + radius, y + radius) for x, y in pixels]
-    taken += [artist.get_window_extent(renderer) for artist in avoid]
-    labels = []
-    for (x, y), point, text, heavy in zip(pixels, points, texts, bold or [False] * len(texts)):
-        probe = ax.text(0, 0, text, fontsize=LABEL_SIZE, fontweight="bold" if heavy else "normal")
-        size = probe.get_window_extent(renderer)
+    radius = MARKER_SIZE * fig.dpi / 72.0
+    board = _Board(tuple(ax.get_window_extent(renderer).extents),
+                   [(x - radius, y - radius, x + radius, y + radius) for x, y in pixels],
+                   [tuple(artist.get_window_extent(renderer).extents) for artist in avoid], fig.dpi / 72.0)
+    weights = ["bold" if heavy else "normal" for heavy in bold or [False] * len(texts)]
+    sizes = []
+    for text, weight in zip(texts, weights):
+        probe = ax.text(0, 0, text, fontsize=LABEL_SIZE, fontweight=weight)
+        sizes.append(probe.get_window_extent(renderer))
         probe.remove()
-        best, best_cost = LABEL_OFFSETS[0], math.inf
+    offsets = [board.place(i, at, size, first_free=True) for i, (at, size) in enumerate(zip(pixels, sizes))]
+    for _ in range(SETTLE_ROUNDS):
+        moved = [board.place(i, at, size, first_free=False) for i, (at, size) in enumerate(zip(pixels, sizes))]
+        if moved == offsets:
+            break
+        offsets = moved
+    return [ax.annotate(text, point, xytext=(dx, dy), textcoords="offset points", fontsize=LABEL_SIZE,
+                        fontweight=weight, ha="left" if dx > 0 else "right", va=_valign(dy),
+                        arrowprops=LEADER_STYLE if _has_leader(dx, dy) else None)
+            for text, point, weight, (dx, dy) in zip(texts, points, weights, offsets)]
+
+
+CROSSING_COST = 400.0  # px^2: a leader line through a label, a point or another leader costs like that much overlap
+DISTANCE_COST = 1.0  # per point of offset, when settling: of two free offsets the nearer wins
+SETTLE_ROUNDS = 3
+LEADER_STYLE = {"arrowstyle": "-", "color": "0.35", "lw": 0.7, "shrinkA": 1, "shrinkB": 3}
+
+Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in display pixels
+Segment = tuple[tuple[float, float], tuple[float, float]]
+
+
+class _Board:
+    """What labels must keep clear of, in display pixels: the axes' frame, the points' markers, other boxes
+    (the legend), and each label's box and leader line (by label index, so a label can be moved)."""
+
+    def __init__(self, frame: Box, markers: list[Box], avoid: list[Box], scale: float):
+        self.frame, self.markers, self.boxes, self.scale = frame, markers, avoid, scale
+        self.slots: dict[int, tuple[Box, Segment | None]] = {}
+
+    def place(self, index: int, at: tuple[float, float], size: Any, first_free: bool) -> tuple[float, float]:
+        """Put label `index` at its cheapest offset (in points): with `first_free`, the first without any
+        conflict; else the least conflict plus distance."""
+        self.slots.pop(index, None)
+        best, best_cost, best_slot = LABEL_OFFSETS[0], math.inf, None
         for dx, dy in LABEL_OFFSETS:
-            box = _label_box(x + dx * scale, y + dy * scale, size.width, size.height, dx, dy)
-            cost = sum(_overlap(box, other) for other in taken)
-            if not (frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1):
-                cost += 1e9  # outside the axes: only when nothing inside is left
+            box = _label_box(at[0] + dx * self.scale, at[1] + dy * self.scale, size.width, size.height, dx, dy)
+            slot = (box, (at, _centre(box)) if _has_leader(dx, dy) else None)
+            conflict = self.conflict(at, *slot)
+            cost = conflict if first_free else conflict + DISTANCE_COST * math.hypot(dx, dy)
             if cost < best_cost:
-                best, best_cost = (dx, dy), cost
-            if cost == 0:
+                best, best_cost, best_slot = (dx, dy), cost, slot
+            if first_free and conflict == 0:
                 break
-        dx, dy = best
-        taken.append(_label_box(x + dx * scale, y + dy * scale, size.width, size.height, dx, dy))
-        far = math.hypot(dx, dy) > LEADER_BEYOND + 5
-        labels.append(ax.annotate(
-            text, point, xytext=(dx, dy), textcoords="offset points", fontsize=LABEL_SIZE,
-            fontweight="bold" if heavy else "normal", ha="left" if dx > 0 else "right", va=_valign(dy),
-            arrowprops={"arrowstyle": "-", "color": "0.35", "lw": 0.7, "shrinkA": 1, "shrinkB": 3} if far else None))
-    return labels
+        self.slots[index] = best_slot
+        return best
+
+    def conflict(self, at: tuple[float, float], box: Box, leader: Segment | None) -> float:
+        """Overlap (px^2) of a label's box with what it must keep clear of, plus its crossings and ambiguity."""
+        frame = self.frame
+        if not (frame[0] <= box[0] and box[2] <= frame[2] and frame[1] <= box[1] and box[3] <= frame[3]):
+            return 1e9  # outside the axes: only when nothing inside is left
+        labels = [other for other, _ in self.slots.values()]
+        leaders = [segment for _, segment in self.slots.values() if segment]
+        cost = sum(_overlap(box, other) for other in (*self.markers, *self.boxes, *labels))
+        cost += CROSSING_COST * sum(_crosses(segment, box) for segment in leaders)
+        if leader:
+            others = [m for m in self.markers if not _inside(leader[0], m)]  # not its own point's marker
+            cost += CROSSING_COST * (sum(_crosses(leader, other) for other in (*others, *labels))
+                                     + sum(_intersect(leader, other) for other in leaders))
+        else:  # a label without a leader must sit nearer its own point than any other, or it reads as theirs
+            own = _gap(at, box)
+            cost += CROSSING_COST * sum(_gap(_centre(m), box) < own for m in self.markers if not _inside(at, m))
+        return cost
+
+
+def _has_leader(dx: float, dy: float) -> bool:
+    return math.hypot(dx, dy) > LEADER_BEYOND + 5
+
+
+def _centre(box: Box) -> tuple[float, float]:
+    return (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+
+
+def _gap(point: tuple[float, float], box: Box) -> float:
+    """Distance from a point to a box (0 inside it)."""
+    return math.hypot(max(box[0] - point[0], 0, point[0] - box[2]), max(box[1] - point[1], 0, point[1] - box[3]))
+
+
+def _inside(point: tuple[float, float], box: Box) -> bool:
+    return box[0] < point[0] < box[2] and box[1] < point[1] < box[3]
+
+
+def _crosses(segment: Segment, box: Box) -> bool:
+    """Whether a leader line passes through a box's inside (Liang-Barsky clipping: some stretch of the
+    segment, not just an end point touching an edge, lies within it)."""
+    (x0, y0), (x1, y1) = segment
+    low, high = 0.0, 1.0
+    for delta, start, lo, hi in ((x1 - x0, x0, box[0], box[2]), (y1 - y0, y0, box[1], box[3])):
+        if delta == 0:
+            if not lo < start < hi:
+                return False
+            continue
+        t0, t1 = sorted(((lo - start) / delta, (hi - start) / delta))
+        low, high = max(low, t0), min(high, t1)
+    return high - low > 1e-6
+
+
+def _intersect(a: Segment, b: Segment) -> bool:
+    """Whether two leader lines cross (strictly: sharing an end point does not count)."""
+    def side(p: tuple[float, float], q: tuple[float, float], r: tuple[float, float]) -> float:
+        return (q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0])
+
+    return (side(*a, b[0]) * side(*a, b[1]) < 0) and (side(*b, a[0]) * side(*b, a[1]) < 0)
 
 
 def _valign(dy: float) -> str:
     return "bottom" if dy > 0 else "top" if dy < 0 else "center"
 
 
-def _label_box(x: float, y: float, width: float, height: float, dx: float, dy: float) -> Any:
-    """The display box of a label anchored at (x, y) and aligned as place_labels aligns it, padded a pixel."""
-    from matplotlib.transforms import Bbox
-
+def _label_box(x: float, y: float, width: float, height: float, dx: float, dy: float) -> Box:
+    """The display box of a label anchored at (x, y) and aligned as place_labels aligns it, padded so
+    neighbours keep a gap."""
     left = x if dx > 0 else x - width
     bottom = {"bottom": y, "top": y - height, "center": y - height / 2}[_valign(dy)]
-    return Bbox.from_extents(left - 1, bottom - 1, left + width + 1, bottom + height + 1)
+    return left - 3, bottom - 1, left + width + 3, bottom + height + 1
 
 
-def _overlap(a: Any, b: Any) -> float:
-    width = min(a.x1, b.x1) - max(a.x0, b.x0)
-    height = min(a.y1, b.y1) - max(a.y0, b.y0)
+def _overlap(a: Box, b: Box) -> float:
+    width = min(a[2], b[2]) - max(a[0], b[0])
+    height = min(a[3], b[3]) - max(a[1], b[1])
     return width * height if width > 0 and height > 0 else 0.0
 
 
