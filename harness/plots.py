@@ -71,10 +71,14 @@ def context_window(results_dir: str | Path, run_ids: Iterable[str]) -> int | Non
     return profile_window(main) if isinstance(main, dict) else None
 
 
+WINDOW_SHOWN_FROM = 0.25  # the window line is drawn when the largest request reaches this share of it
+
+
 def plot_context(ax: Any, requests: pd.DataFrame, runs: pd.DataFrame, task_id: str, seed: int,
                  window: int | None = None) -> None:
     """Input tokens per main request of one task under every strategy; x marks a reset or summary, a dot a
-    compaction; a dashed line at the context window (when known) shows how close each strategy came."""
+    compaction; a dashed line at the context window (when known) shows how close each strategy came. A window
+    over four times the largest request is named in a corner instead, so the curves keep the plot's height."""
     from matplotlib.lines import Line2D
     from matplotlib.ticker import FuncFormatter
 
@@ -91,11 +95,15 @@ def plot_context(ax: Any, requests: pd.DataFrame, runs: pd.DataFrame, task_id: s
     handles, _ = ax.get_legend_handles_labels()
     handles += [Line2D([], [], ls="", marker="x", color="black", label="reset or summary"),
                 Line2D([], [], ls="", marker=".", color="black", label="compaction")]
-    if window:
+    peak = main[main["run_id"].isin(chosen["run_id"])]["input_tokens"].max()
+    if window and peak >= WINDOW_SHOWN_FROM * window:
         ax.axhline(window, color="black", ls="--", lw=0.9)
         ax.annotate(f"context window {window:,} tokens", (0.99, window), xycoords=("axes fraction", "data"),
                     xytext=(0, 3), textcoords="offset points", ha="right", va="bottom", fontsize=LABEL_SIZE)
         ax.set_ylim(0, window * 1.1)
+    elif window:  # a line that far up would flatten every curve at the bottom: say where it is instead
+        ax.text(0.99, 0.98, f"context window {window:,} tokens (off the scale)", transform=ax.transAxes,
+                ha="right", va="top", fontsize=LABEL_SIZE)
     ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value / 1000:,.0f}k" if value else "0"))
     ax.set_xlabel("main-model request")
     ax.set_ylabel("input tokens of the request")
@@ -143,6 +151,9 @@ def plot_success_vs_cost(ax: Any, table: pd.DataFrame, label: str = "strategy",
     ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
     ax.xaxis.set_major_formatter(FormatStrFormatter("$%g"))
     ax.margins(0.08)
+    low, high = ax.get_ylim()
+    high = min(high, 1.02)  # no ticks past 100%: a success rate cannot exceed it
+    ax.set_ylim(max(min(low, high - 0.2), -0.02), high)  # at least 20 points of range, none below 0%
     ax.set_xlabel("mean cost per run (USD, with prompt-cache prices)")
     ax.set_ylabel("success rate")
     ax.set_title(title)
