@@ -104,7 +104,7 @@ def plot_context(ax: Any, requests: pd.DataFrame, runs: pd.DataFrame, task_id: s
     elif window:  # a line that far up would flatten every curve at the bottom: say where it is instead
         ax.text(0.99, 0.98, f"context window {window:,} tokens (off the scale)", transform=ax.transAxes,
                 ha="right", va="top", fontsize=LABEL_SIZE)
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value / 1000:,.0f}k" if value else "0"))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
     ax.set_xlabel("main-model request")
     ax.set_ylabel("input tokens of the request")
     ax.set_title(f"Context size per request: {task_id} (seed {seed})")
@@ -129,7 +129,7 @@ def plot_success_vs_cost(ax: Any, table: pd.DataFrame, label: str = "strategy",
     undominated points (the most success to be had at each cost). Rows whose `baseline` column is true (a
     sweep's `--also` strategies) get a square marker; `highlight` (the recommended row) a star and a bold label.
     Returns the point labels (matplotlib Annotations), placed so none covers another, a point or the legend."""
-    from matplotlib.ticker import FormatStrFormatter, PercentFormatter
+    from matplotlib.ticker import FormatStrFormatter, MaxNLocator, PercentFormatter
 
     known = table.dropna(subset=["mean_cost_usd", "success_rate"]).reset_index(drop=True)
     is_baseline = known["baseline"].fillna(False).astype(bool) if "baseline" in known else pd.Series(False, known.index)
@@ -148,6 +148,7 @@ def plot_success_vs_cost(ax: Any, table: pd.DataFrame, label: str = "strategy",
     ax.step(front["mean_cost_usd"], front["success_rate"], where="post", ls="--", lw=1, color="gray",
             label="Pareto front", zorder=2)
     ax.plot([], [], color="C0", lw=0.8, alpha=0.5, label="95% interval")
+    ax.yaxis.set_major_locator(MaxNLocator(nbins=7, steps=[1, 2, 5, 10]))  # whole percentages
     ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
     ax.xaxis.set_major_formatter(FormatStrFormatter("$%g"))
     ax.margins(0.08)
