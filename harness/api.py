@@ -15,7 +15,8 @@ from harness.plots import check_plot_task
 from harness.report import DEFAULT_BASELINE, PAIRED_FILE, requests_frame, runs_frame, write_report
 from harness.results import EVENTS_DIR, RUNS_FILE, SUMMARY_FILE, ResultsDir
 from harness.secrets import redact, remember
-from harness.sweep import SWEEP_FILE, TUNING_FILE, Grid, recommend, sweep_file_text, validate_grid
+from harness.sweep import (SWEEP_FILE, TUNING_FILE, Grid, grid_from_mapping, point_knobs, recommended_label,
+                           sweep_file_text, validate_grid)
 from strategies import StrategySpec, comparison_strategies
 
 
@@ -122,7 +123,9 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
         baseline: str | None = None, cache: str | Path | None = None, max_cost_usd: float | None = None,
         max_total_cost_usd: float | None = None, max_concurrency: int | None = None,
         clock: dict[str, Any] | None = None, command_line: list[str] | None = None,
-        extra_files: dict[str, str] | None = None, plot_task: str | None = None) -> Path:
+        extra_files: dict[str, str] | None = None,
+        strategy_knobs: dict[str, dict[str, dict[str, Any]]] | None = None,
+        plot_task: str | None = None) -> Path:
     """Run every task x strategy x seed cell, write the results layout and report; return its path.
 
     `load_results(run(...))` gives the runs and requests as DataFrames. cache: response-cache
@@ -130,6 +133,8 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     listed in unstarted.json); max_concurrency: requests per model at once; clock: how long tools
     and users take on the simulated clock (harness.clock.ClockConfig; default: each family's table);
     extra_files: name -> text written beside config.json once every input is validated (a sweep's sweep.json);
+    strategy_knobs: strategy label -> profile name -> mock knobs its runs use on top of that profile's
+    (a sweep's `mock.<knob>` axes; runner.Matrix);
     plot_task: the task of plots/context_per_request.png (harness.plots.write_plots).
     """
     # Imported here so that reading results (notebooks) does not load litellm and datasets.
@@ -148,7 +153,7 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
                                        max_concurrency=max_concurrency)
     matrix = Matrix(tasks=tasks, strategies=specs, seeds=list(seeds), profiles=profiles,
                     max_requests=max_requests or DEFAULT_MAX_REQUESTS, max_cost_usd=max_cost_usd,
-                    clock=clock or {})
+                    clock=clock or {}, strategy_knobs=strategy_knobs or {})
     remember(profiles, [spec.config for spec in specs])  # this invocation's secrets, scrubbed from all it writes
     out_path = Path(out) if out else default_out()
     cells = matrix.build(str(out_path / EVENTS_DIR))
@@ -186,6 +191,7 @@ def _run_locked(out_path: Path, suite: str, tasks: list[Any], specs: list[Strate
         "max_requests": matrix.max_requests,
         "max_cost_usd": max_cost_usd,
         "clock": matrix.clock,
+        **({"strategy_knobs": matrix.strategy_knobs} if matrix.strategy_knobs else {}),
         "workers": workers,
     }, command_line=command_line)
     execute(results, cells, workers=workers, progress=progress, max_total_cost_usd=max_total_cost_usd)
@@ -241,25 +247,36 @@ def default_out() -> Path:
     return Path("results") / time.strftime("%Y%m%d-%H%M%S")
 
 
-def sweep(grid: Grid, suite: str = "default", *, also: Iterable[str] = (), seeds: Iterable[int] = (0,),
-          profiles: dict[str, dict[str, Any]] | None = None, max_requests: int | None = None,
-          out: str | Path | None = None, workers: int = 1, progress: bool = False,
-          baseline: str | None = None, clock: dict[str, Any] | None = None,
-          command_line: list[str] | None = None) -> Path:
+def sweep(grid: Grid | dict[str, Any], suite: str = "default", *, also: Iterable[str] = (),
+          seeds: Iterable[int] = (0,), profiles: dict[str, dict[str, Any]] | None = None,
+          max_requests: int | None = None, out: str | Path | None = None, workers: int = 1, progress: bool = False,
+          baseline: str | None = None, cache: str | Path | None = None, max_cost_usd: float | None = None,
+          max_total_cost_usd: float | None = None, max_concurrency: int | None = None,
+          clock: dict[str, Any] | None = None, command_line: list[str] | None = None) -> Path:
     """Run every grid point (plus the strategies in `also`, e.g. the baseline) and write tuning.csv.
 
-    Every point's strategy is built before any model call, so a bad key fails at once.
-    Returns the results directory; `load_results(...)` gives its tables, tuning included.
+    `grid`: a Grid, or a grid file's own mapping ({"strategy", "config", "label", "grid": {key: [values]}});
+    keys `mock.<knob>` / `summarizer.<knob>` vary the mock's knobs per point (harness.sweep). Every other
+    option is `run`'s (retries: in `profiles`, as `ctxbench run --retry` puts them). The report's
+    baseline is `none` if run, else the first of `also`. Every point's strategy and knobs are checked
+    before any model call, so a bad key fails at once. An interrupted sweep is finished by
+    `resume(its directory)`, tuning.csv included. Returns the results directory; `load_results(...)`
+    gives its tables, tuning included.
     """
+    if not isinstance(grid, Grid):
+        grid = grid_from_mapping(grid, "sweep grid")
     remember(grid.base, grid.axes)  # before the points are built: their errors may echo a value
     points = validate_grid(grid)
-    also = list(also)
-    extra = strategy_specs(also) if also else []
+    extra = strategy_specs(list(also)) if list(also) else []
+    if baseline is None and extra and DEFAULT_BASELINE not in [spec.display for spec in extra]:
+        baseline = extra[0].display
     out_path = Path(out) if out else default_out()
     check_writable_dir(out_path, "--out")
-    return run(suite, strategies=[spec for _, spec in points] + extra, seeds=seeds, profiles=profiles,
+    return run(suite, strategies=[point.spec for point in points] + extra, seeds=seeds, profiles=profiles,
                max_requests=max_requests, out=out_path, workers=workers, progress=progress, baseline=baseline,
-               clock=clock, command_line=command_line, extra_files={SWEEP_FILE: sweep_file_text(grid, points)})
+               cache=cache, max_cost_usd=max_cost_usd, max_total_cost_usd=max_total_cost_usd,
+               max_concurrency=max_concurrency, clock=clock, command_line=command_line,
+               extra_files={SWEEP_FILE: sweep_file_text(grid, points)}, strategy_knobs=point_knobs(points))
 
 
 def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | str = "none",
@@ -326,8 +343,8 @@ class Results:
 
     @property
     def recommended(self) -> str | None:
-        """The recommended grid point of a sweep (highest success, then lowest cost)."""
-        return recommend(self.tuning) if self.tuning is not None else None
+        """The recommended row of a sweep's tuning table (the rule of harness.sweep), a baseline possibly."""
+        return recommended_label(self.tuning)
 
 
 def _csv(path: Path) -> pd.DataFrame:

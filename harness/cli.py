@@ -420,7 +420,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from harness import api
     from harness.config import parse_inline_or_file
-    from harness.sweep import TUNING_FILE, load_grid_file, make_grid, parse_grid_args
+    from harness.sweep import (TUNING_FILE, load_grid_file, make_grid, parse_grid_args, recommendation_text,
+                               tuning_markdown)
 
     data = load_grid_file(args.grid_file) if args.grid_file else {}
     axes = dict(data.get("grid") or {})
@@ -434,7 +435,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     out = api.sweep(grid, args.tasks or args.suite, also=also, **_run_options(args))
     _print_outcome(out, started)
     results = api.load_results(out)
-    print(f"\nrecommended: {results.recommended}  (highest success, then lowest cost; {out / TUNING_FILE})")
+    print(f"\nTuning ({out / TUNING_FILE}):\n{tuning_markdown(results.tuning)}\n\n"
+          f"recommended: {recommendation_text(results.tuning)}")
     return 0
 
 

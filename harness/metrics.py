@@ -60,6 +60,13 @@ the trace and that no message of the view sent held) and up to a few of them as
 ``forgotten_examples``. Per run, ``forgotten_references`` is their sum over successful main requests,
 None for runs that are not replays (nothing measured it).
 
+The checker's verdict (issue 21 item 3): a row's ``detail`` is the ``detail`` of the run's ``run_end``
+event (the environment's Score.detail, e.g. ``expected`` and ``given``), bounded by ``bounded_detail``
+so that a huge answer cannot bloat runs.jsonl: strings scrubbed of known secrets and then cut to
+DETAIL_STRING_CHARS, at most DETAIL_ITEMS entries per list or mapping, DETAIL_DEPTH levels, and
+DETAIL_BUDGET characters over the whole detail (cuts are marked with ``…``); ``{}`` when no checker ran.
+The event log keeps the detail whole.
+
 Cache-read tokens lost to compaction: for each main request that follows one or more
 ``compaction`` events, the previous main request's input tokens (the prefix the provider
 holds) minus this request's cached tokens, floored at 0.
@@ -71,6 +78,7 @@ from collections import Counter
 from typing import Any, Iterable, Mapping
 
 from harness.context import MAIN_PROFILE
+from harness.secrets import scrub
 from harness.tokens import stable_hash
 
 TOKEN_FIELDS = ("input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens")
@@ -89,6 +97,48 @@ def call_key(function: Mapping[str, Any]) -> tuple[str, str]:
     except json.JSONDecodeError:
         arguments = function.get("arguments") or ""
     return function.get("name", ""), arguments
+
+
+# Ours: bounds of a row's `detail` (bounded_detail). A checker's expected-vs-given fits in them; a 100k-character
+# answer does not need to, the event log keeps it whole.
+DETAIL_STRING_CHARS = 300
+DETAIL_ITEMS = 20
+DETAIL_DEPTH = 4
+DETAIL_BUDGET = 2000
+CUT = "…"
+
+
+def bounded_detail(detail: Any) -> dict[str, Any]:
+    """A checker's detail as plain JSON data of bounded size (see the module docstring): every string is
+    scrubbed before it is cut, so a cut cannot leave part of a secret the row path would no longer know."""
+    budget = [DETAIL_BUDGET]
+
+    def text(value: str) -> str:
+        value = scrub(value)
+        keep = max(0, min(DETAIL_STRING_CHARS, budget[0]))
+        budget[0] -= min(len(value), keep)
+        return value if len(value) <= keep else f"{value[:keep]}{CUT}[+{len(value) - keep:,} chars]"
+
+    def clip(value: Any, depth: int) -> Any:
+        budget[0] -= 2  # every value costs something, so the budget also bounds the number of values
+        if value is None or isinstance(value, (bool, int, float)):
+            return value
+        if isinstance(value, str) or depth >= DETAIL_DEPTH or not isinstance(value, (Mapping, list, tuple)):
+            return text(value if isinstance(value, str) else str(value))
+        mapping = isinstance(value, Mapping)
+        items = list(value.items()) if mapping else list(enumerate(value))
+        kept = []
+        for key, item in items:
+            if len(kept) == DETAIL_ITEMS or budget[0] <= 0:
+                break
+            kept.append((text(str(key)) if mapping else key, clip(item, depth + 1)))
+        more = len(items) - len(kept)
+        if mapping:
+            return {**dict(kept), **({CUT: f"+{more} more"} if more else {})}
+        return [item for _, item in kept] + ([f"{CUT}[+{more} more]"] if more else [])
+
+    clipped = clip(detail if detail is not None else {}, 0)
+    return clipped if isinstance(clipped, dict) else {"detail": clipped}
 
 
 class MetricsError(Exception):
@@ -200,6 +250,7 @@ class RunMetrics:
         self.orphan_view_requests = 0
         self.task_missing_requests = 0
         self.forgotten_references: int | None = None  # trace replays alone measure it
+        self.detail: dict[str, Any] = {}  # the checker's, from run_end
         self.failure: str | None = None  # why the metrics stopped folding (MetricsError), if they did
 
     def add(self, event: Mapping[str, Any]) -> None:
@@ -246,6 +297,8 @@ class RunMetrics:
             self.compaction_steps[step] += 1
             self.reclaimed_by_step[step] += event.get("reclaimed_tokens") or 0
             self._edited = True
+        elif kind == "run_end":
+            self.detail = bounded_detail(event.get("detail"))
         elif kind == "tool_output_offloaded":
             self.offloaded_chars += (event.get("total_chars") or 0) - (event.get("shown_chars") or 0)
 
@@ -348,6 +401,7 @@ class RunMetrics:
         metrics["task_missing_requests"] = self.task_missing_requests
         metrics["reexecuted_state_calls"] = self.reexecutions.count
         metrics["forgotten_references"] = self.forgotten_references
+        metrics["detail"] = self.detail
         return metrics
 
 

@@ -2,16 +2,19 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
 import pandas as pd
 
 from harness.errors import ConfigError
 from harness.events import read_events
 from harness.metrics import LOOP_CONDENSATIONS
 from harness.results import CONFIG_FILE, EVENTS_DIR, SUMMARY_FILE, read_runs
-from harness.stats import CLUSTER_KEY, DEFAULT_SEED, bootstrap_mean, bootstrap_ratio, paired_difference
+from harness.stats import (CLUSTER_KEY, DEFAULT_SEED, Estimate, bootstrap_mean, bootstrap_ratio,
+                           paired_difference, pareto_front)
 
 PAIRED_FILE = "paired.csv"
 REPORT_FILE = "report.md"
@@ -118,7 +121,24 @@ def _aggregate(group: pd.DataFrame, seed: int) -> dict[str, Any]:
     failures = _failure_counts(group)  # sums per strategy (results written before these fields count 0)
     row.update({column: int(failures[column].sum()) for column in failures})
     row["runs_with_failures"] = int(failures[[column for column, _ in FAILURE_MODES]].gt(0).any(axis=1).sum())
+    row.update(_cache_savings(group))
     return row
+
+
+def known_costs(runs: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """Cost and cost without the cache of the runs whose both are known (a model without prices has neither)."""
+    cost = pd.to_numeric(runs["cost_usd"], errors="coerce")
+    uncached = pd.to_numeric(runs.get("cost_usd_uncached"), errors="coerce")
+    known = cost.notna() & uncached.notna()
+    return cost[known], uncached[known]
+
+
+def _cache_savings(group: pd.DataFrame) -> dict[str, float]:
+    """What the prompt cache saved per run (cost without caching - cost) and as a share of the uncached cost."""
+    cost, uncached = known_costs(group)
+    saved, total = (uncached - cost).sum(), uncached.sum()
+    return {"cache_savings_usd": saved / len(cost) if len(cost) else float("nan"),
+            "cache_savings_rate": saved / total if total > 0 else float("nan")}
 
 
 def _failure_counts(runs: pd.DataFrame) -> pd.DataFrame:
@@ -158,9 +178,19 @@ def _per_group(runs: pd.DataFrame, make: Callable[[str, pd.DataFrame], list[dict
 def summarize(runs: pd.DataFrame, seed: int = DEFAULT_SEED) -> pd.DataFrame:
     """One row per strategy (family "all") and one per strategy x family, with 95% bootstrap intervals."""
     def make(family: str, subset: pd.DataFrame) -> list[dict[str, Any]]:
-        return [{"family": family, "strategy": strategy, **_aggregate(group, seed)}
-                for strategy, group in subset.groupby("strategy", sort=False)]
+        rows = pd.DataFrame([{"family": family, "strategy": strategy, **_aggregate(group, seed)}
+                             for strategy, group in subset.groupby("strategy", sort=False)])
+        rows["rank"] = decision_order(rows).index.argsort() + 1
+        rows["pareto"] = rows.index.isin(pareto_front(rows, "mean_cost_usd", "success_rate").index)
+        return rows.to_dict("records")
     return _per_group(runs, make)
+
+
+def decision_order(rows: pd.DataFrame) -> pd.DataFrame:
+    """Summary rows in the order a user chooses by: success rate (highest first), then cost per success
+    (lowest first, unknown last), then name; the report's tables and its "best" lines follow it."""
+    return rows.sort_values(["success_rate", "cost_per_success", "strategy"], ascending=[False, True, True],
+                            na_position="last", kind="stable")
 
 
 def paired_differences(runs: pd.DataFrame, baseline: str = DEFAULT_BASELINE,
@@ -187,6 +217,7 @@ def paired_differences(runs: pd.DataFrame, baseline: str = DEFAULT_BASELINE,
 
 
 NO_SUCCESS = "—"  # cost per success of a strategy none of whose runs succeeded
+ORDER_RULE = "sorted by success rate, then cost per success (lowest first, unknown last), then name"
 
 
 def _show(value: Any, fmt: str, missing: str = "n/a") -> str:
@@ -199,41 +230,315 @@ def _show_interval(row: pd.Series, column: str, fmt: str, missing: str = "n/a") 
     return f"{fmt.format(row[column])} [{_show(row[f'{column}_lo'], fmt)}, {_show(row[f'{column}_hi'], fmt)}]"
 
 
-def console_table(summary: pd.DataFrame) -> str:
+def money(value: float) -> str:
+    """A USD figure with at least three significant digits (costs span $0.0001 to $100 between models)."""
+    if pd.isna(value):
+        return "n/a"
+    if value == float("inf"):
+        return "inf"
+    digits = 2 if abs(value) >= 1 or value == 0 else 2 - int(np.floor(np.log10(abs(value))))
+    return f"{value:,.{digits}f}"
+
+
+def _compact_interval(row: pd.Series, column: str, show: Callable[[float], str], missing: str = "n/a") -> str:
+    """`85% [70-95]`: the terminal's estimate with its 95% interval, units said once."""
+    if pd.isna(row[column]):
+        return missing
+    return f"{show(row[column])} [{show(row[f'{column}_lo'])}-{show(row[f'{column}_hi'])}]"
+
+
+def _percent_number(value: float) -> str:
+    return "n/a" if pd.isna(value) else f"{value * 100:.0f}"
+
+
+def _success_compact(row: pd.Series) -> str:
+    return f"{row['success_rate']:.0%} [{_percent_number(row['success_rate_lo'])}-{_percent_number(row['success_rate_hi'])}]"
+
+
+def failed_run_count(summary: pd.DataFrame) -> tuple[int, int]:
+    """(failed, all) runs of a summary's overall rows."""
     overall = summary[summary["family"] == "all"]
-    table = pd.DataFrame({
-        "strategy": overall["strategy"],
-        "runs": overall["runs"].astype(int),
-        "success": overall["success_rate"].map("{:.0%}".format),
-        "mean input tok": overall["mean_input_tokens"].map("{:,.0f}".format),
+    failed = (overall["runs"] * (1 - overall["success_rate"])).round().astype(int).sum()
+    return int(failed), int(overall["runs"].sum())
+
+
+def aligned(header: list[str], rows: list[list[str]]) -> str:
+    """A plain-text table: the first column (names) left-aligned, the figures right-aligned."""
+    widths = [max(len(cell) for cell in column) for column in zip(header, *rows)]
+    return "\n".join("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths)))
+                     .rstrip() for line in [header, *rows])
+
+
+TERMINAL_WIDTH = 120
+# Columns of the terminal table left out, in this order, while it is wider than TERMINAL_WIDTH (long labels
+# of sweep points); report.md keeps them all.
+OPTIONAL_COLUMNS = ("compactions", "resets", "cache hit")
+
+
+def console_table(summary: pd.DataFrame) -> str:
+    """The terminal's table: the overall rows in decision order with compact intervals, at most TERMINAL_WIDTH
+    wide unless labels alone are wider, a legend, and how many runs failed."""
+    overall = decision_order(summary[summary["family"] == "all"])
+    columns = {
+        "strategy": overall["strategy"].astype(str),
+        "runs": overall["runs"].astype(int).astype(str),
+        "success": overall.apply(_success_compact, axis=1),
+        "cost/success $": overall.apply(lambda r: _compact_interval(r, "cost_per_success", money, NO_SUCCESS), axis=1),
+        "cost/run $": overall["mean_cost_usd"].map(money),
         "cache hit": overall["cache_hit_rate"].map(lambda v: _show(v, "{:.1%}")),
-        "mean cost $": overall["mean_cost_usd"].map(lambda v: _show(v, "{:.4f}")),
-        "cost/success $": overall["cost_per_success"].map(lambda v: _show(v, "{:.4f}", NO_SUCCESS)),
+        "cache saved": overall["cache_savings_rate"].map(lambda v: _show(v, "{:.0%}")),
         "resets": overall["mean_resets"].map("{:.2f}".format),
         "compactions": overall["mean_compactions"].map("{:.2f}".format),
-        "rereads": overall["mean_rereads"].map("{:.2f}".format),
-    })
-    return table.to_string(index=False)
+    }
+    table = aligned(list(columns), [list(row) for row in zip(*columns.values())])
+    for dropped in OPTIONAL_COLUMNS:
+        if max(map(len, table.splitlines())) <= TERMINAL_WIDTH:
+            break
+        del columns[dropped]
+        table = aligned(list(columns), [list(row) for row in zip(*columns.values())])
+    lines = [table, "",
+             "Best first: by success, then cost per success, then name. [lo-hi]: 95% interval over tasks;",
+             "overlapping intervals do not tell two strategies apart. cache saved: share of the cost without",
+             "the prompt cache. resets, compactions: mean per run. Every column: report.md."]
+    failed, total = failed_run_count(summary)
+    if failed:
+        lines.append(f"{failed} of {total} runs failed: report.md's \"Failed runs\" lists them with the checker's "
+                     "expected vs given.")
+    return "\n".join(lines)
 
 
-def markdown(header: list[str], rows: list[list[str]]) -> str:
-    """A Markdown table; the first two columns (names) left-aligned, the rest (figures) right-aligned."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" if i < 2 else "---:" for i in range(len(header))) + "|"]
+def markdown(header: list[str], rows: list[list[str]], names: int = 2) -> str:
+    """A Markdown table; the first `names` columns left-aligned, the rest (figures) right-aligned."""
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "|".join("---" if i < names else "---:" for i in range(len(header))) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
 
 
-def markdown_table(summary: pd.DataFrame) -> str:
-    """Summary rows with their 95% intervals: success, input tokens, cost per run and per success, cache hit
-    rate, resets, compactions."""
-    header = ["family", "strategy", "runs", "success", "mean input tokens", "mean cost (USD)",
-              "cost per success (USD)", "cache hit rate", "resets", "compactions"]
-    rows = [[str(r["family"]), str(r["strategy"]), str(int(r["runs"])),
-             *(_show_interval(r, column, fmt) for column, _, fmt in COMPARED[:3]),
-             _show_interval(r, "cost_per_success", "{:.4f}", NO_SUCCESS),
-             _show_interval(r, "cache_hit_rate", "{:.1%}"), f"{r['mean_resets']:.2f}", f"{r['mean_compactions']:.2f}"]
-            for _, r in summary.iterrows()]
-    return markdown(header, rows)
+def _in_decision_order(summary: pd.DataFrame) -> pd.DataFrame:
+    """Each family's rows (in order of appearance) in decision order."""
+    return pd.concat([decision_order(group) for _, group in summary.groupby("family", sort=False)])
+
+
+def markdown_table(summary: pd.DataFrame, family: bool = True) -> str:
+    """Summary rows in decision order with their 95% intervals: success, cost per success and per run, input
+    tokens, cache hit rate, resets, compactions, and whether the row is on its family's Pareto front."""
+    header = ["strategy", "runs", "success", "cost per success (USD)", "mean cost (USD)", "mean input tokens",
+              "cache hit rate", "resets", "compactions", "Pareto"]
+    ordered = _in_decision_order(summary)
+    rows = [[str(r["strategy"]), str(int(r["runs"])), _show_interval(r, "success_rate", "{:.0%}"),
+             _show_interval(r, "cost_per_success", "{:.4f}", NO_SUCCESS), _show_interval(r, "mean_cost_usd", "{:.4f}"),
+             _show_interval(r, "mean_input_tokens", "{:,.0f}"), _show_interval(r, "cache_hit_rate", "{:.1%}"),
+             f"{r['mean_resets']:.2f}", f"{r['mean_compactions']:.2f}", "yes" if bool(r.get("pareto", False)) else ""]
+            for _, r in ordered.iterrows()]
+    if family:
+        header = ["family", *header]
+        rows = [[str(family_name), *row] for family_name, row in zip(ordered["family"], rows)]
+    return markdown(header, rows, names=2 if family else 1)
+
+
+def success_pivot(summary: pd.DataFrame) -> str:
+    """Success % [95% interval] per strategy (rows, overall decision order) and family (columns, then all);
+    a cell whose runs differ from its column's says its own n."""
+    families = [f for f in summary["family"].unique() if f != "all"] + ["all"]
+    cells = summary.set_index(["strategy", "family"])
+    runs = {family: int(summary.loc[summary["family"] == family, "runs"].max()) for family in families}
+    rows = []
+    for strategy in decision_order(summary[summary["family"] == "all"])["strategy"]:
+        row = [str(strategy)]
+        for family in families:
+            if (strategy, family) not in cells.index:
+                row.append("")
+                continue
+            cell = cells.loc[(strategy, family)]
+            n = "" if int(cell["runs"]) == runs[family] else f" (n={int(cell['runs'])})"
+            row.append(f"{_success_compact(cell)}{n}")
+        rows.append(row)
+    return markdown(["strategy", *(f"{family} (n={runs[family]})" for family in families)], rows, names=1)
+
+
+def cost_table(summary: pd.DataFrame) -> str:
+    """Cost per run and per success, without the cache, and what the cache saved (absolute and share)."""
+    header = ["strategy", "cost per run (USD)", "cost per success (USD)", "uncached per run (USD)",
+              "saved by the cache per run (USD)", "saved (%)"]
+    rows = [[str(r["strategy"]), _show_interval(r, "mean_cost_usd", "{:.4f}"),
+             _show_interval(r, "cost_per_success", "{:.4f}", NO_SUCCESS), _show(r["mean_cost_usd_uncached"], "{:.4f}"),
+             _show(r["cache_savings_usd"], "{:.4f}"), _show(r["cache_savings_rate"], "{:.1%}")]
+            for _, r in decision_order(summary[summary["family"] == "all"]).iterrows()]
+    return markdown(header, rows, names=1)
+
+
+def cost_total(runs: pd.DataFrame) -> str:
+    """One sentence: what all runs cost at cache prices and without the cache."""
+    cost, uncached = known_costs(runs)
+    if cost.empty:
+        return "No run has a known cost (the model has no prices; choose one with `--price-model`)."
+    saved, total = (uncached - cost).sum(), uncached.sum()
+    share = f" ({saved / total:.1%})" if total > 0 else ""
+    return (f"{len(cost)} of {len(runs)} runs with known prices cost ${money(cost.sum())} at cache "
+            f"prices and would have cost ${money(total)} without the cache: the cache saved ${money(saved)}{share}.")
+
+
+def _label(row: pd.Series) -> str:
+    return (f"`{row['strategy']}` ({row['success_rate']:.0%} success, "
+            f"{_show(row['mean_cost_usd'], '${:.4f}')} per run)")
+
+
+def pareto_lines(overall: pd.DataFrame) -> list[str]:
+    """Which strategies are on the Pareto front of success against cost per run, and who beats each other."""
+    known = overall.dropna(subset=["mean_cost_usd", "success_rate"])
+    front = decision_order(pareto_front(known, "mean_cost_usd", "success_rate"))
+    lines = ["Pareto front of success against cost per run (no other strategy succeeds as often for less, or "
+             "more often for no more): " + ", ".join(_label(r) for _, r in front.iterrows()) + "."]
+    beaten = []
+    for _, row in decision_order(known[~known.index.isin(front.index)]).iterrows():
+        better = known[(known["mean_cost_usd"] <= row["mean_cost_usd"]) & (known["success_rate"] >= row["success_rate"])
+                       & ((known["mean_cost_usd"] < row["mean_cost_usd"]) | (known["success_rate"] > row["success_rate"]))]
+        beaten.append(f"`{row['strategy']}` (by `{decision_order(better).iloc[0]['strategy']}`)")
+    if beaten:
+        lines.append("Dominated: " + ", ".join(beaten) + ". These are point estimates: see the intervals before "
+                     "ruling a strategy out.")
+    if len(known) < len(overall):
+        lines.append("Without a known cost, off the front: "
+                     + ", ".join(f"`{s}`" for s in overall.loc[~overall.index.isin(known.index), "strategy"]) + ".")
+    return lines
+
+
+def _overlap(a: pd.Series, b: pd.Series, column: str) -> bool:
+    """Whether two rows' 95% intervals of `column` overlap (unknown ends count as overlapping)."""
+    lo_a, hi_a, lo_b, hi_b = (x[f"{column}_{end}"] for x in (a, b) for end in ("lo", "hi"))
+    return not (lo_a > hi_b or lo_b > hi_a)
+
+
+def _paired(runs: pd.DataFrame, best: pd.Series, runner_up: pd.Series, metric: str, seed: int) -> Estimate:
+    values = runs.assign(success=runs["success"].astype(float))
+    return paired_difference(values, best["strategy"], runner_up["strategy"], metric, seed=seed)
+
+
+def caution(best: pd.Series, runner_up: pd.Series, runs: pd.DataFrame, seed: int = DEFAULT_SEED) -> str:
+    """What a "best" line says of its runner-up. The honest test is the paired difference on the same tasks
+    and seeds (harness.stats.paired_difference): of success when the success intervals overlap, of cost per run
+    when the success rates tie (the order then rests on cost); a caution, "not distinguishable on these tasks",
+    when its interval includes 0 or nothing pairs them. Empty when the success intervals are apart."""
+    other = f"`{runner_up['strategy']}`"
+    if best["success_rate"] == runner_up["success_rate"]:
+        diff = _paired(runs, best, runner_up, "cost_usd", seed)
+        if not diff.n or pd.isna(diff.mean) or diff.lo <= 0 <= diff.hi:
+            shown = f", paired difference in cost per run {_dollars(diff)}," if diff.n and pd.notna(diff.mean) else ""
+            return (f"Caution: same success rate as {other}{shown} and ranked on cost alone: not distinguishable "
+                    "on these tasks.")
+        return (f"Same success rate as {other}; cheaper on the same tasks and seeds (paired difference in cost "
+                f"per run {_dollars(diff)}).")
+    if not _overlap(best, runner_up, "success_rate"):
+        return ""
+    diff = _paired(runs, best, runner_up, "success", seed)
+    if not diff.n:
+        return (f"Caution: its success interval overlaps {other}'s and no runs pair them on the same tasks and "
+                "seeds: not distinguishable on these tasks.")
+    shown = f"{_points(diff.mean)} [{_points(diff.lo)}, {_points(diff.hi)}]"
+    if diff.lo <= 0 <= diff.hi:
+        return (f"Caution: its success interval overlaps {other}'s, and the paired difference on the same tasks "
+                f"and seeds, {shown}, includes 0: not distinguishable on these tasks.")
+    return (f"Its success interval overlaps {other}'s, but the paired difference on the same tasks and seeds, "
+            f"{shown}, excludes 0.")
+
+
+def _dollars(diff: Estimate) -> str:
+    return f"{diff.mean:+.4f} [{diff.lo:+.4f}, {diff.hi:+.4f}] USD"
+
+
+def _tie(ranked: pd.DataFrame) -> str:
+    """The sentence for strategies with exactly the first one's success rate and cost per success (they did
+    the same on these tasks, e.g. none of them had to act), which only their names order; empty if none."""
+    first = ranked.iloc[0]
+    same = ranked.iloc[1:][(ranked.iloc[1:]["success_rate"] == first["success_rate"])
+                           & (ranked.iloc[1:]["cost_per_success"] == first["cost_per_success"])]
+    if same.empty:
+        return ""
+    return (f"Tie: {', '.join(f'`{name}`' for name in same['strategy'])} had the same success rate and cost per "
+            "success on these tasks; the first is listed by name only.")
+
+
+def best_lines(summary: pd.DataFrame, runs: pd.DataFrame, seed: int = DEFAULT_SEED) -> list[str]:
+    """One line overall and one per family naming the best strategy by the decision order, the runner-up, and
+    a caution when the two are not told apart."""
+    lines = []
+    for family in ["all", *(f for f in summary["family"].unique() if f != "all")]:
+        ranked = decision_order(summary[summary["family"] == family])
+        best = ranked.iloc[0]
+        name = "All tasks" if family == "all" else family
+        line = (f"- **{name}**: `{best['strategy']}`, success {_show_interval(best, 'success_rate', '{:.0%}')}, "
+                f"{_show(best['cost_per_success'], '${:.4f}', NO_SUCCESS)} per success.")
+        if len(ranked) > 1:
+            runner_up = ranked.iloc[1]
+            subset = runs if family == "all" else runs[runs["family"] == family]
+            line += (f" Runner-up `{runner_up['strategy']}`: {_show_interval(runner_up, 'success_rate', '{:.0%}')}, "
+                     f"{_show(runner_up['cost_per_success'], '${:.4f}', NO_SUCCESS)} per success. "
+                     f"{_tie(ranked) or caution(best, runner_up, subset, seed)}")
+        lines.append(line.rstrip())
+    return lines
+
+
+FAILED_ROWS_SHOWN = 100  # rows of report.md's failures table; runs.jsonl holds every one
+DETAIL_SHOWN = 160  # characters of a failure's checker text shown in report.md
+
+
+# "ContextWindowExceededError: litellm.BadRequestError: prompt is too long" -> "prompt is too long"
+EXCEPTION_PREFIXES = re.compile(r"^(?:[\w.]+(?:Error|Exception): )+")
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _expected_given(expected: Any, given: Any) -> str:
+    """Expected vs given; of two mappings, only the keys whose values differ (case aside)."""
+    if isinstance(expected, dict) and isinstance(given, dict):
+        wrong = [f"{key}: expected {_json(value)}, given {_json(given.get(key))}" for key, value in expected.items()
+                 if str(given.get(key)).lower() != str(value).lower()]
+        extra = [key for key in given if key not in expected]
+        return "; ".join(wrong + ([f"also given: {', '.join(map(str, extra))}"] if extra else [])) or "answers match"
+    return f"expected {_json(expected)}, given {_json(given)}"
+
+
+def checker_text(detail: Any, error: Any = None) -> str:
+    """A failure's checker detail (runs.jsonl `detail`) and error as one short cell; rows written before
+    `detail` existed say so."""
+    parts = []
+    if isinstance(detail, dict):
+        if "expected" in detail or "given" in detail:
+            parts.append(_expected_given(detail.get("expected"), detail.get("given")))
+        parts += [f"{key}={_json(value)}" for key, value in detail.items() if key not in ("expected", "given")]
+    else:
+        parts.append("(no detail recorded)")
+    if isinstance(error, str) and error:
+        parts.append(f"error: {EXCEPTION_PREFIXES.sub('', error)}")
+    text = "; ".join(parts) or NO_SUCCESS
+    text = text if len(text) <= DETAIL_SHOWN else text[:DETAIL_SHOWN - 1] + "…"
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def failed_runs_section(runs: pd.DataFrame) -> list[str]:
+    """report.md's table of the runs that did not succeed: task (linked to its event log), strategy, seed,
+    termination, score and what the checker expected and was given."""
+    lines = ["## Failed runs", ""]
+    failed = runs[~runs["success"].astype(bool)]
+    if failed.empty:
+        return lines + ["Every run succeeded.", ""]
+    failed = failed.sort_values(["family", "task_id", "strategy", "seed"], kind="stable")
+    lines += [f"{len(failed)} of {len(runs)} runs did not succeed. Termination: how the run ended (`submitted`: "
+              "the agent answered, wrongly here; `gave_up`: it said it could not; `context_overflow`, "
+              "`max_requests`, `budget`, `error`: it was stopped). "
+              "Checker: what the task's checker expected and was given (runs.jsonl `detail`, whole in the event "
+              "log's `run_end`).", ""]
+    rows = [[f"[{r['task_id']}](events/{r['run_id']}.jsonl)", str(r["strategy"]), str(r["seed"]),
+             str(r["termination"]), f"{float(r['score']):.2f}", checker_text(r.get("detail"), r.get("error"))]
+            for r in failed.head(FAILED_ROWS_SHOWN).to_dict("records")]
+    header = ["task", "strategy", "seed", "termination", "score", "checker: expected vs given"]
+    lines.append(markdown(header, rows, names=len(header)))
+    if len(failed) > FAILED_ROWS_SHOWN:
+        lines.append(f"\n... and {len(failed) - FAILED_ROWS_SHOWN} more: runs.jsonl has every row.")
+    return lines + [""]
 
 
 def _points(value: float) -> str:
@@ -264,18 +569,39 @@ def _read_config(results_dir: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
-def report_markdown(results_dir: Path, summary: pd.DataFrame, paired: pd.DataFrame, baseline: str,
-                    plots: list[Path], extra_sections: list[str]) -> str:
+def report_markdown(results_dir: Path, runs: pd.DataFrame, summary: pd.DataFrame, paired: pd.DataFrame,
+                    baseline: str, plots: list[Path], extra_sections: list[str], seed: int = DEFAULT_SEED) -> str:
+    """report.md: the answer first (best per family, Pareto front), then the tables it rests on."""
     config = _read_config(results_dir)
     main = (config.get("profiles") or {}).get("main") or {}
+    overall = summary[summary["family"] == "all"]
+    families = [f for f in summary["family"].unique() if f != "all"]
     lines = [f"# ctxbench report: {results_dir.name}", "",
-             f"Suite `{config.get('suite', '?')}`, seeds {config.get('seeds', '?')}, model `{main.get('model', '?')}`, "
-             f"{int(summary.loc[summary['family'] == 'all', 'runs'].sum())} runs. "
-             f"Intervals are seeded 95% percentile-bootstrap intervals {INTERVAL_MEANING} The cache hit rate is "
-             "cached / input tokens over all requests; cost per success is the cost of all runs over the "
-             f"number of successes ({NO_SUCCESS} when none succeeded; an upper end of inf: some resamples "
-             "of tasks hold no success).", "",
-             "## Strategies", "", markdown_table(summary[summary["family"] == "all"]), "",
+             f"Suite `{config.get('suite', '?')}`, seeds {config.get('seeds', '?')}, model `{main.get('model', '?')}`: "
+             f"{len(runs)} runs of {len(overall)} strategies on {runs[CLUSTER_KEY].nunique()} tasks in "
+             f"{len(families)} families. Figures are estimate [95% interval]; what every column means and how to "
+             "read an interval: docs/reporting.md.", "",
+             "## Which strategy", "",
+             f"Best strategy overall and per task family, {ORDER_RULE}; the runner-up and a caution when these tasks "
+             "do not tell the two apart.", "",
+             *best_lines(summary, runs, seed), "",
+             *pareto_lines(overall), "",
+             "## Strategies", "",
+             f"All tasks, {ORDER_RULE}. Intervals are seeded 95% percentile-bootstrap intervals {INTERVAL_MEANING} "
+             "Two strategies whose intervals overlap are not told apart by these tasks; the paired differences "
+             "below are the sharper test. The cache hit rate is cached / input tokens over all requests; cost per "
+             "success is the cost of all runs over the number of successes "
+             f"({NO_SUCCESS} when none succeeded; an upper end of inf: some resamples of tasks hold no success). "
+             "Pareto: on the front of success against cost per run.", "",
+             markdown_table(overall, family=False), "",
+             "## Success per task family", "",
+             "Success rate % [95% interval] of each strategy (rows, best overall first) on each family's tasks; "
+             "n: runs per strategy.", "",
+             success_pivot(summary), "",
+             "## Cost", "",
+             "Mean cost per run at cache prices, cost per success, the same runs' cost without the prompt cache, "
+             "and what the cache saved (uncached - cost, per run and as a share of the uncached cost).", "",
+             cost_table(summary), "", cost_total(runs), "",
              "## Strategies per task family", "", markdown_table(summary[summary["family"] != "all"]), "",
              f"## Paired differences against `{baseline}`", ""]
     if paired.empty:
@@ -283,8 +609,9 @@ def report_markdown(results_dir: Path, summary: pd.DataFrame, paired: pd.DataFra
                      "(choose another with `ctxbench report RESULTS_DIR --baseline NAME`).")
     else:
         lines += ["Mean of (strategy - baseline) over runs with the same task_id and seed, its interval "
-                  "resampling tasks; success and cache hit rate in percentage points.", "", markdown_paired(paired)]
-    lines += ["", *extra_sections, "## Plots", ""]
+                  "resampling tasks; success and cache hit rate in percentage points. An interval that spans 0: "
+                  "no difference shown on these tasks.", "", markdown_paired(paired)]
+    lines += ["", *failed_runs_section(runs), *extra_sections, "## Plots", ""]
     lines += [f"![{path.stem}](plots/{path.name})" for path in plots]
     return "\n".join(lines) + "\n"
 
@@ -314,10 +641,11 @@ def write_report(results_dir: str | Path, baseline: str = DEFAULT_BASELINE,
     paired.to_csv(results_dir / PAIRED_FILE, index=False)
     requests = requests_frame(results_dir, runs)
     plots = write_plots(results_dir, runs, requests, summary, plot_task)
-    tuning_sections = write_tuning(results_dir, summary)
+    tuning_sections = write_tuning(results_dir, summary, runs)
     plots += tuning_sections.plots
     (results_dir / REPORT_FILE).write_text(
-        report_markdown(results_dir, summary, paired, baseline, plots, failure_section(runs) + tuning_sections.markdown),
+        report_markdown(results_dir, runs, summary, paired, baseline, plots,
+                        failure_section(runs) + tuning_sections.markdown, seed),
         encoding="utf-8")
     return {"summary": summary, "paired": paired, "table": console_table(summary), "plots": plots}
 

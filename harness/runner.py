@@ -105,8 +105,9 @@ def check_profiles(strategy: Any, profiles: dict[str, Any], label: str) -> None:
 def validate_cells(cells: list[Cell]) -> None:
     """Build every strategy, task and profile once so bad input fails before any model call."""
     if cells:
-        build_profiles(cells[0].profiles)
         build_dataclass(ClockConfig, cells[0].clock, "clock")
+    for profiles in {id(cell.profiles): cell.profiles for cell in cells}.values():  # one per sweep point at most
+        build_profiles(profiles)
     checked: set[str] = set()
     for cell in cells:
         if len(cell.run_id) > RUN_ID_MAX:
@@ -404,6 +405,9 @@ class Matrix:
     max_requests: int = DEFAULT_MAX_REQUESTS
     max_cost_usd: float | None = None
     clock: dict[str, Any] = field(default_factory=dict)
+    # strategy label -> profile name -> mock knobs its runs use on top of that profile's (a sweep's
+    # `mock.<knob>` and `summarizer.<knob>` axes: harness.sweep)
+    strategy_knobs: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     cells: list[Cell] = field(default_factory=list)
 
     def build(self, events_dir: str) -> list[Cell]:
@@ -411,7 +415,31 @@ class Matrix:
         repeated = sorted({seed for seed in self.seeds if self.seeds.count(seed) > 1})
         if repeated:  # one row and one event log per (task, strategy, seed): a repeat would overwrite its twin
             raise ConfigError(f"seeds: {repeated} given more than once; each seed names one run per cell")
-        self.cells = [Cell(task=task, strategy=strategy, seed=seed, profiles=self.profiles, events_dir=events_dir,
-                           max_requests=self.max_requests, max_cost_usd=self.max_cost_usd, clock=self.clock)
+        unknown = sorted(set(self.strategy_knobs) - {spec.display for spec in self.strategies})
+        if unknown:
+            raise ConfigError(f"strategy knobs: given for {unknown}, which are not among the strategies run")
+        profiles = {spec.display: with_knobs(self.profiles, self.strategy_knobs.get(spec.display), spec.display)
+                    for spec in self.strategies}
+        self.cells = [Cell(task=task, strategy=strategy, seed=seed, profiles=profiles[strategy.display],
+                           events_dir=events_dir, max_requests=self.max_requests, max_cost_usd=self.max_cost_usd,
+                           clock=self.clock)
                       for task in self.tasks for strategy in self.strategies for seed in self.seeds]
         return self.cells
+
+
+def with_knobs(profiles: dict[str, dict[str, Any]], knobs: dict[str, dict[str, Any]] | None,
+               label: str) -> dict[str, dict[str, Any]]:
+    """`profiles` with each named profile's mock knobs updated by `knobs` (profile name -> knobs); the
+    same dict when there are none, so cells without knobs share one profiles mapping."""
+    if not knobs:
+        return profiles
+    updated = dict(profiles)
+    for name, values in knobs.items():
+        profile = profiles.get(name)
+        mock = profile.get("mock") if isinstance(profile, dict) else None
+        if not isinstance(mock, dict) or not str(profile.get("model", "")).startswith("mock/"):
+            model = profile.get("model") if isinstance(profile, dict) else None
+            raise ConfigError(f"strategy {label}: sets mock knobs {sorted(values)} on profile {name!r}, whose model "
+                              f"{model!r} is not a mock/... model")
+        updated[name] = {**profile, "mock": {**mock, "knobs": {**(mock.get("knobs") or {}), **values}}}
+    return updated

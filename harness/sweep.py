@@ -1,10 +1,25 @@
 """Threshold sweeps: a grid over one strategy's parameters, each point a labelled StrategySpec.
 
 A grid names dotted keys into the strategy's config (`keep_last`, `stages.0.level`, ...) and
-the values to try. Every point's strategy is built (so validated) before any model call.
-The sweep runs like `ctxbench run` and writes, next to the usual layout, `sweep.json` (the
-grid) and `tuning.csv` (one row per point); the recommended point has the highest success
-rate, then the lowest mean cost, then comes first in the grid.
+the values to try. Keys under `mock.` set the simulated agent's knobs (`mock.narrate`) and keys
+under `summarizer.` the mock summarizer's (`summarizer.summary_completeness`) at that point: each
+point's runs get their own profiles (runner.Matrix.strategy_knobs), and its label names the knob.
+Every point's strategy and knobs are checked before any model call. Points are ordered by value,
+axis by axis in grid order (null, booleans, numbers numerically, strings, then lists and mappings
+by their JSON; a secret axis keeps its given order). The sweep runs like `ctxbench run` and writes,
+next to the usual layout, `sweep.json` (the grid and its points) and `tuning.csv`: one row per
+point, and one per strategy run alongside (`--also`, `baseline` True), all of which take part in
+the Pareto flag and the recommendation.
+
+The recommendation (issue 21 item 4; docs/sweeps.md):
+1. the leader is the row with the highest success rate (then the lowest cost per success, then
+   the lowest mean cost, then table order);
+2. every other row's success is compared with the leader's by the paired difference over the same
+   (task_id, seed) runs, its 95% interval resampling tasks (harness.stats.paired_difference); a row
+   ties with the leader unless that interval lies wholly below 0 (an unknown interval ties too);
+3. the recommended row is the cheapest per success among the leader and the rows tying with it
+   (unknown cost last; then the higher success rate, the lower mean cost, table order).
+So a difference no larger than its interval never decides; a baseline can be the recommendation.
 """
 from __future__ import annotations
 
@@ -19,15 +34,17 @@ import pandas as pd
 import yaml
 
 from harness.config import load_data_file
-from harness.errors import ConfigError
+from harness.errors import ConfigError, did_you_mean
 from harness.report import markdown
 from harness.secrets import is_secret_path, redact, remember
-from harness.stats import pareto_front
+from harness.stats import DEFAULT_SEED, Estimate, paired_difference, pareto_front
 from strategies import StrategySpec, build_strategy
 
 SWEEP_FILE = "sweep.json"
 TUNING_FILE = "tuning.csv"
 GRID_FILE_KEYS = {"strategy", "config", "label", "grid"}
+# Grid key prefix -> (the profile whose mock knobs it sets, what those are the knobs of)
+KNOB_PREFIXES = {"mock": ("main", "simulated agent (mock/agent)"), "summarizer": ("summary", "mock summarizer")}
 
 
 @dataclass
@@ -92,17 +109,28 @@ def parse_grid_args(items: Iterable[str]) -> dict[str, list[Any]]:
     return axes
 
 
-def load_grid_file(path: str | Path) -> dict[str, Any]:
-    """A YAML/JSON grid file: {strategy, config (base), label, grid: {dotted key: [values]}}."""
-    data = load_data_file(path)
+def check_grid_mapping(data: Any, where: str) -> dict[str, Any]:
+    """A grid as a grid file holds it: {strategy, config (base), label, grid: {dotted key: [values]}}."""
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping with keys {sorted(GRID_FILE_KEYS)}")
+        raise ConfigError(f"{where}: expected a mapping with keys {sorted(GRID_FILE_KEYS)}, got {data!r:.80}")
     unknown = sorted(set(data) - GRID_FILE_KEYS)
     if unknown:
-        raise ConfigError(f"{path}: unknown key(s) {unknown}; known keys: {sorted(GRID_FILE_KEYS)}")
+        raise ConfigError(f"{where}: unknown key(s) {unknown}{did_you_mean(str(unknown[0]), GRID_FILE_KEYS)}; "
+                          f"known keys: {sorted(GRID_FILE_KEYS)}")
     if not isinstance(data.get("grid") or {}, dict):
-        raise ConfigError(f"{path}: 'grid' must be a mapping of dotted key to a list of values, got {data['grid']!r}")
+        raise ConfigError(f"{where}: 'grid' must be a mapping of dotted key to a list of values, got {data['grid']!r}")
     return data
+
+
+def load_grid_file(path: str | Path) -> dict[str, Any]:
+    """A YAML/JSON grid file (`check_grid_mapping`)."""
+    return check_grid_mapping(load_data_file(path), str(path))
+
+
+def grid_from_mapping(data: Any, where: str = "sweep grid") -> Grid:
+    """The Grid of a grid file's mapping (what `harness.api.sweep` takes besides a Grid)."""
+    data = check_grid_mapping(data, where)
+    return make_grid(data.get("strategy"), dict(data.get("grid") or {}), data.get("config"), data.get("label"), where)
 
 
 def make_grid(strategy: str | None, axes: dict[str, Any], base: Any = None, label: str | None = None,
@@ -147,6 +175,39 @@ def set_dotted(config: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
     return result
 
 
+def knob_target(key: str) -> tuple[str, str] | None:
+    """(profile name, knob) of a `mock.<knob>` or `summarizer.<knob>` grid key; None for a strategy key."""
+    prefix, dot, knob = key.partition(".")
+    if prefix not in KNOB_PREFIXES:
+        return None
+    if not dot or not knob or "." in knob:
+        raise ConfigError(f"sweep: grid key {key!r}: expected {prefix}.<knob>, one knob of the "
+                          f"{KNOB_PREFIXES[prefix][1]}")
+    return KNOB_PREFIXES[prefix][0], knob
+
+
+def check_knob_axis(key: str, values: list[Any]) -> None:
+    """A knob axis names a knob of its mock and each value is one that knob takes (its dataclass's
+    own type and range checks), with close matches for a mistyped name."""
+    from dataclasses import fields
+
+    from harness.mock.agents.common import Knobs, build_knobs
+    from harness.mock.summarizer import SummarizerKnobs, build_summarizer_knobs
+
+    profile, knob = knob_target(key) or ("", "")
+    cls, build = (Knobs, build_knobs) if profile == "main" else (SummarizerKnobs, build_summarizer_knobs)
+    known = [f.name for f in fields(cls)]
+    prefix = key.split(".")[0]
+    if knob not in known:
+        raise ConfigError(f"sweep: grid key {key!r}: {knob!r} is not a knob of the {KNOB_PREFIXES[prefix][1]}"
+                          f"{did_you_mean(knob, known)}; its knobs: {', '.join(known)}")
+    for index, value in enumerate(values):
+        try:
+            build({knob: value}, f"{prefix} knobs")
+        except ConfigError as exc:
+            raise ConfigError(f"sweep: grid key {key!r} = {_show(shown_value(key, values, index))}: {exc}") from exc
+
+
 def _show(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
 
@@ -166,24 +227,64 @@ def shown_axes(grid: Grid) -> dict[str, list[Any]]:
     return {key: [shown_value(key, values, i) for i in range(len(values))] for key, values in grid.axes.items()}
 
 
-def grid_points(grid: Grid) -> list[tuple[dict[str, Any], StrategySpec]]:
-    """Every combination of the grid's values, in order, as (params as shown, labelled spec)."""
+def value_order(value: Any) -> tuple[int, Any]:
+    """Sort key of a grid value: null, booleans, numbers (numerically: 3, 5, 10, 20), strings, then
+    lists and mappings by their JSON (issue 21 item 4: points sorted as text put 10 before 3)."""
+    if value is None:
+        return (0, 0)
+    if isinstance(value, bool):
+        return (1, value)
+    if isinstance(value, (int, float)):
+        return (2, value)
+    if isinstance(value, str):
+        return (3, value)
+    return (4, json.dumps(value, sort_keys=True, default=str))
+
+
+def axis_order(key: str, values: list[Any]) -> list[int]:
+    """The indexes of an axis's values in sorted order (`value_order`); an axis holding a secret keeps
+    its given order, since sorting by the values would tell the secrets' order."""
+    if any(shown_value(key, values, index) != values[index] for index in range(len(values))):
+        return list(range(len(values)))
+    return sorted(range(len(values)), key=lambda index: value_order(values[index]))
+
+
+@dataclass(frozen=True)
+class Point:
+    """One grid point: its values as shown (secrets redacted), its labelled strategy, and the mock
+    knobs it sets per profile name (`{"main": {"narrate": 0.2}}`; empty without knob axes)."""
+
+    params: dict[str, Any]
+    spec: StrategySpec
+    knobs: dict[str, dict[str, Any]]
+
+
+def grid_points(grid: Grid) -> list[Point]:
+    """Every combination of the grid's values, lexicographically by value over the axes in grid order."""
     points = []
     shown = shown_axes(grid)
-    for indexes in itertools.product(*(range(len(values)) for values in grid.axes.values())):
-        config = grid.base
+    orders = [axis_order(key, values) for key, values in grid.axes.items()]
+    for indexes in itertools.product(*orders):
+        config, knobs = grid.base, {}
         for (key, values), index in zip(grid.axes.items(), indexes):
-            config = set_dotted(config, key, values[index])
+            target = knob_target(key)
+            if target:
+                knobs.setdefault(target[0], {})[target[1]] = copy.deepcopy(values[index])
+            else:
+                config = set_dotted(config, key, values[index])
         params = {key: shown[key][index] for key, index in zip(grid.axes, indexes)}
         label = f"{grid.prefix}[{','.join(f'{k}={_show(v)}' for k, v in params.items())}]"
-        points.append((params, StrategySpec(name=grid.strategy, config=config, label=label)))
+        points.append(Point(params, StrategySpec(name=grid.strategy, config=config, label=label), knobs))
     return points
 
 
-def validate_grid(grid: Grid) -> list[tuple[dict[str, Any], StrategySpec]]:
+def validate_grid(grid: Grid) -> list[Point]:
     """Build the base, then each key alone, then every point: errors name the key or point at fault."""
     build_strategy(StrategySpec(name=grid.strategy, config=grid.base, label=f"{grid.prefix} (base config)"))
     for key, values in grid.axes.items():
+        if knob_target(key):
+            check_knob_axis(key, values)
+            continue
         for index, value in enumerate(values):
             try:
                 build_strategy(StrategySpec(name=grid.strategy, config=set_dotted(grid.base, key, value),
@@ -192,26 +293,22 @@ def validate_grid(grid: Grid) -> list[tuple[dict[str, Any], StrategySpec]]:
                 shown = shown_value(key, values, index)
                 raise ConfigError(f"sweep: grid key {key!r} = {_show(shown)}: {exc}") from exc
     points = grid_points(grid)
-    for _, spec in points:
-        build_strategy(spec)
+    for point in points:
+        build_strategy(point.spec)
     return points
 
 
-def sweep_file_text(grid: Grid, points: list[tuple[dict[str, Any], StrategySpec]]) -> str:
+def point_knobs(points: list[Point]) -> dict[str, dict[str, dict[str, Any]]]:
+    """label -> the mock knobs per profile of every point that sets any (runner.Matrix.strategy_knobs)."""
+    return {point.spec.display: point.knobs for point in points if point.knobs}
+
+
+def sweep_file_text(grid: Grid, points: list[Point]) -> str:
     """sweep.json: the grid and its points' labels and values (secrets redacted), which marks a results
     directory as a sweep's."""
     data = {"strategy": grid.strategy, "base": redact(grid.base), "grid": shown_axes(grid),
-            "points": [{"label": spec.display, "params": params} for params, spec in points]}
+            "points": [{"label": point.spec.display, "params": point.params} for point in points]}
     return json.dumps(data, indent=2, default=str) + "\n"
-
-
-def recommend(tuning: pd.DataFrame) -> str | None:
-    """The highest success rate, then the lowest mean cost (unknown cost last), then grid order."""
-    if tuning.empty:
-        return None
-    ranked = tuning.assign(_order=range(len(tuning))).sort_values(
-        ["success_rate", "mean_cost_usd", "_order"], ascending=[False, True, True], na_position="last", kind="stable")
-    return str(ranked.iloc[0]["label"])
 
 
 TUNING_COLUMNS = ["runs", "success_rate", "success_rate_lo", "success_rate_hi", "mean_cost_usd", "mean_cost_usd_lo",
@@ -220,22 +317,117 @@ TUNING_COLUMNS = ["runs", "success_rate", "success_rate_lo", "success_rate_hi", 
 
 
 def tuning_table(summary: pd.DataFrame, sweep: dict[str, Any]) -> pd.DataFrame:
-    """One row per grid point that has runs: its parameters, summary figures, Pareto and recommended flags."""
+    """One row per strategy run alongside (`baseline` True, first) and per grid point that has runs
+    (in sweep.json's order: by value), with its parameters and summary figures."""
     overall = summary[summary["family"] == "all"].set_index("strategy")
-    rows = []
+    labels = [point["label"] for point in sweep["points"]]
+    rows = [{"label": label, "baseline": True, **overall.loc[label, TUNING_COLUMNS].to_dict()}
+            for label in overall.index if label not in labels]
     for point in sweep["points"]:
         if point["label"] in overall.index:
             params = {key: _show(value) if isinstance(value, (list, dict)) else value
                       for key, value in point["params"].items()}
-            rows.append({"label": point["label"], **params, **overall.loc[point["label"], TUNING_COLUMNS].to_dict()})
+            rows.append({"label": point["label"], **params, "baseline": False,
+                         **overall.loc[point["label"], TUNING_COLUMNS].to_dict()})
     tuning = pd.DataFrame(rows)
     if tuning.empty:
         return tuning
-    front = pareto_front(tuning, "mean_cost_usd", "success_rate")
     tuning["runs"] = tuning["runs"].astype(int)
+    tuning["baseline"] = tuning["baseline"].astype(bool)
+    axes = [key for key in sweep.get("grid") or {} if key in tuning]
+    for key in axes:  # a baseline row has no value: keep an integer axis integer (3, not 3.0) beside it
+        if all(type(point["params"].get(key)) is int for point in sweep["points"]):
+            tuning[key] = tuning[key].astype("Int64")
+    return tuning[["label", *axes, "baseline", *TUNING_COLUMNS]]
+
+
+def decide(tuning: pd.DataFrame, runs: pd.DataFrame, seed: int = DEFAULT_SEED) -> pd.DataFrame:
+    """The tuning table with its Pareto flag and the recommendation's columns (the rule of the module
+    docstring): `leader`, `success_vs_best` (_lo, _hi) the paired difference in success of the row
+    minus the leader's, `ties_best` whether it ties with the leader, `recommended` the one chosen."""
+    tuning = tuning.reset_index(drop=True)
+    front = pareto_front(tuning, "mean_cost_usd", "success_rate")
     tuning["pareto"] = tuning.index.isin(front.index)
-    tuning["recommended"] = tuning["label"] == recommend(tuning)
+    order = tuning.assign(_order=range(len(tuning)), _no_success=-tuning["success_rate"])
+    leader = order.sort_values(["_no_success", "cost_per_success", "mean_cost_usd", "_order"],
+                               na_position="last", kind="stable").index[0]
+    differences = [paired_difference(runs, label, tuning.loc[leader, "label"], "success", seed=seed)
+                   if index != leader else Estimate(0.0, 0.0, 0.0, 0) for index, label in tuning["label"].items()]
+    tuning["leader"] = tuning.index == leader
+    tuning["success_vs_best"] = [d.mean for d in differences]
+    tuning["success_vs_best_lo"] = [d.lo for d in differences]
+    tuning["success_vs_best_hi"] = [d.hi for d in differences]
+    tuning["ties_best"] = [not d.hi < 0 for d in differences]  # NaN (no pairs) ties: nothing tells them apart
+    tied = order[tuning["ties_best"]].sort_values(["cost_per_success", "_no_success", "mean_cost_usd", "_order"],
+                                                  na_position="last", kind="stable")
+    tuning["recommended"] = tuning.index == tied.index[0]
     return tuning
+
+
+def recommended_label(tuning: pd.DataFrame | None) -> str | None:
+    """The label of the recommended row of a tuning table (as `decide` made it or tuning.csv holds it)."""
+    if tuning is None or tuning.empty or "recommended" not in tuning:
+        return None
+    chosen = tuning.loc[tuning["recommended"].astype(bool), "label"]
+    return str(chosen.iloc[0]) if len(chosen) else None
+
+
+def recommendation_text(tuning: pd.DataFrame) -> str:
+    """The recommendation in words, from the tuning table's columns alone (so tuning.csv says it again)."""
+    best = recommended_label(tuning)
+    if best is None:
+        return "no recommendation: no point has finished runs"
+    row = tuning[tuning["label"] == best].iloc[0]
+    tied = list(tuning.loc[tuning["ties_best"].astype(bool), "label"])
+    who = f"the baseline **{best}**" if bool(row["baseline"]) else f"**{best}**"
+    if len(tied) > 1:
+        leader = tuning[tuning["leader"].astype(bool)].iloc[0]
+        return (f"{who}: tie on success within the 95% interval; cheapest among tied: {best} "
+                f"({_money(row['cost_per_success'])} per success). Tied with the leader {leader['label']} "
+                f"({leader['success_rate']:.0%} success): {', '.join(tied)}")
+    return (f"{who}: highest success ({row['success_rate']:.0%}), ahead of every other row by more than the 95% "
+            "interval of the paired difference")
+
+
+def _money(value: Any) -> str:
+    return "cost unknown" if pd.isna(value) else f"{value:.4f} USD"
+
+
+SHOWN_COLUMNS = ("runs", "success_rate", "success_vs_best", "cost_per_success", "mean_cost_usd", "mean_input_tokens",
+                 "mean_resets", "mean_compactions", "baseline", "pareto", "leader", "ties_best", "recommended")
+
+
+def tuning_markdown(tuning: pd.DataFrame) -> str:
+    """The tuning table as report.md and stdout show it: label, parameters, then the deciding figures."""
+    params = list(tuning.columns[1:list(tuning.columns).index("baseline")])  # tuning_table puts the axes there
+    columns = ["label", *params, *[c for c in SHOWN_COLUMNS if c in tuning]]
+    rows = [[_tuning_cell(column, row) for column in columns] for _, row in tuning.iterrows()]
+    return markdown(columns, rows)
+
+
+def _tuning_cell(column: str, row: pd.Series) -> str:
+    """A cell of the shown tuning table; success figures in % with their interval where there is one."""
+    value = row[column]
+    if value is None or (not isinstance(value, (str, bool)) and pd.isna(value)):
+        return ""
+    if column in ("success_rate", "success_vs_best"):
+        form = "{:+.0%}" if column == "success_vs_best" else "{:.0%}"
+        lo, hi = row.get(f"{column}_lo"), row.get(f"{column}_hi")
+        bounds = f" [{form.format(lo)}, {form.format(hi)}]" if pd.notna(lo) and pd.notna(hi) else ""
+        return form.format(value) + bounds
+    if column in CELL_FORMATS and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return CELL_FORMATS[column].format(value)
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+CELL_FORMATS = {"cost_per_success": "{:.4f}", "mean_cost_usd": "{:.4f}", "mean_input_tokens": "{:,.0f}",
+                "mean_resets": "{:.2f}", "mean_compactions": "{:.2f}"}
+
+
+def sweep_title(sweep: dict[str, Any], baselines: list[str]) -> str:
+    """The tuning plot's title: what was swept, and against what."""
+    against = f" (baseline: {', '.join(baselines)})" if baselines else ""
+    return f"Sweep of {sweep.get('strategy')} over {', '.join(sweep.get('grid') or {})}{against}"
 
 
 @dataclass
@@ -244,7 +436,7 @@ class TuningOutput:
     plots: list[Path] = field(default_factory=list)
 
 
-def write_tuning(results_dir: str | Path, summary: pd.DataFrame) -> TuningOutput:
+def write_tuning(results_dir: str | Path, summary: pd.DataFrame, runs: pd.DataFrame) -> TuningOutput:
     """For a sweep's results (sweep.json present): tuning.csv, its Pareto plot and a report section."""
     from harness.plots import plot_success_vs_cost, save_plot
 
@@ -253,18 +445,20 @@ def write_tuning(results_dir: str | Path, summary: pd.DataFrame) -> TuningOutput
         return TuningOutput()
     sweep = json.loads(path.read_text(encoding="utf-8"))
     tuning = tuning_table(summary, sweep)
-    tuning.to_csv(Path(results_dir) / TUNING_FILE, index=False)
     if tuning.empty:
+        tuning.to_csv(Path(results_dir) / TUNING_FILE, index=False)
         return TuningOutput(["## Tuning", "", "No grid point has finished runs yet.", ""])
-    best = recommend(tuning)
+    tuning = decide(tuning, runs)
+    tuning.to_csv(Path(results_dir) / TUNING_FILE, index=False)
+    best = recommended_label(tuning)
+    title = sweep_title(sweep, list(tuning.loc[tuning["baseline"], "label"]))
     plot = save_plot(results_dir, "tuning_pareto",
-                     lambda ax: plot_success_vs_cost(ax, tuning, label="label", highlight=best,
-                                                     title=f"Sweep of {sweep['strategy']}: {', '.join(sweep['grid'])}"))
-    shown = tuning.drop(columns=[c for c in tuning.columns if c.endswith(("_lo", "_hi"))])
-    return TuningOutput(["## Tuning", "", f"Recommended point (highest success, then lowest cost): **{best}**", "",
-                         markdown(list(shown.columns), [[_cell(v) for v in row] for row in shown.itertuples(index=False)]),
-                         ""], [plot])
+                     lambda ax: plot_success_vs_cost(ax, tuning, label="label", highlight=best, title=title))
+    return TuningOutput(["## Tuning", "", f"Recommended: {recommendation_text(tuning)}.", "", RULE_TEXT, "",
+                         tuning_markdown(tuning), ""], [plot])
 
 
-def _cell(value: Any) -> str:
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
+RULE_TEXT = ("The leader has the highest success rate; a row ties with it unless the 95% interval of the paired "
+             "difference in success (same tasks and seeds, tasks resampled; `success_vs_best`) lies wholly below 0; "
+             "the recommendation is the cheapest per success among the leader and the rows tying with it. "
+             "Baselines (`--also`) take part in the Pareto front and the recommendation.")

@@ -132,7 +132,7 @@ def test_sweep_baseline_rows_get_their_own_marker_and_legend_entry():
                                                      "mean_cost_usd_lo": 2.0, "mean_cost_usd_hi": 4.0,
                                                      "success_rate": 0.5}])], ignore_index=True)
     with_baseline["baseline"] = [False] * len(table) + [True]
-    title = "Sweep of observation_masking: keep_last"
+    title = "Sweep of observation_masking over keep_last (baseline: none)"
     fig, labels, points = _draw_success(with_baseline, label="label", highlight="observation_masking[keep_last=3]",
                                         title=title)
     ax = fig.axes[0]
@@ -151,7 +151,8 @@ def test_sweep_baseline_rows_get_their_own_marker_and_legend_entry():
 
 
 def test_write_tuning_titles_the_plot_as_a_sweep(smoke_sweep, monkeypatch):
-    """Issue 21 item 6: the tuning plot is titled "Sweep of <strategy>: <keys>"."""
+    """Issue 21 item 6: the tuning plot is titled as a sweep (harness.sweep.sweep_title: strategy, keys and
+    the --also baseline), given to plot_success_vs_cost so the layout and labels account for it."""
     from harness.report import summarize as summarize_runs
     from harness.sweep import write_tuning
 
@@ -159,8 +160,9 @@ def test_write_tuning_titles_the_plot_as_a_sweep(smoke_sweep, monkeypatch):
     real = plots.plot_success_vs_cost
     monkeypatch.setattr(plots, "plot_success_vs_cost",
                         lambda ax, table, **kw: titles.append(kw["title"]) or real(ax, table, **kw))
-    write_tuning(smoke_sweep, summarize_runs(runs_frame(smoke_sweep)))
-    assert titles == ["Sweep of masking:KeepLastToolResults: keep"]
+    runs = runs_frame(smoke_sweep)
+    write_tuning(smoke_sweep, summarize_runs(runs), runs)
+    assert titles == ["Sweep of masking:KeepLastToolResults over keep (baseline: none)"]
 
 
 def test_cache_hit_rate_in_percent_with_values(default_run):

@@ -85,10 +85,10 @@ def test_a_sweep_over_a_secret_key_labels_points_by_position(tmp_path):
     grid = Grid(strategy="none", axes={"api_key": ["sk-first-0123456789", "sk-second-0123456789"],
                                        "llm": [{"token": "tok-0123456789"}, {"n": 1}]})
     points = grid_points(grid)
-    assert [spec.label for _, spec in points] == [
+    assert [point.spec.label for point in points] == [
         "none[api_key=<redacted-1>,llm=<redacted-1>]", 'none[api_key=<redacted-1>,llm={"n":1}]',
         "none[api_key=<redacted-2>,llm=<redacted-1>]", 'none[api_key=<redacted-2>,llm={"n":1}]']
-    assert points[0][1].config == {"api_key": "sk-first-0123456789", "llm": {"token": "tok-0123456789"}}
+    assert points[0].spec.config == {"api_key": "sk-first-0123456789", "llm": {"token": "tok-0123456789"}}
     assert "0123456789" not in sweep_file_text(grid, points)
 
 
