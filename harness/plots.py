@@ -129,7 +129,7 @@ def plot_success_vs_cost(ax: Any, table: pd.DataFrame, label: str = "strategy",
     undominated points (the most success to be had at each cost). Rows whose `baseline` column is true (a
     sweep's `--also` strategies) get a square marker; `highlight` (the recommended row) a star and a bold label.
     Returns the point labels (matplotlib Annotations), placed so none covers another, a point or the legend."""
-    from matplotlib.ticker import FormatStrFormatter, MaxNLocator, PercentFormatter
+    from matplotlib.ticker import FormatStrFormatter, FuncFormatter, MaxNLocator
 
     known = table.dropna(subset=["mean_cost_usd", "success_rate"]).reset_index(drop=True)
     is_baseline = known["baseline"].fillna(False).astype(bool) if "baseline" in known else pd.Series(False, known.index)
@@ -149,11 +149,11 @@ def plot_success_vs_cost(ax: Any, table: pd.DataFrame, label: str = "strategy",
             label="Pareto front", zorder=2)
     ax.plot([], [], color="C0", lw=0.8, alpha=0.5, label="95% interval")
     ax.yaxis.set_major_locator(MaxNLocator(nbins=7, steps=[1, 2, 5, 10]))  # whole percentages
-    ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value * 100:.0f}%" if value <= 1.0001 else ""))
     ax.xaxis.set_major_formatter(FormatStrFormatter("$%g"))
     ax.margins(0.08)
     low, high = ax.get_ylim()
-    high = min(high, 1.02)  # no ticks past 100%: a success rate cannot exceed it
+    high = min(high, 1.06)  # room for labels above 100%, but no tick there: a success rate cannot exceed it
     ax.set_ylim(max(min(low, high - 0.2), -0.02), high)  # at least 20 points of range, none below 0%
     ax.set_xlabel("mean cost per run (USD, with prompt-cache prices)")
     ax.set_ylabel("success rate")
