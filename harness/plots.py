@@ -337,8 +337,9 @@ def plot_cache_hit_rate(ax: Any, summary: pd.DataFrame) -> None:
     hi = (overall["cache_hit_rate_hi"] - overall["cache_hit_rate"]).fillna(0)
     bars = ax.bar(overall["strategy"], overall["cache_hit_rate"], yerr=[lo, hi], color="C0",
                   error_kw={"elinewidth": 0.8, "capsize": 2, "ecolor": "gray"})
-    ax.bar_label(bars, labels=[f"{value:.0%}" for value in overall["cache_hit_rate"]], label_type="center",
-                 color="white", fontsize=LABEL_SIZE)  # inside the bar: clear of the interval above it
+    for bar, value in zip(bars, overall["cache_hit_rate"]):  # at the bar's foot: clear of its interval
+        ax.text(bar.get_x() + bar.get_width() / 2, 0.015, f"{value:.0%}", ha="center", va="bottom",
+                color="white" if value > 0.06 else "black", fontsize=LABEL_SIZE)
     ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
     ax.set_ylim(0, 1.05)
     ax.set_xlabel("strategy")
