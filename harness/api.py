@@ -11,6 +11,7 @@ import pandas as pd
 from harness.config import check_writable_dir
 from harness.errors import ConfigError, did_you_mean
 from harness.lock import hold
+from harness.plots import check_plot_task
 from harness.report import DEFAULT_BASELINE, PAIRED_FILE, requests_frame, runs_frame, write_report
 from harness.results import EVENTS_DIR, RUNS_FILE, SUMMARY_FILE, ResultsDir
 from harness.secrets import redact, remember
@@ -124,7 +125,7 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
         clock: dict[str, Any] | None = None, command_line: list[str] | None = None,
         extra_files: dict[str, str] | None = None,
         strategy_knobs: dict[str, dict[str, dict[str, Any]]] | None = None, families: Iterable[str] = (),
-        task_ids: Iterable[str] = (), limit: int | None = None) -> Path:
+        task_ids: Iterable[str] = (), limit: int | None = None, plot_task: str | None = None) -> Path:
     """Run every task x strategy x seed cell, write the results layout and report; return its path.
 
     `load_results(run(...))` gives the runs and requests as DataFrames. cache: response-cache
@@ -135,6 +136,7 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     strategy_knobs: strategy label -> profile name -> mock knobs its runs use on top of that profile's
     (a sweep's `mock.<knob>` axes; runner.Matrix).
     families, task_ids, limit: which of the suite's tasks run (harness.selection; limit is per family).
+    plot_task: the task of plots/context_per_request.png (harness.plots.write_plots).
     """
     # Imported here so that reading results (notebooks) does not load litellm and datasets.
     from harness.invocation import check_budgets, check_credentials, with_invocation_options
@@ -144,6 +146,7 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
 
     selection = TaskSelection(tuple(families), tuple(task_ids), limit)
     tasks = selection.apply(load_tasks(suite), suite)
+    check_plot_task(plot_task, (task.task_id for task in tasks), f"suite {suite}")
     strategies = list(strategies) if not isinstance(strategies, str) else strategies
     if isinstance(strategies, str) or (strategies and isinstance(strategies[0], str)):
         specs = strategy_specs(strategies, strategy_configs)  # type: ignore[arg-type]
@@ -166,14 +169,14 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     with hold(out_path, "run"):
         _run_locked(out_path, suite, selection, tasks, specs, seeds, matrix, cells, workers=workers, progress=progress,
                     baseline=baseline, max_cost_usd=max_cost_usd, max_total_cost_usd=max_total_cost_usd,
-                    command_line=command_line, extra_files=extra_files or {})
+                    command_line=command_line, extra_files=extra_files or {}, plot_task=plot_task)
     return out_path
 
 
 def _run_locked(out_path: Path, suite: str, selection: Any, tasks: list[Any], specs: list[StrategySpec],
                 seeds: Iterable[int], matrix: Any, cells: list[Any], *, workers: int, progress: bool, baseline: str,
                 max_cost_usd: float | None, max_total_cost_usd: float | None, command_line: list[str] | None,
-                extra_files: dict[str, str]) -> None:
+                extra_files: dict[str, str], plot_task: str | None = None) -> None:
     """run's writing part, with the directory's lock held (a second writer was refused before this)."""
     from harness.invocation import execute
 
@@ -196,7 +199,7 @@ def _run_locked(out_path: Path, suite: str, selection: Any, tasks: list[Any], sp
         "workers": workers,
     }, command_line=command_line)
     execute(results, cells, workers=workers, progress=progress, max_total_cost_usd=max_total_cost_usd)
-    write_report(out_path, baseline=baseline)
+    write_report(out_path, baseline=baseline, plot_task=plot_task)
 
 
 def resume(results_dir: str | Path, *, workers: int = 1, progress: bool = False, cache: str | Path | None = None,
@@ -254,7 +257,8 @@ def sweep(grid: Grid | dict[str, Any], suite: str = "default", *, also: Iterable
           baseline: str | None = None, cache: str | Path | None = None, max_cost_usd: float | None = None,
           max_total_cost_usd: float | None = None, max_concurrency: int | None = None,
           clock: dict[str, Any] | None = None, command_line: list[str] | None = None,
-          families: Iterable[str] = (), task_ids: Iterable[str] = (), limit: int | None = None) -> Path:
+          families: Iterable[str] = (), task_ids: Iterable[str] = (), limit: int | None = None,
+          plot_task: str | None = None) -> Path:
     """Run every grid point (plus the strategies in `also`, e.g. the baseline) and write tuning.csv.
 
     `grid`: a Grid, or a grid file's own mapping ({"strategy", "config", "label", "grid": {key: [values]}});
@@ -279,7 +283,7 @@ def sweep(grid: Grid | dict[str, Any], suite: str = "default", *, also: Iterable
                cache=cache, max_cost_usd=max_cost_usd, max_total_cost_usd=max_total_cost_usd,
                max_concurrency=max_concurrency, clock=clock, command_line=command_line,
                extra_files={SWEEP_FILE: sweep_file_text(grid, points)}, strategy_knobs=point_knobs(points),
-               families=families, task_ids=task_ids, limit=limit)
+               families=families, task_ids=task_ids, limit=limit, plot_task=plot_task)
 
 
 def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | str = "none",

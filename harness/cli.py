@@ -119,6 +119,13 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     _add_strategy_options(run, "all")
     _add_model_options(run)
     _add_run_options(run)
+    _add_plot_task_option(run)
+
+
+def _add_plot_task_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--plot-task", metavar="TASK_ID",
+                        help="task whose runs plots/context_per_request.png shows (default: the one with the most "
+                             "resets and compactions)")
 
 
 def _add_run_options(command: argparse.ArgumentParser) -> None:
@@ -199,6 +206,7 @@ def _add_sweep_parser(commands: argparse._SubParsersAction) -> None:
     sweep.add_argument("--label", help="label prefix of the grid points (default: the strategy name)")
     sweep.add_argument("--also", default="", help="comma-separated strategies to run alongside, e.g. none")
     _add_model_options(sweep)
+    _add_plot_task_option(sweep)
     _add_run_options(sweep)
 
 
@@ -244,6 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("results_dir", help="a results directory written by run, sweep or traces")
     report.add_argument("--baseline", default=None, help="strategy to compare against (default none)")
     report.add_argument("--bootstrap-seed", type=int, default=0, help="seed of the bootstrap resampling (default 0)")
+    _add_plot_task_option(report)
     strategies = commands.add_parser(
         "strategies", help="list strategies, or show one's source and config keys",
         description="Without NAME: every registered strategy with a one-line description and its source. "
@@ -480,9 +489,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         specs = api.strategy_specs(args.strategies, configs)
         options = _run_options(args)
         if args.dry_run:
-            return _dry_run(options, functools.partial(api.run, args.tasks or args.suite, strategies=specs),
-                            args.cache_style)
-        out = api.run(args.tasks or args.suite, strategies=specs, **options)
+            return _dry_run(options, functools.partial(api.run, args.tasks or args.suite, strategies=specs,
+                                                       plot_task=args.plot_task), args.cache_style)
+        out = api.run(args.tasks or args.suite, strategies=specs, **options, plot_task=args.plot_task)
     _print_outcome(out, started)
     return 0
 
@@ -508,9 +517,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         also = [name.strip() for name in args.also.split(",") if name.strip()]
         options = _run_options(args)
         if args.dry_run:
-            return _dry_run(options, functools.partial(api.sweep, grid, args.tasks or args.suite, also=also),
-                            args.cache_style)
-        out = api.sweep(grid, args.tasks or args.suite, also=also, **options)
+            return _dry_run(options, functools.partial(api.sweep, grid, args.tasks or args.suite, also=also,
+                                                       plot_task=args.plot_task), args.cache_style)
+        out = api.sweep(grid, args.tasks or args.suite, also=also, **options, plot_task=args.plot_task)
     _print_outcome(out, started)
     results = api.load_results(out)
     print(f"\nTuning ({out / TUNING_FILE}):\n{tuning_markdown(results.tuning)}\n\n"
@@ -569,6 +578,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     from harness.lock import hold
     from harness.report import DEFAULT_BASELINE, check_baseline, runs_frame, write_report
+    from harness.plots import check_plot_task
 
     from harness.results import CONFIG_FILE, RUNS_FILE
 
@@ -578,9 +588,13 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if not (path / RUNS_FILE).is_file() and not (path / CONFIG_FILE).is_file():
         raise ConfigError(f"report: {path} is not a results directory (it has neither {RUNS_FILE} nor {CONFIG_FILE})")
     with hold(path, "report"):  # not while a run writes it
+        runs = runs_frame(path)
         if args.baseline:
-            check_baseline(runs_frame(path), args.baseline)
-        report = write_report(path, baseline=args.baseline or DEFAULT_BASELINE, seed=args.bootstrap_seed)
+            check_baseline(runs, args.baseline)
+        if args.plot_task and not runs.empty:
+            check_plot_task(args.plot_task, runs["task_id"])
+        report = write_report(path, baseline=args.baseline or DEFAULT_BASELINE, seed=args.bootstrap_seed,
+                              plot_task=args.plot_task)
     print(report["table"])
     print(f"\n-> {Path(args.results_dir) / 'report.md'}")
     return 0

@@ -625,8 +625,9 @@ def check_baseline(runs: pd.DataFrame, baseline: str) -> None:
 
 
 def write_report(results_dir: str | Path, baseline: str = DEFAULT_BASELINE,
-                 seed: int = DEFAULT_SEED) -> dict[str, Any]:
-    """Write summary.csv, paired.csv, report.md and plots/; return the tables and the console table."""
+                 seed: int = DEFAULT_SEED, plot_task: str | None = None) -> dict[str, Any]:
+    """Write summary.csv, paired.csv, report.md and plots/ (the context plot of `plot_task` when given);
+    return the tables and the console table."""
     from harness.plots import write_plots
     from harness.sweep import write_tuning
 
@@ -639,7 +640,7 @@ def write_report(results_dir: str | Path, baseline: str = DEFAULT_BASELINE,
     paired = paired_differences(runs, baseline, seed)
     paired.to_csv(results_dir / PAIRED_FILE, index=False)
     requests = requests_frame(results_dir, runs)
-    plots = write_plots(results_dir, runs, requests, summary)
+    plots = write_plots(results_dir, runs, requests, summary, plot_task)
     tuning_sections = write_tuning(results_dir, summary, runs)
     plots += tuning_sections.plots
     (results_dir / REPORT_FILE).write_text(

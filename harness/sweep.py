@@ -457,12 +457,8 @@ def write_tuning(results_dir: str | Path, summary: pd.DataFrame, runs: pd.DataFr
     tuning.to_csv(Path(results_dir) / TUNING_FILE, index=False)
     best = recommended_label(tuning)
     title = sweep_title(sweep, list(tuning.loc[tuning["baseline"], "label"]))
-
-    def draw(ax: Any) -> None:
-        plot_success_vs_cost(ax, tuning, label="label", highlight=best)
-        ax.set_title(title, fontsize=9)
-
-    plot = save_plot(results_dir, "tuning_pareto", draw)
+    plot = save_plot(results_dir, "tuning_pareto",
+                     lambda ax: plot_success_vs_cost(ax, tuning, label="label", highlight=best, title=title))
     return TuningOutput(["## Tuning", "", f"Recommended: {recommendation_text(tuning)}.", "", RULE_TEXT, "",
                          tuning_markdown(tuning), ""], [plot])
 

@@ -125,32 +125,6 @@ def test_summary_does_not_depend_on_the_completion_order_of_runs(smoke_sweep, tm
     assert summarize(load_results(shuffled).runs).equals(original)
 
 
-def test_labels_of_crowded_points_do_not_cover_each_other():
-    """A comparison with adapters puts a dozen strategies at nearly the same cost and success."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from harness.plots import _CHAR_WIDTH, _LINE_HEIGHT, label_offsets
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    points = [(1.5 + 0.01 * i, 0.9 if i % 2 else 0.95) for i in range(12)]
-    texts = [f"strategy.number_{i}" for i in range(12)]
-    ax.scatter(*zip(*points))
-    ax.set_ylim(0.4, 1.05)
-    offsets = label_offsets(ax, points, texts)
-    scale = 72.0 / fig.dpi
-    boxes = []
-    for (x, y), text, (dx, dy) in zip(points, texts, offsets):
-        px, py = (v * scale for v in ax.transData.transform((x, y)))
-        boxes.append((px + dx, py + dy, px + dx + _CHAR_WIDTH * len(text), py + dy + _LINE_HEIGHT))
-    plt.close(fig)
-    assert len(set(offsets)) > 1
-    assert not any(a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
-                   for i, a in enumerate(boxes) for b in boxes[i + 1:])
-
-
 # --- issue 21 item 3: a report that answers ---------------------------------------------------------------
 
 def _runs(outcomes: dict[str, list[int]], family: str = "f", cost: float = 1.0, uncached: float = 4.0) -> list[dict]:
