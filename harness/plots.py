@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -14,6 +15,9 @@ import pandas as pd
 from harness.errors import ConfigError, did_you_mean
 from harness.results import CONFIG_FILE, EVENTS_DIR, PLOTS_DIR
 from harness.stats import pareto_front
+
+# A `key=` of a grid point's label (`key=value,key=value`; keys are dotted config names, values JSON or text).
+GRID_KEY = re.compile(r"(?:^|,)([A-Za-z_][\w.]*)=")
 
 FIGURE_SIZE = (7.3, 4.6)  # inches; at DPI, 803 x 506 px
 CONTEXT_FIGURE_SIZE = (7.3, 5.2)  # room for its legend of every strategy below the axes
@@ -114,13 +118,22 @@ def plot_context(ax: Any, requests: pd.DataFrame, runs: pd.DataFrame, task_id: s
 
 def point_names(labels: list[str]) -> list[str]:
     """Labels as drawn: grid points `strategy[key=value]` of one strategy lose the shared `strategy[...]`
-    (the title names it), so `observation_masking[keep_last=10]` reads `keep_last=10`; others stay."""
+    (the title names it), so `observation_masking[keep_last=10]` reads `keep_last=10`; where every point
+    names the same two or more keys, only the values are drawn (`1000, 4`: the title lists the keys in
+    that order), since `key=value` pairs of several axes made labels wider than the points' spacing."""
     prefixes = {label.split("[", 1)[0] for label in labels if label.endswith("]") and "[" in label}
     if len(prefixes) != 1:
         return labels
     prefix = prefixes.pop() + "["
-    return [label[len(prefix):-1] if label.startswith(prefix) and label.endswith("]") else label
-            for label in labels]
+    points = [i for i, label in enumerate(labels) if label.startswith(prefix) and label.endswith("]")]
+    inner = [labels[i][len(prefix):-1] for i in points]
+    keys = [GRID_KEY.findall(text) for text in inner]
+    if len(keys[0]) > 1 and all(found == keys[0] for found in keys):
+        inner = [", ".join(GRID_KEY.split(text)[2::2]) for text in inner]
+    shown = list(labels)
+    for i, text in zip(points, inner):
+        shown[i] = text
+    return shown
 
 
 def plot_success_vs_cost(ax: Any, table: pd.DataFrame, label: str = "strategy",

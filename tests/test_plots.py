@@ -152,6 +152,20 @@ def test_sweep_baseline_rows_get_their_own_marker_and_legend_entry():
     plt.close(fig)
 
 
+def test_points_of_several_axes_are_labelled_by_their_values_in_the_titles_key_order():
+    """Ours (issue 21 item 6: no label wider than it must be): a grid over two or more keys labels each point
+    by its values alone, in the order the sweep's title lists the keys; one key keeps `key=value`; a
+    baseline keeps its name; and list values with commas stay whole."""
+    two_axes = ["none", "compaction_ladder[turn_boundary_target=1000,clear_tool_keep_pairs=4]",
+                "compaction_ladder[turn_boundary_target=2000,clear_tool_keep_pairs=1]"]
+    assert plots.point_names(two_axes) == ["none", "1000, 4", "2000, 1"]
+    assert plots.point_names(["masking[keep_last=10]", "masking[keep_last=3]"]) == ["keep_last=10", "keep_last=3"]
+    lists = ["agent_reset[condenser.warning_thresholds=[0.7,0.9],mock.notes_completeness=0.5]",
+             "agent_reset[condenser.warning_thresholds=[0.8],mock.notes_completeness=1.0]"]
+    assert plots.point_names(lists) == ["[0.7,0.9], 0.5", "[0.8], 1.0"]
+    assert plots.point_names(["a[x=1,y=2]", "a[x=1]"]) == ["x=1,y=2", "x=1"]  # keys differ: shown in full
+
+
 def test_write_tuning_titles_the_plot_as_a_sweep(smoke_sweep, monkeypatch):
     """Issue 21 item 6: the tuning plot is titled as a sweep (harness.sweep.sweep_title: strategy, keys and
     the --also baseline), given to plot_success_vs_cost so the layout and labels account for it."""
