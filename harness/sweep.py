@@ -381,10 +381,15 @@ def recommendation_text(tuning: pd.DataFrame) -> str:
     tied = list(tuning.loc[tuning["ties_best"].astype(bool), "label"])
     who = f"the baseline **{best}**" if bool(row["baseline"]) else f"**{best}**"
     if len(tied) > 1:
+        others = ", ".join(label for label in tied if label != best)
+        cost = f"{_money(row['cost_per_success'])} per success"
+        if bool(row["leader"]):
+            return (f"{who}: highest success ({row['success_rate']:.0%}) and the cheapest per success ({cost}) "
+                    f"of the {len(tied)} rows tied on success within the 95% interval; also tied: {others}")
         leader = tuning[tuning["leader"].astype(bool)].iloc[0]
-        return (f"{who}: tie on success within the 95% interval; cheapest among tied: {best} "
-                f"({_money(row['cost_per_success'])} per success). Tied with the leader {leader['label']} "
-                f"({leader['success_rate']:.0%} success): {', '.join(tied)}")
+        return (f"{who}: tie on success within the 95% interval with the leader {leader['label']} "
+                f"({leader['success_rate']:.0%} success) at {row['success_rate']:.0%}; the cheapest per success of "
+                f"the {len(tied)} tied rows ({cost}); also tied: {others}")
     return (f"{who}: highest success ({row['success_rate']:.0%}), ahead of every other row by more than the 95% "
             "interval of the paired difference")
 

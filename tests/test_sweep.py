@@ -124,9 +124,8 @@ def test_sweep_writes_a_tuning_table_pareto_plot_and_recommendation(smoke_sweep)
     assert list(tuning["recommended"]) == [False, False, True]
     assert (Path(smoke_sweep) / "plots" / "tuning_pareto.png").exists()
     report = (Path(smoke_sweep) / "report.md").read_text()
-    assert ("Recommended: **mask[keep=3]**: tie on success within the 95% interval; cheapest among tied: "
-            "mask[keep=3] (0.0125 USD per success). Tied with the leader mask[keep=3] (100% success): none, mask[keep=3]."
-            ) in report
+    assert ("Recommended: **mask[keep=3]**: highest success (100%) and the cheapest per success (0.0125 USD per "
+            "success) of the 2 rows tied on success within the 95% interval; also tied: none.") in report
     assert "none" in set(results.runs["strategy"])  # `also` ran the baseline alongside
 
 
@@ -192,9 +191,9 @@ def test_a_one_task_difference_does_not_decide_the_cheapest_tied_point_is_recomm
     assert list(tuning["ties_best"]) == [True, True]
     assert tuning.loc[0, "success_vs_best"] == pytest.approx(-0.1) and tuning.loc[0, "success_vs_best_hi"] >= 0
     assert recommended_label(tuning) == "p[k=3]"
-    assert recommendation_text(tuning) == ("**p[k=3]**: tie on success within the 95% interval; cheapest among tied: "
-                                           "p[k=3] (1.1111 USD per success). Tied with the leader p[k=5] "
-                                           "(100% success): p[k=3], p[k=5]")
+    assert recommendation_text(tuning) == ("**p[k=3]**: tie on success within the 95% interval with the leader p[k=5] "
+                                           "(100% success) at 90%; the cheapest per success of the 2 tied rows "
+                                           "(1.1111 USD per success); also tied: p[k=5]")
 
 
 def test_a_difference_beyond_its_interval_decides_however_cheap_the_loser():
@@ -216,7 +215,7 @@ def test_the_baseline_takes_part_in_the_pareto_front_and_wins_when_it_is_best():
                       outcomes)
     assert list(tuning["pareto"]) == [True, False, False]
     assert recommended_label(tuning) == "none"
-    assert recommendation_text(tuning).startswith("the baseline **none**: tie on success within the 95% interval")
+    assert recommendation_text(tuning).startswith("the baseline **none**: highest success (100%) and the cheapest")
 
 
 def test_the_leader_ties_break_on_cost_per_success_and_unknown_cost_comes_last():
@@ -340,7 +339,7 @@ def test_cli_sweep_prints_the_tuning_table_by_value_and_the_recommendation(tmp_p
     tuning = out[out.index("Tuning ("):]
     assert tuning.index("| none |") < tuning.index("| masking:KeepLastToolResults[keep=3] |") < tuning.index(
         "| masking:KeepLastToolResults[keep=10] |")
-    assert "\nrecommended: " in tuning and "tie on success within the 95% interval" in tuning
+    assert "\nrecommended: " in tuning and "tied on success within the 95% interval" in tuning
 
 
 def test_the_tuning_plot_is_titled_as_a_sweep_naming_its_baseline():
