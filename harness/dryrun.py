@@ -80,12 +80,13 @@ def estimate_text(rows: list[dict[str, Any]], profiles: dict[str, dict[str, Any]
     side = sum(row.get("summarizer_requests") or 0 for row in rows)
     cost = _sum(rows, "cost_usd")
     uncached = _sum(rows, "cost_usd_uncached")
-    from harness.llm import DEFAULT_PRICE_MODEL
+    from harness.llm import DEFAULT_MOCK_WINDOW, DEFAULT_PRICE_MODEL
 
     billed = main.get("price_model") or main.get("mock", {}).get("price_model", DEFAULT_PRICE_MODEL)
     style = main.get("mock", {}).get("cache", "anthropic")
+    window = main.get("mock", {}).get("window") or DEFAULT_MOCK_WINDOW  # the window decides where runs overflow
     lines += [f"estimate from the mock agent's own runs of these cells, billed as {billed}, "
-              f"{style}-style prompt caching:",
+              f"{style}-style prompt caching, a {window:,}-token window:",
               f"  requests      {requests:,} to the agent, {side:,} to summarizers",
               f"  input tokens  {total['input_tokens']:,} (cached {total['cached_tokens']:,}, "
               f"cache writes {total['cache_write_tokens']:,})",

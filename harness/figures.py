@@ -1,8 +1,10 @@
 """Effect plots (paired differences against the baseline) and the README's figures.
 
-`python -m harness.figures [RESULTS_DIR] [--out notebooks/figures]` redraws a results directory's
-plots/ with harness.plots and copies the ones the README shows (README_FIGURES) to --out; without
-RESULTS_DIR it reads $CTXBENCH_RESULTS or the newest results directory (harness.notebook).
+`python -m harness.figures [RESULTS_DIR] [--out notebooks/figures] [--readme README.md]` redraws a
+results directory's plots/ with harness.plots and copies the ones the README shows (README_FIGURES) to
+--out; with --readme it also rewrites the README's result table (between its markers) as report.md's
+Strategies table of that directory; without RESULTS_DIR it reads $CTXBENCH_RESULTS or the newest
+results directory (harness.notebook).
 
 The effect plots' axis rule (ours, issue 21 item 7): a difference must not be zoomed into a
 dramatic bar. Rates (success, cache hit rate) are in percentage points on the fixed range
@@ -24,6 +26,9 @@ from harness.errors import ConfigError, CtxbenchError
 from harness import notebook
 
 README_FIGURES = ("context_per_request", "success_vs_cost")  # plots/<name>.png the README shows
+# The lines around the README's result table (README.md's own text says how it is regenerated).
+README_TABLE_START = "<!-- results table:"
+README_TABLE_END = "<!-- end of results table -->"
 DEFAULT_OUT = Path("notebooks") / "figures"
 RATE_RANGE = 100.0  # an effect plot's half-width for rates, in percentage points
 # paired.csv's metrics plotted -> the summary column of the baseline's mean (None: a rate, in points).
@@ -128,6 +133,29 @@ def write_readme_figures(results_dir: str | Path, out: str | Path = DEFAULT_OUT)
     return [Path(shutil.copyfile(drawn[name], out / f"{name}.png")) for name in README_FIGURES]
 
 
+def write_readme_table(results_dir: str | Path, readme: str | Path) -> Path:
+    """Replace the lines between the README's table markers by report.md's Strategies table (all tasks, in
+    decision order, with intervals) of `results_dir`, so the README shows what a run printed, never a copy."""
+    from harness.report import markdown_table, runs_frame, summarize
+
+    readme = Path(readme)
+    if not readme.is_file():
+        raise ConfigError(f"figures --readme: {readme} is not a file")
+    lines = readme.read_text(encoding="utf-8").splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if line.startswith(README_TABLE_START)]
+    ends = [i for i, line in enumerate(lines) if line.startswith(README_TABLE_END)]
+    if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
+        raise ConfigError(f"figures --readme: {readme} lacks the result table's markers: one line starting "
+                          f"{README_TABLE_START!r} and, after it, one line {README_TABLE_END!r}")
+    runs = runs_frame(results_dir)
+    if runs.empty:
+        raise ConfigError(f"figures: {results_dir} holds no finished runs")
+    summary = summarize(runs)
+    table = markdown_table(summary[summary["family"] == "all"], family=False)
+    readme.write_text("".join(lines[: starts[0] + 1]) + table + "\n" + "".join(lines[ends[0]:]), encoding="utf-8")
+    return readme
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.figures", description=(
         "Regenerate the README's figures (" + ", ".join(f"{n}.png" for n in README_FIGURES) + ") from a "
@@ -135,9 +163,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("results_dir", nargs="?", metavar="RESULTS_DIR",
                         help="a results directory (default: $CTXBENCH_RESULTS, else the newest under results/)")
     parser.add_argument("--out", default=str(DEFAULT_OUT), help=f"where the figures go (default: {DEFAULT_OUT})")
+    parser.add_argument("--readme", metavar="README", help="also rewrite this file's result table (between its markers)")
     args = parser.parse_args(argv)
     try:
-        written = write_readme_figures(notebook.results_dir(args.results_dir), args.out)
+        source = notebook.results_dir(args.results_dir)
+        written = [write_readme_table(source, args.readme)] if args.readme else []  # first: it checks the file
+        written += write_readme_figures(source, args.out)
     except CtxbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

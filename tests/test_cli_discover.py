@@ -207,7 +207,17 @@ def test_dry_run_caches_as_the_models_provider_unless_told(capsys, argv, style):
     automatic prefix caching), unless --cache-style is given."""
     assert main(["run", "--suite", "smoke", "--family", "work_queue", "--strategies", "none", "--no-progress",
                  "--dry-run", *argv]) == 0
-    assert f", {style}-style prompt caching:" in capsys.readouterr().out
+    assert f", {style}-style prompt caching, a " in capsys.readouterr().out
+
+
+def test_dry_run_names_the_window_it_ran_with(capsys):
+    """Ours: the estimate says which window the stand-in ran with (the window decides where a run overflows,
+    so it moves the estimate): --window when given, the mock's 200,000 tokens for the mock."""
+    argv = ["run", "--suite", "smoke", "--family", "work_queue", "--strategies", "none", "--no-progress", "--dry-run"]
+    assert main([*argv, "--model", "anthropic/claude-sonnet-4-5", "--window", "32000"]) == 0
+    assert "anthropic-style prompt caching, a 32,000-token window:" in capsys.readouterr().out
+    assert main(argv) == 0
+    assert "a 200,000-token window:" in capsys.readouterr().out
 
 
 def test_dry_run_of_an_unpriced_model_asks_for_a_price_model(capsys):

@@ -243,3 +243,24 @@ def test_figures_command_reports_a_bad_directory_without_a_traceback(tmp_path, c
     monkeypatch.chdir(tmp_path)
     assert figures.main([]) == 2
     assert "ctxbench run --suite smoke" in capsys.readouterr().err
+
+
+def test_figures_command_rewrites_the_readme_table_from_the_results(smoke_run, tmp_path, capsys):
+    """Issue 21 items 2 and 7: the README's result table is report.md's Strategies table of a results directory,
+    rewritten between its markers by `python -m harness.figures RESULTS_DIR --readme FILE`; the text around it
+    stays; a file without the markers exits 2 before any figure is written."""
+    from harness.report import markdown_table, runs_frame, summarize
+
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# title\n\n{figures.README_TABLE_START} how -->\n| old | table |\n"
+                      f"{figures.README_TABLE_END}\n\nafter\n", encoding="utf-8")
+    assert figures.main([str(smoke_run), "--out", str(tmp_path / "out"), "--readme", str(readme)]) == 0
+    summary = summarize(runs_frame(smoke_run))
+    table = markdown_table(summary[summary["family"] == "all"], family=False)
+    assert readme.read_text(encoding="utf-8") == (f"# title\n\n{figures.README_TABLE_START} how -->\n{table}\n"
+                                                  f"{figures.README_TABLE_END}\n\nafter\n")
+    bare = tmp_path / "bare.md"
+    bare.write_text("no markers\n", encoding="utf-8")
+    assert figures.main([str(smoke_run), "--out", str(tmp_path / "none"), "--readme", str(bare)]) == 2
+    assert "markers" in capsys.readouterr().err and not (tmp_path / "none").exists()
+    assert bare.read_text(encoding="utf-8") == "no markers\n"
