@@ -136,6 +136,22 @@ def point_names(labels: list[str]) -> list[str]:
     return shown
 
 
+def strategy_axis(ax: Any, labels: list[str], positions: list[float] | None = None) -> None:
+    """Bar-chart ticks named as point_names draws them, and the axis label saying what a shortened name is
+    short for (`compaction_ladder at (turn_boundary_target, clear_tool_keep_pairs)`): a sweep's full labels,
+    rotated, took more room than the bars."""
+    shown = point_names(labels)
+    title = "strategy"
+    first = next((label for label, name in zip(labels, shown) if label != name), None)
+    if first is not None:
+        strategy = first.split("[", 1)[0]
+        keys = GRID_KEY.findall(first[len(strategy) + 1:-1])
+        title = f"{strategy} at ({', '.join(keys)})" if len(keys) > 1 else f"{strategy} grid point"
+    ax.set_xticks(range(len(labels)) if positions is None else positions, shown, rotation=30, ha="right",
+                  fontsize=LABEL_SIZE)
+    ax.set_xlabel(title)
+
+
 def plot_success_vs_cost(ax: Any, table: pd.DataFrame, label: str = "strategy",
                          highlight: str | None = None, title: str = "Success against cost") -> list[Any]:
     """Mean cost against success rate with 95% intervals; the Pareto front is the step line through the
@@ -348,19 +364,16 @@ def plot_cache_hit_rate(ax: Any, summary: pd.DataFrame) -> None:
     overall = summary[summary["family"] == "all"].fillna({"cache_hit_rate": 0.0})
     lo = (overall["cache_hit_rate"] - overall["cache_hit_rate_lo"]).fillna(0)
     hi = (overall["cache_hit_rate_hi"] - overall["cache_hit_rate"]).fillna(0)
-    bars = ax.bar(overall["strategy"], overall["cache_hit_rate"], yerr=[lo, hi], color="C0",
+    bars = ax.bar(range(len(overall)), overall["cache_hit_rate"], yerr=[lo, hi], color="C0",
                   error_kw={"elinewidth": 0.8, "capsize": 2, "ecolor": "gray"})
     for bar, value in zip(bars, overall["cache_hit_rate"]):  # at the bar's foot: clear of its interval
         ax.text(bar.get_x() + bar.get_width() / 2, 0.015, f"{value:.0%}", ha="center", va="bottom",
                 color="white" if value > 0.06 else "black", fontsize=LABEL_SIZE)
     ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
     ax.set_ylim(0, 1.05)
-    ax.set_xlabel("strategy")
+    strategy_axis(ax, [str(name) for name in overall["strategy"]])
     ax.set_ylabel("prompt-cache hit rate (cached / input tokens)")
     ax.set_title("Prompt-cache hit rate per strategy")
-    ax.tick_params(axis="x", labelrotation=30, labelsize=LABEL_SIZE)
-    for tick in ax.get_xticklabels():
-        tick.set_horizontalalignment("right")
 
 
 def plot_resets_compactions(ax: Any, runs: pd.DataFrame) -> None:
@@ -378,8 +391,7 @@ def plot_resets_compactions(ax: Any, runs: pd.DataFrame) -> None:
     ax.set_yscale("symlog", linthresh=1, linscale=0.6)
     ax.set_ylim(0, max(10.0, float(means.to_numpy().max()) * 4))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-    ax.set_xticks(positions, means.index, rotation=30, ha="right", fontsize=LABEL_SIZE)
-    ax.set_xlabel("strategy")
+    strategy_axis(ax, [str(name) for name in means.index], positions)
     ax.set_ylabel("mean per run (log scale above 1)")
     ax.set_title("Resets and compactions per run")
     ax.legend(fontsize=LABEL_SIZE, loc="upper left")

@@ -301,3 +301,23 @@ def test_no_known_cost_draws_an_empty_plot():
     fig, labels, _ = _draw_success(table)
     assert labels == []
     plt.close(fig)
+
+
+def test_bar_plots_name_sweep_points_short_and_say_what_for():
+    """Ours (issue 21 item 6): the cache and resets bar charts of a sweep name each point as the tuning plot
+    does, and the axis label names the strategy and its keys; plain strategy names stay, under `strategy`."""
+    labels = ["compaction_ladder[turn_boundary_target=1000,clear_tool_keep_pairs=1]",
+              "compaction_ladder[turn_boundary_target=2000,clear_tool_keep_pairs=4]"]
+    runs = pd.DataFrame({"strategy": labels, "agent_resets": [0, 0], "hard_resets": [0, 1], "compactions": [3, 0]})
+    summary = pd.DataFrame({"family": "all", "strategy": labels, "cache_hit_rate": [0.5, 0.7],
+                            "cache_hit_rate_lo": [0.4, 0.6], "cache_hit_rate_hi": [0.6, 0.8]})
+    for draw in (lambda ax: plots.plot_resets_compactions(ax, runs), lambda ax: plots.plot_cache_hit_rate(ax, summary)):
+        fig = plots.draw_figure(draw)
+        ax = fig.axes[0]
+        assert [tick.get_text() for tick in ax.get_xticklabels()] == ["1000, 1", "2000, 4"]
+        assert ax.get_xlabel() == "compaction_ladder at (turn_boundary_target, clear_tool_keep_pairs)"
+        plt.close(fig)
+    fig = plots.draw_figure(lambda ax: plots.plot_resets_compactions(ax, runs.assign(strategy=["none", "agent_reset"])))
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["none", "agent_reset"]
+    assert fig.axes[0].get_xlabel() == "strategy"
+    plt.close(fig)
