@@ -88,10 +88,11 @@ def plot_context(ax: Any, requests: pd.DataFrame, runs: pd.DataFrame, task_id: s
 
     chosen = runs[(runs["task_id"] == task_id) & (runs["seed"] == seed)]
     main = requests[requests["profile"] == "main"]
-    for _, run in chosen.iterrows():
+    names, what = short_names([str(strategy) for strategy in chosen["strategy"]])
+    for name, (_, run) in zip(names, chosen.iterrows()):
         series = main[main["run_id"] == run["run_id"]]
         line, = ax.plot(series["request"], series["input_tokens"], lw=1.2,
-                        label=f"{run['strategy']} ({'ok' if run['success'] else 'fail'})")
+                        label=f"{name} ({'ok' if run['success'] else 'fail'})")
         for column, marker, size in (("resets_before", "x", 30), ("compactions_before", ".", 14)):
             marked = series[series[column] > 0]
             ax.scatter(marked["request"], marked["input_tokens"], marker=marker, s=size, color=line.get_color(),
@@ -112,8 +113,10 @@ def plot_context(ax: Any, requests: pd.DataFrame, runs: pd.DataFrame, task_id: s
     ax.set_xlabel("main-model request")
     ax.set_ylabel("input tokens of the request")
     ax.set_title(f"Context size per request: {task_id} (seed {seed})")
-    ax.legend(handles=handles, fontsize=LABEL_SIZE - 1, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.13),
-              frameon=False)
+    widest = max((len(handle.get_label()) for handle in handles), default=0)
+    ax.legend(handles=handles, fontsize=LABEL_SIZE - 1, ncol=max(1, min(4, 100 // (widest + 6))), frameon=False,
+              loc="upper center", bbox_to_anchor=(0.5, -0.13), title=None if what == "strategy" else what,
+              title_fontsize=LABEL_SIZE - 1)
 
 
 def point_names(labels: list[str]) -> list[str]:
@@ -136,17 +139,22 @@ def point_names(labels: list[str]) -> list[str]:
     return shown
 
 
-def strategy_axis(ax: Any, labels: list[str], positions: list[float] | None = None) -> None:
-    """Bar-chart ticks named as point_names draws them, and the axis label saying what a shortened name is
-    short for (`compaction_ladder at (turn_boundary_target, clear_tool_keep_pairs)`): a sweep's full labels,
-    rotated, took more room than the bars."""
+def short_names(labels: list[str]) -> tuple[list[str], str]:
+    """point_names' labels, and what they name: `strategy`, or for a sweep's points the strategy and its
+    keys (`compaction_ladder at (turn_boundary_target, clear_tool_keep_pairs)`)."""
     shown = point_names(labels)
-    title = "strategy"
     first = next((label for label, name in zip(labels, shown) if label != name), None)
-    if first is not None:
-        strategy = first.split("[", 1)[0]
-        keys = GRID_KEY.findall(first[len(strategy) + 1:-1])
-        title = f"{strategy} at ({', '.join(keys)})" if len(keys) > 1 else f"{strategy} grid point"
+    if first is None:
+        return shown, "strategy"
+    strategy = first.split("[", 1)[0]
+    keys = GRID_KEY.findall(first[len(strategy) + 1:-1])
+    return shown, f"{strategy} at ({', '.join(keys)})" if len(keys) > 1 else f"{strategy} grid point"
+
+
+def strategy_axis(ax: Any, labels: list[str], positions: list[float] | None = None) -> None:
+    """Bar-chart ticks named as short_names draws them, the axis label saying what they are short for: a
+    sweep's full labels, rotated, took more room than the bars."""
+    shown, title = short_names(labels)
     ax.set_xticks(range(len(labels)) if positions is None else positions, shown, rotation=30, ha="right",
                   fontsize=LABEL_SIZE)
     ax.set_xlabel(title)

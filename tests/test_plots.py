@@ -321,3 +321,22 @@ def test_bar_plots_name_sweep_points_short_and_say_what_for():
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["none", "agent_reset"]
     assert fig.axes[0].get_xlabel() == "strategy"
     plt.close(fig)
+
+
+def test_context_plot_legend_names_sweep_points_short_and_fits_the_figure():
+    """Ours (issue 21 item 6): the context plot's legend names a sweep's points as the other plots do, titled
+    with what they are short for, in as many columns as fit, so the saved figure holds the whole legend."""
+    labels = ["compaction_ladder[turn_boundary_target=1000,clear_tool_keep_pairs=1]",
+              "compaction_ladder[turn_boundary_target=2000,clear_tool_keep_pairs=4]"]
+    runs = pd.DataFrame({"run_id": ["a", "b"], "task_id": "t", "seed": 0, "strategy": labels, "success": [True, False]})
+    requests = pd.DataFrame({"run_id": ["a", "a", "b", "b"], "profile": "main", "request": [1, 2, 1, 2],
+                             "input_tokens": [100, 200, 100, 150], "resets_before": 0, "compactions_before": 0})
+    fig = plots.draw_figure(lambda ax: plots.plot_context(ax, requests, runs, "t", 0))
+    legend = fig.axes[0].get_legend()
+    texts = [text.get_text() for text in legend.get_texts()]
+    assert texts[:2] == ["1000, 1 (ok)", "2000, 4 (fail)"]
+    assert legend.get_title().get_text() == "compaction_ladder at (turn_boundary_target, clear_tool_keep_pairs)"
+    fig.canvas.draw()
+    box, frame = legend.get_window_extent(), fig.bbox
+    assert box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0
+    plt.close(fig)
