@@ -423,6 +423,7 @@ def _print_outcome(out: Path, started: float) -> None:
     print(NO_FINISHED_RUNS if runs.empty else console_table(summarize(runs)))
     print(f"\n{len(runs)} runs in {time.perf_counter() - started:.1f}s -> {out}/ "
           f"(runs.jsonl, summary.csv, paired.csv, report.md, events/, plots/)")
+    _print_tuning(out)
     if (out / UNSTARTED_FILE).exists():
         print(f"Spending limit reached: runs not started are listed in {out / UNSTARTED_FILE}; "
               f"finish them with --resume {out}", file=sys.stderr)
@@ -476,6 +477,20 @@ def _dry_run(options: dict[str, Any], launch: Callable[..., Path], cache_style: 
     return 0
 
 
+def _print_tuning(out: Path) -> None:
+    """A sweep's directory (sweep.json, whether swept or resumed by `run --resume`): its tuning table and the
+    recommendation, as tuning.csv holds them."""
+    from harness.sweep import SWEEP_FILE, TUNING_FILE, recommendation_text, tuning_console
+
+    if not (out / SWEEP_FILE).exists() or not (out / TUNING_FILE).exists():
+        return
+    from harness import api
+
+    tuning = api.load_results(out).tuning
+    print(f"\nTuning ({out / TUNING_FILE}; every column in report.md):\n{tuning_console(tuning)}\n\n"
+          f"recommended: {recommendation_text(tuning)}")
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from harness import api
     from harness.config import parse_inline_or_file
@@ -499,8 +514,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from harness import api
     from harness.config import parse_inline_or_file
-    from harness.sweep import (TUNING_FILE, load_grid_file, make_grid, parse_grid_args, recommendation_text,
-                               tuning_markdown)
+    from harness.sweep import load_grid_file, make_grid, parse_grid_args
 
     started = time.perf_counter()
     if args.resume:
@@ -521,9 +535,6 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
                                                        plot_task=args.plot_task), args.cache_style)
         out = api.sweep(grid, args.tasks or args.suite, also=also, **options, plot_task=args.plot_task)
     _print_outcome(out, started)
-    results = api.load_results(out)
-    print(f"\nTuning ({out / TUNING_FILE}):\n{tuning_markdown(results.tuning)}\n\n"
-          f"recommended: {recommendation_text(results.tuning)}")
     return 0
 
 

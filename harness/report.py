@@ -262,10 +262,10 @@ def failed_run_count(summary: pd.DataFrame) -> tuple[int, int]:
     return int(failed), int(overall["runs"].sum())
 
 
-def aligned(header: list[str], rows: list[list[str]]) -> str:
-    """A plain-text table: the first column (names) left-aligned, the figures right-aligned."""
+def aligned(header: list[str], rows: list[list[str]], left: tuple[int, ...] = (0,)) -> str:
+    """A plain-text table: the `left` columns (names, words) left-aligned, the figures right-aligned."""
     widths = [max(len(cell) for cell in column) for column in zip(header, *rows)]
-    return "\n".join("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths)))
+    return "\n".join("  ".join(cell.ljust(w) if i in left else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths)))
                      .rstrip() for line in [header, *rows])
 
 

@@ -415,16 +415,41 @@ def tuning_markdown(tuning: pd.DataFrame) -> str:
     return markdown(columns, rows)
 
 
+def tuning_console(tuning: pd.DataFrame) -> str:
+    """The tuning table for the terminal: each row's parameters, success with its interval, its paired
+    difference to the leader, cost per success, and what the decision made of it; report.md has every column."""
+    from harness.report import aligned
+
+    if tuning.empty:
+        return NO_POINT_FINISHED
+    params = list(tuning.columns[1:list(tuning.columns).index("baseline")])
+    header = ["label", *params, "runs", "success", "vs leader", "cost/success $", "decision"]
+    rows = []
+    for _, row in tuning.iterrows():
+        marks = [name for name, column in (("recommended", "recommended"), ("leader", "leader"),
+                                           ("ties leader", "ties_best"), ("Pareto", "pareto"),
+                                           ("baseline", "baseline")) if bool(row[column])]
+        if "leader" in marks and "ties leader" in marks:
+            marks.remove("ties leader")
+        rows.append([str(row["label"]), *[_tuning_cell(key, row) for key in params], str(int(row["runs"])),
+                     _tuning_cell("success_rate", row), _tuning_cell("success_vs_best", row),
+                     _tuning_cell("cost_per_success", row), ", ".join(marks)])
+    return aligned(header, rows, left=(0, len(header) - 1))
+
+
 def _tuning_cell(column: str, row: pd.Series) -> str:
     """A cell of the shown tuning table; success figures in % with their interval where there is one."""
     value = row[column]
     if value is None or (not isinstance(value, (str, bool)) and pd.isna(value)):
         return ""
-    if column in ("success_rate", "success_vs_best"):
-        form = "{:+.0%}" if column == "success_vs_best" else "{:.0%}"
+    if column == "success_vs_best":  # a difference of rates: percentage points
         lo, hi = row.get(f"{column}_lo"), row.get(f"{column}_hi")
-        bounds = f" [{form.format(lo)}, {form.format(hi)}]" if pd.notna(lo) and pd.notna(hi) else ""
-        return form.format(value) + bounds
+        bounds = f" [{lo * 100:+.0f}, {hi * 100:+.0f}]" if pd.notna(lo) and pd.notna(hi) else ""
+        return f"{value * 100:+.0f} pt{bounds}"
+    if column == "success_rate":
+        lo, hi = row.get(f"{column}_lo"), row.get(f"{column}_hi")
+        bounds = f" [{lo:.0%}, {hi:.0%}]" if pd.notna(lo) and pd.notna(hi) else ""
+        return f"{value:.0%}{bounds}"
     if column in CELL_FORMATS and isinstance(value, (int, float)) and not isinstance(value, bool):
         return CELL_FORMATS[column].format(value)
     return f"{value:.4g}" if isinstance(value, float) else str(value)

@@ -337,9 +337,24 @@ def test_cli_sweep_prints_the_tuning_table_by_value_and_the_recommendation(tmp_p
     assert code == 0
     out = capsys.readouterr().out
     tuning = out[out.index("Tuning ("):]
-    assert tuning.index("| none |") < tuning.index("| masking:KeepLastToolResults[keep=3] |") < tuning.index(
-        "| masking:KeepLastToolResults[keep=10] |")
+    lines = tuning.splitlines()
+    names = [line.split()[0] for line in lines[2:5]]
+    assert names == ["none", "masking:KeepLastToolResults[keep=3]", "masking:KeepLastToolResults[keep=10]"]
+    assert lines[1].split() == ["label", "keep", "runs", "success", "vs", "leader", "cost/success", "$", "decision"]
+    assert lines[2].split()[-1] == "baseline" and "+0 pt [+0, +0]" in tuning  # differences in points
     assert "\nrecommended: " in tuning and "tied on success within the 95% interval" in tuning
+
+
+def test_run_resume_of_a_sweep_prints_its_tuning_as_sweep_does(tmp_path, capsys, suite_file):
+    """Ours (issue 21 item 4): a sweep's directory finished by `ctxbench run --resume` prints the tuning table
+    and the recommendation too (it printed the run table only)."""
+    out = tmp_path / "out"
+    assert main(["sweep", "--strategy", MASK, "--grid", "keep=3,10", "--tasks", suite_file("smoke", family="chained_lookup"),
+                 "--out", str(out), "--no-progress", "--max-total-cost-usd", "0.000001"]) == 0
+    capsys.readouterr()
+    assert main(["run", "--resume", str(out), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "Tuning (" in printed and "\nrecommended: " in printed
 
 
 def test_the_tuning_plot_is_titled_as_a_sweep_naming_its_baseline():
