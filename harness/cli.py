@@ -261,6 +261,14 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Example: ctxbench strategies compaction_ladder")
     strategies.add_argument("name", nargs="?", metavar="NAME", help="a registered strategy name or import path")
     _add_serve_mock_parser(commands)
+    export = commands.add_parser(
+        "export", help="write a results directory in another tool's format (Inspect AI eval logs)",
+        description="One Inspect AI eval log per strategy, each run a sample (messages, model, tool and compaction "
+                    "events, the checker's score, the run's metrics), for `inspect view --log-dir DIR` and "
+                    "inspect_ai.analysis; needs the `inspect` extra. Details: docs/inspect.md.")
+    export.add_argument("results_dir", help="a results directory written by run, sweep or traces")
+    export.add_argument("--format", choices=["inspect"], required=True, help="the output format")
+    export.add_argument("--out", help="directory for the logs (default RESULTS_DIR/inspect/)")
     tasks = commands.add_parser("tasks", help="list task families and suites, or show one task instance",
                                 description="`tasks list`: families with their knobs, suites with their instances. "
                                             "`tasks show ID`: one instance's prompt, opening messages and tools.")
@@ -319,6 +327,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _cmd_traces(args)
     if args.command == "tasks":
         return _cmd_tasks(args)
+    if args.command == "export":
+        return _cmd_export(args)
     return _cmd_strategies(args)
 
 
@@ -573,6 +583,16 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         failed += not result.ok
     print(f"{len(files) - failed}/{len(files)} event logs replayed without mismatch")
     return 1 if failed else 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from harness.exports.inspect import export_inspect
+
+    written = export_inspect(args.results_dir, args.out)
+    print("\n".join(str(path) for path in written))
+    print(f"{len(written)} Inspect eval logs -> {Path(written[0]).parent}/ (open: inspect view --log-dir "
+          f"{Path(written[0]).parent})")
+    return 0
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
