@@ -120,6 +120,9 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     _add_model_options(run)
     _add_run_options(run)
     _add_plot_task_option(run)
+    run.add_argument("--inspect-log", nargs="?", const="", default=None, metavar="DIR",
+                     help="write Inspect AI eval logs as runs finish, for `inspect view --log-dir DIR` "
+                          "(default DIR: RESULTS_DIR/inspect/; needs the `inspect` extra; docs/inspect.md)")
 
 
 def _add_plot_task_option(parser: argparse.ArgumentParser) -> None:
@@ -499,11 +502,25 @@ def _cmd_run(args: argparse.Namespace) -> int:
         specs = api.strategy_specs(args.strategies, configs)
         options = _run_options(args)
         if args.dry_run:
+            if args.inspect_log is not None:
+                raise ConfigError("--inspect-log logs a real run; it does not combine with --dry-run")
             return _dry_run(options, functools.partial(api.run, args.tasks or args.suite, strategies=specs,
                                                        plot_task=args.plot_task), args.cache_style)
-        out = api.run(args.tasks or args.suite, strategies=specs, **options, plot_task=args.plot_task)
+        live = _live_inspect_logs(args)
+        out = api.run(args.tasks or args.suite, strategies=specs, **options, plot_task=args.plot_task, watch=live)
+        if live is not None and live.finish():
+            print(f"Inspect eval logs -> {live.logs.out}/ (open: inspect view --log-dir {live.logs.out})")
     _print_outcome(out, started)
     return 0
+
+
+def _live_inspect_logs(args: argparse.Namespace) -> Any:
+    """`run --inspect-log [DIR]`: the row watcher writing Inspect logs as runs finish, or None."""
+    if args.inspect_log is None:
+        return None
+    from harness.exports.inspect import LiveInspectLogs
+
+    return LiveInspectLogs(args.out, args.inspect_log or None)
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:

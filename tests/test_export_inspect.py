@@ -175,3 +175,52 @@ def test_exported_text_is_scrubbed_of_credentials():
     message = to_chat_message({"role": "user", "content": "see https://bob:hunter22secret@example.com/x"}, "1", "user")
     assert "hunter22secret" not in message.text and "example.com" in message.text
 
+
+
+def test_run_inspect_log_rewrites_each_strategys_log_as_runs_finish(tmp_path):
+    """Issue 22 item 4: `run --inspect-log` writes the logs as it goes: after each finished run its strategy's
+    log holds the runs so far with status "started"; at the end every log is "success", holding what
+    `ctxbench export` writes from the same directory."""
+    from harness.exports.inspect import LiveInspectLogs
+
+    results, logs = tmp_path / "live", tmp_path / "live-logs"
+    live = LiveInspectLogs(results, logs)
+    seen = []
+
+    def watch(row):
+        live(row)
+        log = read_eval_log(str(live.logs.paths[row["strategy"]]))
+        seen.append((row["strategy"], log.status, len(log.samples)))
+
+    api.run("smoke", strategies="none,observation_masking", out=results, watch=watch)
+    finished = [read_eval_log(str(path)) for path in live.finish()]
+    runs = read_runs(results)
+    assert len(seen) == len(runs) and {status for _, status, _ in seen} == {"started"}
+    for label in ("none", "observation_masking"):
+        assert [n for strategy, _, n in seen if strategy == label] == list(range(1, 1 + sum(
+            row["strategy"] == label for row in runs)))
+    assert [log.status for log in finished] == ["success", "success"]
+    assert main(["export", str(results), "--format", "inspect", "--out", str(tmp_path / "export")]) == 0
+    exported = {log.eval.solver: log for log in _logs(tmp_path / "export")}
+    for log in finished:
+        assert [(s.id, s.metadata) for s in log.samples] == [(s.id, s.metadata) for s in exported[log.eval.solver].samples]
+
+
+def test_run_inspect_log_on_the_command_line(tmp_path, capsys):
+    """Issue 22 item 4: `ctxbench run --inspect-log` (default DIR: RESULTS_DIR/inspect/)."""
+    out = tmp_path / "run"
+    assert main(["run", "--suite", "smoke", "--strategies", "none", "--out", str(out), "--no-progress",
+                 "--workers", "1", "--inspect-log"]) == 0
+    (log,) = _logs(out / "inspect")
+    assert log.status == "success" and len(log.samples) == len(read_runs(out))
+    assert "inspect view --log-dir" in capsys.readouterr().out
+
+
+def test_run_inspect_log_without_the_extra_exits_2_before_any_run(tmp_path, monkeypatch, capsys):
+    """Issue 22 common rule: without the extra, `run --inspect-log` stops naming it before any model call."""
+    monkeypatch.setitem(sys.modules, "inspect_ai.log", None)
+    out = tmp_path / "run"
+    assert main(["run", "--suite", "smoke", "--strategies", "none", "--out", str(out), "--no-progress",
+                 "--inspect-log"]) == 2
+    assert INSTALL_HINT in capsys.readouterr().err
+    assert not (out / "runs.jsonl").exists()

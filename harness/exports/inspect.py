@@ -462,3 +462,23 @@ def export_inspect(results_dir: str | Path, out: str | Path | None = None) -> li
         logs.samples.pop(label)
         logs.rows.pop(label)
     return written
+
+
+class LiveInspectLogs:
+    """`ctxbench run --inspect-log [DIR]`: told of each finished run's row (harness.invocation.execute's
+    `watch`), it folds that run's event log into its strategy's Inspect log and rewrites the log with status
+    "started", so `inspect view` can follow a long run; `finish()` marks every log "success". Each row costs
+    one read of its own event log; the strategy's earlier samples are kept folded, not read again."""
+
+    def __init__(self, results_dir: str | Path, out: str | Path | None = None):
+        require_inspect()  # before any model call
+        self.results_dir, self.out = Path(results_dir), out
+        self.logs: InspectLogs | None = None  # made at the first row, once config.json is written
+
+    def __call__(self, row: Mapping[str, Any]) -> None:
+        if self.logs is None:
+            self.logs = InspectLogs(self.results_dir, self.out, live=True)
+        self.logs.add(row)
+
+    def finish(self) -> list[Path]:
+        return self.logs.finish() if self.logs is not None else []
