@@ -261,7 +261,7 @@ def sweep(grid: Grid | dict[str, Any], suite: str = "default", *, also: Iterable
           max_total_cost_usd: float | None = None, max_concurrency: int | None = None,
           clock: dict[str, Any] | None = None, command_line: list[str] | None = None,
           families: Iterable[str] = (), task_ids: Iterable[str] = (), limit: int | None = None,
-          plot_task: str | None = None) -> Path:
+          plot_task: str | None = None, watch: Callable[[dict[str, Any]], None] | None = None) -> Path:
     """Run every grid point (plus the strategies in `also`, e.g. the baseline) and write tuning.csv.
 
     `grid`: a Grid, or a grid file's own mapping ({"strategy", "config", "label", "grid": {key: [values]}});
@@ -286,7 +286,7 @@ def sweep(grid: Grid | dict[str, Any], suite: str = "default", *, also: Iterable
                cache=cache, max_cost_usd=max_cost_usd, max_total_cost_usd=max_total_cost_usd,
                max_concurrency=max_concurrency, clock=clock, command_line=command_line,
                extra_files={SWEEP_FILE: sweep_file_text(grid, points)}, strategy_knobs=point_knobs(points),
-               families=families, task_ids=task_ids, limit=limit, plot_task=plot_task)
+               families=families, task_ids=task_ids, limit=limit, plot_task=plot_task, watch=watch)
 
 
 def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | str = "none",

@@ -120,9 +120,6 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     _add_model_options(run)
     _add_run_options(run)
     _add_plot_task_option(run)
-    run.add_argument("--inspect-log", nargs="?", const="", default=None, metavar="DIR",
-                     help="write Inspect AI eval logs as runs finish, for `inspect view --log-dir DIR` "
-                          "(default DIR: RESULTS_DIR/inspect/; needs the `inspect` extra; docs/inspect.md)")
 
 
 def _add_plot_task_option(parser: argparse.ArgumentParser) -> None:
@@ -135,6 +132,9 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
     """Options of `run` and `sweep` for real models: dry run, resume, response cache, spending, concurrency,
     retries, faults (one function, so the two commands cannot drift apart)."""
     run = command.add_argument_group("before and around a paid run: estimate, resume, cache, spending, retries")
+    run.add_argument("--inspect-log", nargs="?", const="", default=None, metavar="DIR",
+                     help="write Inspect AI eval logs as runs finish, to watch with `inspect view --log-dir DIR` "
+                          "(default DIR: RESULTS_DIR/inspect/; needs the `inspect` extra; docs/inspect.md)")
     run.add_argument("--dry-run", action="store_true",
                      help="print the cells and an estimate of tokens and cost, from the mock agent run on these "
                           "cells in a temporary directory and billed as --model (or --price-model); writes "
@@ -501,26 +501,31 @@ def _cmd_run(args: argparse.Namespace) -> int:
         configs = parse_inline_or_file(args.strategy_config, "--strategy-config") if args.strategy_config else None
         specs = api.strategy_specs(args.strategies, configs)
         options = _run_options(args)
+        live = _live_inspect_logs(args)
         if args.dry_run:
-            if args.inspect_log is not None:
-                raise ConfigError("--inspect-log logs a real run; it does not combine with --dry-run")
             return _dry_run(options, functools.partial(api.run, args.tasks or args.suite, strategies=specs,
                                                        plot_task=args.plot_task), args.cache_style)
-        live = _live_inspect_logs(args)
         out = api.run(args.tasks or args.suite, strategies=specs, **options, plot_task=args.plot_task, watch=live)
-        if live is not None and live.finish():
-            print(f"Inspect eval logs -> {live.logs.out}/ (open: inspect view --log-dir {live.logs.out})")
+        _finish_inspect_logs(live)
     _print_outcome(out, started)
     return 0
 
 
 def _live_inspect_logs(args: argparse.Namespace) -> Any:
-    """`run --inspect-log [DIR]`: the row watcher writing Inspect logs as runs finish, or None."""
+    """`run`/`sweep --inspect-log [DIR]`: the row watcher writing Inspect logs as runs finish, or None."""
     if args.inspect_log is None:
         return None
+    if args.dry_run:
+        raise ConfigError("--inspect-log logs a real run; it does not combine with --dry-run")
     from harness.exports.inspect import LiveInspectLogs
 
     return LiveInspectLogs(args.out, args.inspect_log or None)
+
+
+def _finish_inspect_logs(live: Any) -> None:
+    """Mark the live Inspect logs finished ("success") and say where they are."""
+    if live is not None and live.finish():
+        print(f"Inspect eval logs -> {live.logs.out}/ (open: inspect view --log-dir {live.logs.out})")
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
@@ -543,10 +548,12 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
                          where=f"sweep {args.grid_file}" if args.grid_file else "sweep")
         also = [name.strip() for name in args.also.split(",") if name.strip()]
         options = _run_options(args)
+        live = _live_inspect_logs(args)
         if args.dry_run:
             return _dry_run(options, functools.partial(api.sweep, grid, args.tasks or args.suite, also=also,
                                                        plot_task=args.plot_task), args.cache_style)
-        out = api.sweep(grid, args.tasks or args.suite, also=also, **options, plot_task=args.plot_task)
+        out = api.sweep(grid, args.tasks or args.suite, also=also, **options, plot_task=args.plot_task, watch=live)
+        _finish_inspect_logs(live)
     _print_outcome(out, started)
     results = api.load_results(out)
     print(f"\nTuning ({out / TUNING_FILE}):\n{tuning_markdown(results.tuning)}\n\n"

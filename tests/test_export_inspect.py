@@ -224,3 +224,18 @@ def test_run_inspect_log_without_the_extra_exits_2_before_any_run(tmp_path, monk
                  "--inspect-log"]) == 2
     assert INSTALL_HINT in capsys.readouterr().err
     assert not (out / "runs.jsonl").exists()
+
+
+def test_sweep_inspect_log_writes_one_log_per_grid_point(tmp_path):
+    """Issue 22 item 4 (ours: sweep takes every option of run): a sweep's points are strategy labels, one log each."""
+    out, logs = tmp_path / "sweep", tmp_path / "sweep-logs"
+    assert main(["sweep", "--strategy", "observation_masking", "--grid", "keep_last=1,3", "--suite", "smoke",
+                 "--family", "work_queue", "--limit", "1", "--no-progress", "--workers", "1", "--out", str(out),
+                 "--inspect-log", str(logs)]) == 0
+    assert sorted(log.eval.solver for log in _logs(logs)) == sorted({row["strategy"] for row in read_runs(out)})
+
+
+def test_inspect_log_with_dry_run_exits_2(tmp_path, capsys):
+    """Bad-input rule: --inspect-log logs a real run; with --dry-run it is refused, not ignored."""
+    assert main(["run", "--suite", "smoke", "--dry-run", "--out", str(tmp_path / "d"), "--inspect-log"]) == 2
+    assert "does not combine with --dry-run" in capsys.readouterr().err
