@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import pandas as pd
 
@@ -125,7 +125,8 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
         clock: dict[str, Any] | None = None, command_line: list[str] | None = None,
         extra_files: dict[str, str] | None = None,
         strategy_knobs: dict[str, dict[str, dict[str, Any]]] | None = None, families: Iterable[str] = (),
-        task_ids: Iterable[str] = (), limit: int | None = None, plot_task: str | None = None) -> Path:
+        task_ids: Iterable[str] = (), limit: int | None = None, plot_task: str | None = None,
+        watch: Callable[[dict[str, Any]], None] | None = None) -> Path:
     """Run every task x strategy x seed cell, write the results layout and report; return its path.
 
     `load_results(run(...))` gives the runs and requests as DataFrames. cache: response-cache
@@ -137,6 +138,7 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     (a sweep's `mock.<knob>` axes; runner.Matrix).
     families, task_ids, limit: which of the suite's tasks run (harness.selection; limit is per family).
     plot_task: the task of plots/context_per_request.png (harness.plots.write_plots).
+    watch: told of each finished run's row once it is in runs.jsonl (`run --inspect-log`).
     """
     # Imported here so that reading results (notebooks) does not load litellm and datasets.
     from harness.invocation import check_budgets, check_credentials, with_invocation_options
@@ -169,14 +171,15 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     with hold(out_path, "run"):
         _run_locked(out_path, suite, selection, tasks, specs, seeds, matrix, cells, workers=workers, progress=progress,
                     baseline=baseline, max_cost_usd=max_cost_usd, max_total_cost_usd=max_total_cost_usd,
-                    command_line=command_line, extra_files=extra_files or {}, plot_task=plot_task)
+                    command_line=command_line, extra_files=extra_files or {}, plot_task=plot_task, watch=watch)
     return out_path
 
 
 def _run_locked(out_path: Path, suite: str, selection: Any, tasks: list[Any], specs: list[StrategySpec],
                 seeds: Iterable[int], matrix: Any, cells: list[Any], *, workers: int, progress: bool, baseline: str,
                 max_cost_usd: float | None, max_total_cost_usd: float | None, command_line: list[str] | None,
-                extra_files: dict[str, str], plot_task: str | None = None) -> None:
+                extra_files: dict[str, str], plot_task: str | None = None,
+                watch: Callable[[dict[str, Any]], None] | None = None) -> None:
     """run's writing part, with the directory's lock held (a second writer was refused before this)."""
     from harness.invocation import execute
 
@@ -198,7 +201,7 @@ def _run_locked(out_path: Path, suite: str, selection: Any, tasks: list[Any], sp
         **({"strategy_knobs": matrix.strategy_knobs} if matrix.strategy_knobs else {}),
         "workers": workers,
     }, command_line=command_line)
-    execute(results, cells, workers=workers, progress=progress, max_total_cost_usd=max_total_cost_usd)
+    execute(results, cells, workers=workers, progress=progress, max_total_cost_usd=max_total_cost_usd, watch=watch)
     write_report(out_path, baseline=baseline, plot_task=plot_task)
 
 
@@ -258,7 +261,7 @@ def sweep(grid: Grid | dict[str, Any], suite: str = "default", *, also: Iterable
           max_total_cost_usd: float | None = None, max_concurrency: int | None = None,
           clock: dict[str, Any] | None = None, command_line: list[str] | None = None,
           families: Iterable[str] = (), task_ids: Iterable[str] = (), limit: int | None = None,
-          plot_task: str | None = None) -> Path:
+          plot_task: str | None = None, watch: Callable[[dict[str, Any]], None] | None = None) -> Path:
     """Run every grid point (plus the strategies in `also`, e.g. the baseline) and write tuning.csv.
 
     `grid`: a Grid, or a grid file's own mapping ({"strategy", "config", "label", "grid": {key: [values]}});
@@ -283,7 +286,7 @@ def sweep(grid: Grid | dict[str, Any], suite: str = "default", *, also: Iterable
                cache=cache, max_cost_usd=max_cost_usd, max_total_cost_usd=max_total_cost_usd,
                max_concurrency=max_concurrency, clock=clock, command_line=command_line,
                extra_files={SWEEP_FILE: sweep_file_text(grid, points)}, strategy_knobs=point_knobs(points),
-               families=families, task_ids=task_ids, limit=limit, plot_task=plot_task)
+               families=families, task_ids=task_ids, limit=limit, plot_task=plot_task, watch=watch)
 
 
 def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | str = "none",

@@ -132,6 +132,9 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
     """Options of `run` and `sweep` for real models: dry run, resume, response cache, spending, concurrency,
     retries, faults (one function, so the two commands cannot drift apart)."""
     run = command.add_argument_group("before and around a paid run: estimate, resume, cache, spending, retries")
+    run.add_argument("--inspect-log", nargs="?", const="", default=None, metavar="DIR",
+                     help="write Inspect AI eval logs as runs finish, to watch with `inspect view --log-dir DIR` "
+                          "(default DIR: RESULTS_DIR/inspect/; needs the `inspect` extra; docs/inspect.md)")
     run.add_argument("--dry-run", action="store_true",
                      help="print the cells and an estimate of tokens and cost, from the mock agent run on these "
                           "cells in a temporary directory and billed as --model (or --price-model); writes "
@@ -261,6 +264,14 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Example: ctxbench strategies compaction_ladder")
     strategies.add_argument("name", nargs="?", metavar="NAME", help="a registered strategy name or import path")
     _add_serve_mock_parser(commands)
+    export = commands.add_parser(
+        "export", help="write a results directory in another tool's format (Inspect AI eval logs)",
+        description="One Inspect AI eval log per strategy, each run a sample (messages, model, tool and compaction "
+                    "events, the checker's score, the run's metrics), for `inspect view --log-dir DIR` and "
+                    "inspect_ai.analysis; needs the `inspect` extra. Details: docs/inspect.md.")
+    export.add_argument("results_dir", help="a results directory written by run, sweep or traces")
+    export.add_argument("--format", choices=["inspect"], required=True, help="the output format")
+    export.add_argument("--out", help="directory for the logs (default RESULTS_DIR/inspect/)")
     tasks = commands.add_parser("tasks", help="list task families and suites, or show one task instance",
                                 description="`tasks list`: families with their knobs, suites with their instances. "
                                             "`tasks show ID`: one instance's prompt, opening messages and tools.")
@@ -319,6 +330,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _cmd_traces(args)
     if args.command == "tasks":
         return _cmd_tasks(args)
+    if args.command == "export":
+        return _cmd_export(args)
     return _cmd_strategies(args)
 
 
@@ -503,12 +516,31 @@ def _cmd_run(args: argparse.Namespace) -> int:
         configs = parse_inline_or_file(args.strategy_config, "--strategy-config") if args.strategy_config else None
         specs = api.strategy_specs(args.strategies, configs)
         options = _run_options(args)
+        live = _live_inspect_logs(args)
         if args.dry_run:
             return _dry_run(options, functools.partial(api.run, args.tasks or args.suite, strategies=specs,
                                                        plot_task=args.plot_task), args.cache_style)
-        out = api.run(args.tasks or args.suite, strategies=specs, **options, plot_task=args.plot_task)
+        out = api.run(args.tasks or args.suite, strategies=specs, **options, plot_task=args.plot_task, watch=live)
+        _finish_inspect_logs(live)
     _print_outcome(out, started)
     return 0
+
+
+def _live_inspect_logs(args: argparse.Namespace) -> Any:
+    """`run`/`sweep --inspect-log [DIR]`: the row watcher writing Inspect logs as runs finish, or None."""
+    if args.inspect_log is None:
+        return None
+    if args.dry_run:
+        raise ConfigError("--inspect-log logs a real run; it does not combine with --dry-run")
+    from harness.exports.inspect import LiveInspectLogs
+
+    return LiveInspectLogs(args.out, args.inspect_log or None)
+
+
+def _finish_inspect_logs(live: Any) -> None:
+    """Mark the live Inspect logs finished ("success") and say where they are."""
+    if live is not None and live.finish():
+        print(f"Inspect eval logs -> {live.logs.out}/ (open: inspect view --log-dir {live.logs.out})")
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
@@ -530,10 +562,12 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
                          where=f"sweep {args.grid_file}" if args.grid_file else "sweep")
         also = [name.strip() for name in args.also.split(",") if name.strip()]
         options = _run_options(args)
+        live = _live_inspect_logs(args)
         if args.dry_run:
             return _dry_run(options, functools.partial(api.sweep, grid, args.tasks or args.suite, also=also,
                                                        plot_task=args.plot_task), args.cache_style)
-        out = api.sweep(grid, args.tasks or args.suite, also=also, **options, plot_task=args.plot_task)
+        out = api.sweep(grid, args.tasks or args.suite, also=also, **options, plot_task=args.plot_task, watch=live)
+        _finish_inspect_logs(live)
     _print_outcome(out, started)
     return 0
 
@@ -584,6 +618,16 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         failed += not result.ok
     print(f"{len(files) - failed}/{len(files)} event logs replayed without mismatch")
     return 1 if failed else 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from harness.exports.inspect import export_inspect
+
+    written = export_inspect(args.results_dir, args.out)
+    print("\n".join(str(path) for path in written))
+    print(f"{len(written)} Inspect eval logs -> {Path(written[0]).parent}/ (open: inspect view --log-dir "
+          f"{Path(written[0]).parent})")
+    return 0
 
 
 def _cmd_report(args: argparse.Namespace) -> int:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from harness.config import check_writable_dir
 from harness.errors import ConfigError, CtxbenchError
@@ -90,9 +90,11 @@ def reruns(row: dict[str, Any], rerun_errors: bool) -> bool:
 
 
 def execute(results: ResultsDir, cells: list[Cell], *, workers: int, progress: bool,
-            max_total_cost_usd: float | None = None, rerun_errors: bool = False) -> list[str]:
+            max_total_cost_usd: float | None = None, rerun_errors: bool = False,
+            watch: Callable[[dict[str, Any]], None] | None = None) -> list[str]:
     """Run the cells without a row yet, or whose row `reruns`; return the run ids left unfinished for
-    lack of budget. A rerun's row is appended, then runs.jsonl is rewritten with the last row per cell."""
+    lack of budget. A rerun's row is appended, then runs.jsonl is rewritten with the last row per cell.
+    `watch` is told of each row once it is in runs.jsonl (`run --inspect-log`)."""
     results.repair()
     rows = read_runs(results.path)
     finished = {row["run_id"] for row in rows if not reruns(row, rerun_errors)}
@@ -111,6 +113,8 @@ def execute(results: ResultsDir, cells: list[Cell], *, workers: int, progress: b
             stopped.append(row["run_id"])  # cut short by the limit, not finished: resume reruns it
         else:
             results.append_run(row)
+            if watch is not None:
+                watch(row)
 
     def may_start() -> bool:
         return spent < max_total_cost_usd and not INVOCATION_SPENDING.exhausted()
