@@ -134,6 +134,10 @@ def _number(value: Any, fmt: str) -> str:
 
 # ----- folding the log
 
+def message_chars(message: Message) -> int:
+    return len(message_text(message))
+
+
 class Walk:
     """Folds a run's events with replay's step, keeping the requests seen and the view."""
 
@@ -144,7 +148,7 @@ class Walk:
         if start is None or start["type"] != "run_start" or not isinstance(start.get("tools_hash"), str):
             raise ConfigError(f"show: {path}:1: the log does not open with a run_start event carrying tools_hash")
         self.start = start
-        self.view = ViewState()
+        self.view = ViewState(count=message_chars)  # sizes in characters: no tokenizer (litellm) is loaded
         self.report = ReplayReport(str(path))
         self.requests: list[Request] = []  # main requests so far
 
