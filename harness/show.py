@@ -25,7 +25,7 @@ from harness.events import read_events
 from harness.replay import ReplayReport, replay_event
 from harness.results import EVENTS_DIR, RUNS_FILE, read_runs
 from harness.tokens import message_text
-from harness.verdict import as_json, checker_parts, expected_given_items
+from harness.verdict import EXCEPTION_PREFIXES, as_json, checker_parts, expected_given_items
 from harness.view import Message, ViewState
 
 MAIN_PROFILE = "main"  # harness.context.MAIN_PROFILE (not imported: it pulls in the LLM layer)
@@ -274,8 +274,10 @@ def decision_text(event: Mapping[str, Any]) -> str:
         return (f"cache-bust warning: {_int(get('cached_tokens'))} cached of an established "
                 f"{_int(get('established_prefix_tokens'))}-token prefix ({get('likely_cause')})")
     if kind == "message":
-        placement = "" if get("placement", "append") == "append" else f", placement {get('placement')}"
-        return f"message inserted by the {get('origin') or 'harness'}{placement}"
+        by = get("origin") or "harness"
+        if get("placement", "append") == "append":
+            return f"message inserted by the {by}"
+        return f"message logged by the {by}, sent only where a view op places it (placement {get('placement')})"
     scalars = [f"{k}={as_json(v)}" for k, v in event.items()
                if k not in ("id", "type") and isinstance(v, (str, int, float, bool)) and k not in ("content", "traceback")]
     return " ".join([kind] + scalars)
@@ -358,10 +360,11 @@ def request_line(request: Request) -> tuple[str, str]:
     cost = event.get("cost_usd")
     line = (f"{label} {event['id']:>6} {_int(event.get('context_tokens') or request.usage('input_tokens')):>9} "
             f"{request.usage('cached_tokens'):>9,} {request.usage('cache_write_tokens'):>8,} "
-            f"{cost if not isinstance(cost, (int, float)) else format(cost, '.4f'):>8} {_int(event.get('view_len', '')):>5} "
+            f"{_number(cost, '.4f') if cost is not None else '':>8} {_int(event.get('view_len', '')):>5} "
             f"{' '.join(flags)}  ")
     if not event.get("ok", True):
-        return "red", line + f"FAILED: {event.get('error_type') or ''} {one_line(str(event.get('error') or ''), 60)}"
+        line += f"FAILED: {event.get('error_type') or ''} "
+        return "red", line + one_line(EXCEPTION_PREFIXES.sub("", str(event.get("error") or "")), WIDTH - len(line))
     tail = ", ".join(request.calls) if request.number else f"{request.profile} (side call)"
     if request.mismatch:
         return "red", line + f"VIEW HASH MISMATCH: {request.mismatch}"
@@ -438,8 +441,11 @@ def end_lines(walk: Walk, row: dict[str, Any] | None) -> list[tuple[str, str]]:
     detail, error = end.get("detail"), end.get("error")
     if isinstance(detail, dict) and ("expected" in detail or "given" in detail):
         items = expected_given_items(detail.get("expected"), detail.get("given"))
-        lines.append(("", "checker: " + ("answers match" if not items else f"{len(items)} differences")))
-        lines += [("red", f"  {text}") for text in items]
+        if isinstance(detail.get("expected"), dict) and isinstance(detail.get("given"), dict):
+            lines.append(("", "checker: " + ("answers match" if not items else f"{len(items)} differences")))
+            lines += [("red", f"  {text}") for text in items]
+        else:
+            lines += [("" if success else "red", f"checker: {text}") for text in items]
         rest = {k: v for k, v in detail.items() if k not in ("expected", "given")}
         lines += [("", f"  {part}") for part in checker_parts(rest, error)] if rest or error else []
     else:

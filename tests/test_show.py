@@ -244,3 +244,19 @@ def test_show_imports_no_heavy_library(results):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_failed_request_shows_its_error_in_its_line(results, tmp_path, capsys):
+    """Ours: a request the provider refused (a context-window error: ok false, no usage, no cost) is a
+    FAILED line with its error, not a crash."""
+    events = events_of(results, LADDER)
+    request = main_requests(events)[2]
+    for name in ("usage", "cost_usd", "cost_usd_uncached"):
+        request.pop(name, None)
+    request.update(ok=False, error_type="ContextWindowExceededError", error="prompt is too long: 9 tokens > 8 maximum")
+    path = tmp_path / f"{LADDER}.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    code, out, _ = show(capsys, path, "--all")
+    assert code == 0
+    line = next(line for line in out.splitlines() if re.match(rf"^\s+3\s+{request['id']}\s", line))
+    assert "FAILED: ContextWindowExceededError prompt is too long" in line
