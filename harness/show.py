@@ -363,8 +363,8 @@ def request_line(request: Request) -> tuple[str, str]:
             f"{_number(cost, '.4f') if cost is not None else '':>8} {_int(event.get('view_len', '')):>5} "
             f"{' '.join(flags)}  ")
     if not event.get("ok", True):
-        line += f"FAILED: {event.get('error_type') or ''} "
-        return "red", line + one_line(EXCEPTION_PREFIXES.sub("", str(event.get("error") or "")), WIDTH - len(line))
+        error = EXCEPTION_PREFIXES.sub("", str(event.get("error") or "")) or str(event.get("error_type") or "")
+        return "red", line + "FAILED: " + one_line(error, WIDTH - len(line) - 8)
     tail = ", ".join(request.calls) if request.number else f"{request.profile} (side call)"
     if request.mismatch:
         return "red", line + f"VIEW HASH MISMATCH: {request.mismatch}"
