@@ -412,7 +412,7 @@ def render_items(timeline: list[Item], *, fold: bool, first: int | None, last: i
     return lines
 
 
-def header_lines(walk: Walk, row: dict[str, Any] | None) -> list[str]:
+def header_lines(walk: Walk) -> list[str]:
     start = walk.start
     task = start.get("task") or {}
     config = start.get("strategy_config")
@@ -540,7 +540,7 @@ def show_command(args: Any) -> int:
         changes = change_lines(before, after, walk.view, args.items)
         out += changes or [("", "no message removed, replaced or added")]
     else:
-        out += [("bold", text) for text in header_lines(walk, files.row)] + [("", ""), ("bold", REQUEST_HEADER)]
+        out += [("bold", text) for text in header_lines(walk)] + [("", ""), ("bold", REQUEST_HEADER)]
         timeline = timeline_items(walk, args.items or ITEMS)
         out += render_items(timeline, fold=not args.all, first=args.from_request, last=args.to_request)
         out += [("", "W, R, C: warnings, resets (condensations), compactions since the previous request; "
