@@ -461,7 +461,7 @@ def view_lines(snapshot: Snapshot, view: ViewState) -> list[tuple[str, str]]:
     lines: list[tuple[str, str]] = []
     for position, message_id in enumerate(ids, 1):
         message = messages[message_id]
-        extra = "  (replaced: a strategy's rendering)" if view.is_replaced(message_id) else ""
+        extra = "  (replaced: a strategy's rendering)" if message != view.messages[message_id] else ""
         call_id = message.get("tool_call_id")
         lines.append(("bold", f"[{position}] #{message_id} {message.get('role')}"
                               + (f" {message.get('name')}" if message.get("name") else "")

@@ -125,6 +125,16 @@ def test_request_prints_the_view_as_sent_and_checks_its_hash(results, capsys):
         _, text, _ = show(capsys, results, "--run", LADDER, "--request", number)
         assert f"view hash {requests[number - 1]['view_hash']}: rebuilt view matches the recorded one" in text
         assert [int(m) for m in re.findall(r"^\[\d+\] #(\d+) ", text, re.M)] == ids
+        logged = {e["id"]: e["message"] for e in events if e["type"] == "message"}
+        replaced = [i for i in ids if messages[i] != logged[i]]
+        assert [int(m) for m in re.findall(r"^\[\d+\] #(\d+) .*\(replaced", text, re.M)] == replaced
+    assert replaced_somewhere(events, requests, views_before(events, set(range(1, len(requests) + 1))))
+
+
+def replaced_somewhere(events, requests, views) -> bool:
+    """The run sent at least one cleared (replaced) tool result, so the replaced marks above were exercised."""
+    logged = {e["id"]: e["message"] for e in events if e["type"] == "message"}
+    return any(messages[i] != logged[i] for ids, messages, _ in views.values() for i in ids)
 
 
 def test_request_says_when_the_rebuilt_view_does_not_match_its_recorded_hash(results, tmp_path, capsys):
