@@ -233,6 +233,28 @@ def _add_traces_parser(commands: argparse._SubParsersAction) -> None:
     traces.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
+def _add_show_parser(commands: argparse._SubParsersAction) -> None:
+    show = commands.add_parser(
+        "show", help="one run's timeline, the view sent at a request, or what changed between two (from its files)",
+        description="A timeline of one run: a line per model request (context, cached and written tokens, cost, the "
+                    "view's length, warnings, resets, compactions, tool calls) and each strategy decision with the "
+                    "messages it removed, replaced or inserted; then how it ended and what the checker expected and "
+                    "was given. Reads only the files (docs/show.md).",
+        epilog="Example: ctxbench show results/default --run plant_early_ask_late-3--compaction_ladder--s0 --diff 42")
+    show.add_argument("target", metavar="RESULTS_DIR|EVENT_LOG", help="a results directory or one events/<run_id>.jsonl")
+    show.add_argument("--run", metavar="RUN_ID", help="the run of RESULTS_DIR (default: its only run, else list them)")
+    show.add_argument("--request", type=int, metavar="N", help="print the view exactly as sent at main request N (1-based)")
+    show.add_argument("--json", action="store_true", help="with --request: the view's messages as a JSON list")
+    show.add_argument("--diff", type=int, metavar="N", help="messages removed, replaced and added between requests N-1 and N")
+    show.add_argument("--from", dest="from_request", type=int, metavar="N", help="timeline from request N")
+    show.add_argument("--to", dest="to_request", type=int, metavar="N", help="timeline up to request N")
+    show.add_argument("--all", action="store_true", help="do not fold streaks of uneventful requests")
+    show.add_argument("--items", type=int, metavar="N",
+                      help="messages listed per change (timeline default 8, user and system first; --diff: all)")
+    show.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                      help="ANSI colour (default auto: when stdout is a terminal and NO_COLOR is unset)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The `ctxbench` parser with every subcommand (building it imports no heavy library)."""
     parser = argparse.ArgumentParser(
@@ -246,6 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
                                  description="Rebuild each view sent to the model from the event log alone "
                                              "(no LLM or tool call) and compare it with the recorded hash.")
     replay.add_argument("events", nargs="+", help="events/<run_id>.jsonl files or results directories")
+    _add_show_parser(commands)
     _add_sweep_parser(commands)
     _add_traces_parser(commands)
     report = commands.add_parser(
@@ -318,6 +341,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _cmd_run(args)
     if args.command == "replay":
         return _cmd_replay(args)
+    if args.command == "show":
+        from harness.show import show_command
+
+        return show_command(args)
     if args.command == "report":
         return _cmd_report(args)
     if args.command == "serve-mock":

@@ -70,7 +70,7 @@ def replay_file(path: str | Path) -> ReplayReport:
     view = ViewState()
     for event in events:
         try:
-            _replay_event(event, events, view, tools_hash, report)
+            replay_event(event, events, view, tools_hash, report)
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:  # a log not written by a run
             report.mismatches.append(f"event {event['id']}: invalid {event['type']} event or view operation "
                                      f"({type(exc).__name__}: {exc})")
@@ -78,7 +78,7 @@ def replay_file(path: str | Path) -> ReplayReport:
     return report
 
 
-def _replay_event(event: dict[str, Any], events: list[dict[str, Any]], view: ViewState, tools_hash: str,
+def replay_event(event: dict[str, Any], events: list[dict[str, Any]], view: ViewState, tools_hash: str,
                   report: ReplayReport) -> None:
     """Check one event against the view rebuilt so far (a sent view's hash, a condensation's references), then apply it."""
     if event["type"] == "llm_call" and event.get("profile") == MAIN_PROFILE and "view_hash" in event:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any, Callable
 
@@ -13,6 +12,7 @@ from harness.errors import ConfigError
 from harness.events import read_events
 from harness.metrics import LOOP_CONDENSATIONS
 from harness.results import CONFIG_FILE, EVENTS_DIR, SUMMARY_FILE, read_runs
+from harness.verdict import checker_parts
 from harness.stats import (CLUSTER_KEY, DEFAULT_SEED, Estimate, bootstrap_mean, bootstrap_ratio,
                            paired_difference, pareto_front)
 
@@ -483,36 +483,10 @@ FAILED_ROWS_SHOWN = 100  # rows of report.md's failures table; runs.jsonl holds 
 DETAIL_SHOWN = 160  # characters of a failure's checker text shown in report.md
 
 
-# "ContextWindowExceededError: litellm.BadRequestError: prompt is too long" -> "prompt is too long"
-EXCEPTION_PREFIXES = re.compile(r"^(?:[\w.]+(?:Error|Exception): )+")
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _expected_given(expected: Any, given: Any) -> str:
-    """Expected vs given; of two mappings, only the keys whose values differ (case aside)."""
-    if isinstance(expected, dict) and isinstance(given, dict):
-        wrong = [f"{key}: expected {_json(value)}, given {_json(given.get(key))}" for key, value in expected.items()
-                 if str(given.get(key)).lower() != str(value).lower()]
-        extra = [key for key in given if key not in expected]
-        return "; ".join(wrong + ([f"also given: {', '.join(map(str, extra))}"] if extra else [])) or "answers match"
-    return f"expected {_json(expected)}, given {_json(given)}"
-
-
 def checker_text(detail: Any, error: Any = None) -> str:
     """A failure's checker detail (runs.jsonl `detail`) and error as one short cell; rows written before
     `detail` existed say so."""
-    parts = []
-    if isinstance(detail, dict):
-        if "expected" in detail or "given" in detail:
-            parts.append(_expected_given(detail.get("expected"), detail.get("given")))
-        parts += [f"{key}={_json(value)}" for key, value in detail.items() if key not in ("expected", "given")]
-    else:
-        parts.append("(no detail recorded)")
-    if isinstance(error, str) and error:
-        parts.append(f"error: {EXCEPTION_PREFIXES.sub('', error)}")
+    parts = checker_parts(detail, error)
     text = "; ".join(parts) or NO_SUCCESS
     text = text if len(text) <= DETAIL_SHOWN else text[:DETAIL_SHOWN - 1] + "…"
     return text.replace("|", "\\|").replace("\n", " ")

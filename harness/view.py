@@ -31,7 +31,10 @@ Message = dict[str, Any]
 class ViewState:
     """The current view, with per-message token counts and prefix hashes kept incrementally."""
 
-    def __init__(self) -> None:
+    def __init__(self, count: Callable[[Message], int] = count_message) -> None:
+        """`count`: a message's size in `tokens` and `total_tokens` (tokens by default; a reader that must not load
+        the tokenizer, `ctxbench show`, passes another measure)."""
+        self._count = count
         self._messages: dict[int, Message] = {}
         self.messages: Mapping[int, Message] = MappingProxyType(self._messages)  # every logged message, by id
         self.origins: dict[int, str] = {}
@@ -61,7 +64,7 @@ class ViewState:
     def tokens(self, message_id: int) -> int:
         count = self._tokens.get(message_id)
         if count is None:
-            count = self._tokens[message_id] = count_message(self.message(message_id))
+            count = self._tokens[message_id] = self._count(self.message(message_id))
         return count
 
     def ids_of_role(self, role: str) -> list[int]:
