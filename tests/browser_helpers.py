@@ -97,8 +97,9 @@ def headless_chromium(width: int = 1400, height: int = 1000) -> Iterator[object]
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
+    # --lang: the viewer formats numbers in the browser's locale (19,500 in en-US).
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                     f"--window-size={width},{height}"):
+                     "--lang=en-US", f"--window-size={width},{height}"):
         options.add_argument(argument)
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
     try:
@@ -108,10 +109,11 @@ def headless_chromium(width: int = 1400, height: int = 1000) -> Iterator[object]
 
 
 def wait_for_text(driver, texts: list[str], timeout_s: float = 30.0) -> str:
-    """Wait until the page's visible text holds every one of `texts`; return that text.
+    """Wait until the page's visible text holds every one of `texts`, ignoring case; return that text.
 
-    On timeout the AssertionError names what is missing and shows the start of the page's text,
-    so a failing run says what the viewer rendered instead.
+    Case is ignored because the page's text is as rendered: CSS upper-cases the viewer's event
+    titles ("Compaction: x" reads "COMPACTION: X"). On timeout the AssertionError names what is
+    missing and shows the start of the page's text, so a failing run says what the viewer showed.
     """
     from selenium.webdriver.common.by import By
 
@@ -119,8 +121,18 @@ def wait_for_text(driver, texts: list[str], timeout_s: float = 30.0) -> str:
     body = ""
     while time.monotonic() < deadline:
         body = driver.find_element(By.TAG_NAME, "body").text
-        if all(text in body for text in texts):
+        if all(text.casefold() in body.casefold() for text in texts):
             return body
         time.sleep(0.25)
-    missing = [text for text in texts if text not in body]
+    missing = [text for text in texts if text.casefold() not in body.casefold()]
     raise AssertionError(f"the viewer never showed {missing} within {timeout_s:.0f}s; it showed: {body[:1500]!r}")
+
+
+def click_link(driver, text: str, timeout_s: float = 30.0) -> None:
+    """Click the first link whose text is exactly `text` once it is on the page, as a user would."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    locator = (By.XPATH, f"//a[normalize-space()='{text}']")
+    WebDriverWait(driver, timeout_s).until(expected_conditions.element_to_be_clickable(locator)).click()

@@ -2,7 +2,9 @@
 
 `inspect view` serves the Inspect logs on a free loopback port; headless Debian Chromium loads
 the page; the test checks what a user sees: the log list names each log's task, a log's sample
-list names its samples, and one run's transcript renders its compaction (Inspect's
+list names its samples, and one run's transcript, reached through its outline's "compaction"
+entry as a user would (the event list is virtualised, off-screen events are not in the page),
+renders its compaction (Inspect's
 CompactionEventView: a panel titled "Compaction[: source]" over a grid of tokens_before,
 tokens_after and the event's metadata; inspect_ai/_view/dist/assets/index.js). Screenshots of each
 page go to $CTXBENCH_BROWSER_ARTIFACTS (default tests/artifacts/inspect_view/), printed by the test.
@@ -20,7 +22,7 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.browser_helpers import headless_chromium, inspect_view, missing_browser_pieces, wait_for_text
+from tests.browser_helpers import click_link, headless_chromium, inspect_view, missing_browser_pieces, wait_for_text
 
 pytestmark = pytest.mark.browser
 
@@ -50,7 +52,9 @@ def _read_expectations(log_dir: Path) -> ViewerLogs:
             event = next((e for e in sample.events if isinstance(e, CompactionEvent)), None)
             if event is not None and compacted is None:
                 shown = ["Compaction" + (f": {event.source}" if event.source and event.source != "inspect" else "")]
-                shown += [name for name in ("tokens_before", "tokens_after") if getattr(event, name)]
+                for name in ("tokens_before", "tokens_after"):  # the panel's grid: a label, then the number
+                    if getattr(event, name):
+                        shown += [name, f"{getattr(event, name):,}"]
                 compacted = (path.name, str(sample.id), sample.epoch, shown)
     assert samples, f"no Inspect logs (*.eval) in {log_dir}"
     assert compacted is not None, f"no sample with a CompactionEvent in {sorted(samples)}"
@@ -63,21 +67,21 @@ def _dev_logs(log_dir: Path) -> None:
     from datetime import datetime, timezone
 
     from inspect_ai.event import CompactionEvent, ModelEvent
-    from inspect_ai.log import EvalLog, EvalSample, EvalSpec, write_eval_log
+    from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSample, EvalSpec, write_eval_log
     from inspect_ai.model import ChatMessageUser, GenerateConfig, ModelOutput
-    from inspect_ai.log import EvalConfig, EvalDataset
 
     now = datetime.now(timezone.utc).isoformat()
     for strategy in ("none", "hard_summarize"):
         runs = []
         for task_id in ("chained_lookup-smoke-0", "plant_early_ask_late-smoke-0"):
             prompt = [ChatMessageUser(content=f"{task_id}: find the value")]
-            events = [ModelEvent(model="mock/agent", input=prompt, tools=[], tool_choice="auto",
+            events = [ModelEvent(model="mock/agent", input=prompt, tools=[], tool_choice="auto", working_start=n,
                                  config=GenerateConfig(), output=ModelOutput.from_content("mock/agent", f"step {n}"))
                       for n in range(30)]
             if strategy == "hard_summarize" and task_id.startswith("plant"):
                 events.insert(15, CompactionEvent(type="summary", tokens_before=19500, tokens_after=2100,
-                                                  source="hard_summarize", metadata={"reason": "window"}))
+                                                  source="hard_summarize", metadata={"reason": "window"},
+                                                  working_start=14.5))
             runs.append(EvalSample(id=f"{task_id}__{strategy}__s0", epoch=1, input=prompt, target="value",
                                    events=events))
         spec = EvalSpec(created=now, task=f"ctxbench/{strategy}", dataset=EvalDataset(name="smoke"),
@@ -142,5 +146,8 @@ def test_inspect_view_lists_logs_and_samples_and_renders_a_compaction(viewer_log
         _shot(driver, "sample_list.png")
         log_file, sample_id, epoch, shown = viewer_logs.compacted
         driver.get(f"{url}/{_log_route(log_file)}/samples/sample/{quote(sample_id)}/{epoch}/transcript")
-        wait_for_text(driver, [sample_id, *shown])
+        wait_for_text(driver, [sample_id])
+        _shot(driver, "sample_transcript_top.png")
+        click_link(driver, "compaction")  # the transcript's outline; the event list is virtualised
+        wait_for_text(driver, shown)
         _shot(driver, "sample_transcript.png")
