@@ -1,8 +1,8 @@
 """ctxbench runs in Inspect's log viewer, checked in a real browser (issue 22 item 3).
 
 `inspect view` serves the Inspect logs on a free loopback port; headless Debian Chromium loads
-the page; the test checks what a user sees: the log list names each log's task, a log's sample
-list names its samples, and one run's transcript, reached through its outline's "compaction"
+the page; the test checks what a user sees: the log list names every log file (none hidden as a
+"retried" duplicate), a log's sample list names its task and samples, and one run's transcript, reached through its outline's "compaction"
 entry as a user would (the event list is virtualised, off-screen events are not in the page),
 renders its compaction (Inspect's
 CompactionEventView: a panel titled "Compaction[: source]" over a grid of tokens_before,
@@ -137,8 +137,10 @@ def test_inspect_view_lists_logs_and_samples_and_renders_a_compaction(viewer_log
     """Issue 22 item 3: in headless Chromium, `inspect view` on exported ctxbench runs lists every
     log's task and every run as a sample, and one run's transcript shows its compaction panel."""
     with inspect_view(viewer_logs.log_dir, tmp_path / "inspect_view.log") as url, headless_chromium() as driver:
-        driver.get(url + "/")
-        wait_for_text(driver, [task for task, _ in viewer_logs.samples.values()])
+        # The Logs listing, one row per file; Inspect hides a log sharing its task_id with a newer one
+        # ("retried"), so logs of two strategies with one task_id would show as one.
+        driver.get(url + "/#/logs")
+        wait_for_text(driver, list(viewer_logs.samples))
         _shot(driver, "log_list.png")
         for log_file, (task, sample_ids) in viewer_logs.samples.items():
             driver.get(url + "/" + _log_route(log_file))
