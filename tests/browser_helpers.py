@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -34,8 +33,6 @@ def missing_browser_pieces() -> list[str]:
             __import__(module)
         except ImportError:
             missing.append(f"{module} ({hint})")
-    if shutil.which("inspect", path=str(Path(sys.executable).parent)) is None and not missing:
-        missing.append("the `inspect` command next to this Python")
     return missing
 
 
@@ -54,8 +51,9 @@ def inspect_view(log_dir: Path, log_file: Path) -> Iterator[str]:
     block ends, and its output (in `log_file`) is in the error when it never comes up.
     """
     port = free_port()
-    inspect = Path(sys.executable).parent / "inspect"
-    command = [str(inspect), "view", "--log-dir", str(log_dir), "--host", "127.0.0.1", "--port", str(port)]
+    # `python -m inspect_ai`, not the `inspect` script: the same installation as the test's, wherever
+    # pip put its scripts.
+    command = [sys.executable, "-m", "inspect_ai", "view", "--log-dir", str(log_dir), "--host", "127.0.0.1", "--port", str(port)]
     with open(log_file, "wb") as out:
         server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         try:

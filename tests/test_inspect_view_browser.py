@@ -15,7 +15,7 @@ Marked `browser` (not in the default run): it needs chromium, chromium-driver, s
 from __future__ import annotations
 
 import os
-import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -109,7 +109,7 @@ def viewer_logs(tmp_path_factory) -> ViewerLogs:
     log_dir.mkdir()
     # LEAD, after merging part I: delete `_dev_logs` and this `if`, keep the export branch only.
     if not _export_command_exists():
-        print("DEV LOGS: `ctxbench export` is not on this branch; viewing hand-built Inspect logs", file=sys.stderr)
+        warnings.warn("DEV LOGS: `ctxbench export` is not on this branch; the viewer shows hand-built logs")
         _dev_logs(log_dir)
         return _read_expectations(log_dir)
     from harness.cli import main
