@@ -122,10 +122,12 @@ def viewer_logs(tmp_path_factory) -> ViewerLogs:
 
 
 def _log_route(log_file: str) -> str:
+    """The viewer's hash route to a log file in the served directory."""
     return "#/logs/" + quote(log_file)
 
 
 def _shot(driver, name: str) -> Path:
+    """Save a screenshot under ARTIFACTS and print where, so a run says where to look."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / name
     driver.save_screenshot(str(path))
@@ -135,7 +137,7 @@ def _shot(driver, name: str) -> Path:
 
 def test_inspect_view_lists_logs_and_samples_and_renders_a_compaction(viewer_logs, tmp_path):
     """Issue 22 item 3: in headless Chromium, `inspect view` on exported ctxbench runs lists every
-    log's task and every run as a sample, and one run's transcript shows its compaction panel."""
+    log file, each log's task and every run as a sample, and one run's transcript shows its compaction panel."""
     with inspect_view(viewer_logs.log_dir, tmp_path / "inspect_view.log") as url, headless_chromium() as driver:
         # The Logs listing, one row per file; Inspect hides a log sharing its task_id with a newer one
         # ("retried"), so logs of two strategies with one task_id would show as one.
