@@ -39,15 +39,17 @@ def _logs(out: Path):
 
 
 def test_one_log_per_strategy_with_one_sample_per_run(exported):
-    """Issue 22 item 2: one eval log per strategy (task = suite, model = ctxbench's model), each run a
-    sample (id = task_id, epoch = seed), its runs.jsonl row as the sample's metadata."""
+    """Issue 22 item 2: one eval log per strategy (task = suite/strategy with a task id of its own, which
+    Inspect's viewer needs to list every log; model = ctxbench's model), each run a sample (id = task_id,
+    epoch = seed), its runs.jsonl row as the sample's metadata."""
     results, out = exported
     rows = read_runs(results)
     logs = _logs(out)
     assert sorted(log.eval.solver for log in logs) == sorted({row["strategy"] for row in rows})
     for log in logs:
         mine = {row["run_id"]: row for row in rows if row["strategy"] == log.eval.solver}
-        assert log.status == "success" and log.eval.task == "smoke" and log.eval.model == "mock/agent"
+        assert log.status == "success" and log.eval.task == f"smoke/{log.eval.solver}" and log.eval.model == "mock/agent"
+    assert len({log.eval.task_id for log in logs}) == len(logs)
         assert len(log.samples) == len(mine) == log.results.total_samples
         for sample in log.samples:
             row = mine[sample.metadata["run_id"]]

@@ -15,7 +15,6 @@ Marked `browser` (not in the default run): it needs chromium, chromium-driver, s
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -61,42 +60,6 @@ def _read_expectations(log_dir: Path) -> ViewerLogs:
     return ViewerLogs(log_dir, samples, compacted)
 
 
-def _dev_logs(log_dir: Path) -> None:
-    """DEV ONLY (until part I's `ctxbench export` is merged): two strategies' logs, each run a sample
-    with 30 model events, one of them with a compaction event half-way (so the transcript scrolls)."""
-    from datetime import datetime, timezone
-
-    from inspect_ai.event import CompactionEvent, ModelEvent
-    from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSample, EvalSpec, write_eval_log
-    from inspect_ai.model import ChatMessageUser, GenerateConfig, ModelOutput
-
-    now = datetime.now(timezone.utc).isoformat()
-    for strategy in ("none", "hard_summarize"):
-        runs = []
-        for task_id in ("chained_lookup-smoke-0", "plant_early_ask_late-smoke-0"):
-            prompt = [ChatMessageUser(content=f"{task_id}: find the value")]
-            events = [ModelEvent(model="mock/agent", input=prompt, tools=[], tool_choice="auto", working_start=n,
-                                 config=GenerateConfig(), output=ModelOutput.from_content("mock/agent", f"step {n}"))
-                      for n in range(30)]
-            if strategy == "hard_summarize" and task_id.startswith("plant"):
-                events.insert(15, CompactionEvent(type="summary", tokens_before=19500, tokens_after=2100,
-                                                  source="hard_summarize", metadata={"reason": "window"},
-                                                  working_start=14.5))
-            runs.append(EvalSample(id=f"{task_id}__{strategy}__s0", epoch=1, input=prompt, target="value",
-                                   events=events))
-        spec = EvalSpec(created=now, task=f"ctxbench/{strategy}", dataset=EvalDataset(name="smoke"),
-                        model="mock/agent", config=EvalConfig())
-        write_eval_log(EvalLog(eval=spec, status="success", samples=runs), str(log_dir / f"{strategy}.eval"))
-
-
-def _export_command_exists() -> bool:
-    """Whether `ctxbench export` (issue 22 part I) is on this branch."""
-    from harness.cli import build_parser
-
-    commands = next(a for a in build_parser()._actions if a.dest == "command")
-    return "export" in commands.choices
-
-
 @pytest.fixture(scope="module")
 def viewer_logs(tmp_path_factory) -> ViewerLogs:
     """Inspect logs of ctxbench smoke runs: `ctxbench run` (a window small enough to compact), then
@@ -107,11 +70,6 @@ def viewer_logs(tmp_path_factory) -> ViewerLogs:
     base = tmp_path_factory.mktemp("inspect_view")
     log_dir = base / "inspect"
     log_dir.mkdir()
-    # LEAD, after merging part I: delete `_dev_logs` and this `if`, keep the export branch only.
-    if not _export_command_exists():
-        warnings.warn("DEV LOGS: `ctxbench export` is not on this branch; the viewer shows hand-built logs")
-        _dev_logs(log_dir)
-        return _read_expectations(log_dir)
     from harness.cli import main
 
     results = base / "results"

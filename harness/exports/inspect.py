@@ -412,7 +412,10 @@ class InspectLogs:
                    "mean": EvalMetric(name="mean", value=sum(float(r.get("score") or 0) for r in rows) / len(rows))}
         spec = EvalSpec(
             eval_id=identity, run_id=stable_hash(["ctxbench-run", str(self.results_dir.resolve())]),
-            created=self.created.isoformat(), task=suite, task_id=stable_hash(["ctxbench-task", suite]),
+            created=self.created.isoformat(), task=f"{suite}/{label}",
+            # One task id per strategy: Inspect's viewer lists, of the logs sharing a task id, the newest alone
+            # (the others count as retries), so one shared id hid every strategy's log but one.
+            task_id=stable_hash(["ctxbench-task", suite, label]),
             task_display_name=f"{suite} · {label}", task_args={"strategy": label, "strategy_config": strategy_config},
             solver=label, solver_args=strategy_config, tags=[label],
             dataset=EvalDataset(name=suite, samples=len({s.id for s in samples}),
