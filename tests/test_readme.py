@@ -12,6 +12,7 @@ docs/extending.md runs by import path (issue 2.7).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import re
 import shlex
 import sys
@@ -34,7 +35,7 @@ FENCE = re.compile(r"^```(\S*)(.*)$")
 FILE_OPTIONS = {"--tasks", "--strategy-config", "--config", "--profiles", "--clock", "--retry", "--mock-knobs",
                 "--summarizer-knobs", "--mock-faults", "--faults"}
 DIR_OPTIONS = {"--resume"}  # a directory that must be there (written before, or in the repository)
-POSITIONAL_PATHS = {"traces", "replay", "report", "sweep"}  # subcommands whose positional arguments are paths
+POSITIONAL_PATHS = {"traces", "replay", "report", "sweep", "show", "export"}  # subcommands whose positional arguments are paths
 OUTPUT_COMMANDS = {"run", "sweep", "traces"}
 
 
@@ -188,7 +189,7 @@ def named_paths(command: Command, namespace: argparse.Namespace | None) -> list[
     paths = [value for value in option_values(command.argv, FILE_OPTIONS) if not value.lstrip().startswith("{")]
     paths += option_values(command.argv, DIR_OPTIONS)
     if namespace.command in POSITIONAL_PATHS:
-        for attribute in ("paths", "events", "results_dir", "grid_file"):
+        for attribute in ("paths", "events", "results_dir", "grid_file", "target"):
             value = getattr(namespace, attribute, None)
             paths += value if isinstance(value, list) else [value] if value else []
     return paths
@@ -229,14 +230,17 @@ def cheap(command: Command, namespace: argparse.Namespace | None, made: set[str]
         return False
     if namespace.command in {"strategies", "tasks"}:
         return True
-    if namespace.command in {"report", "replay"}:
-        targets = [namespace.results_dir] if namespace.command == "report" else namespace.events
-        return all(target in made for target in targets)
+    if namespace.command in {"report", "replay", "show"}:
+        targets = {"report": ["results_dir"], "show": ["target"]}.get(namespace.command)
+        return all(target in made for target in ([getattr(namespace, name) for name in targets] if targets
+                                                 else namespace.events))
+    if namespace.command == "export":  # the `inspect` extra's command: run where the extra is installed
+        return namespace.results_dir in made and importlib.util.find_spec("inspect_ai") is not None
     if namespace.command == "traces":
         return True
     if namespace.command in {"run", "sweep"}:
         mock = namespace.model.startswith("mock/") and not namespace.api_base and not getattr(namespace, "resume", None)
-        small = namespace.tasks in files if namespace.tasks else namespace.suite == "smoke"
+        small = namespace.tasks in files if namespace.tasks else (namespace.suite == "smoke" or bool(namespace.task_ids))
         return mock and small
     return False
 
