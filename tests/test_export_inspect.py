@@ -46,10 +46,10 @@ def test_one_log_per_strategy_with_one_sample_per_run(exported):
     rows = read_runs(results)
     logs = _logs(out)
     assert sorted(log.eval.solver for log in logs) == sorted({row["strategy"] for row in rows})
+    assert len({log.eval.task_id for log in logs}) == len(logs)
     for log in logs:
         mine = {row["run_id"]: row for row in rows if row["strategy"] == log.eval.solver}
         assert log.status == "success" and log.eval.task == f"smoke/{log.eval.solver}" and log.eval.model == "mock/agent"
-    assert len({log.eval.task_id for log in logs}) == len(logs)
         assert len(log.samples) == len(mine) == log.results.total_samples
         for sample in log.samples:
             row = mine[sample.metadata["run_id"]]
