@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.executors import local_processes
 from harness.executors.base import Executor, settle_heap
 from harness.executors.in_process import InProcess
-from harness.executors import local_processes
 
 EXECUTORS = ("local", "in_process")
 
