@@ -6,7 +6,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-# tqdm's monitor thread would make the runner's worker processes unsafe to fork (harness.pool).
+# tqdm's monitor thread would make the runner's worker processes unsafe to fork (harness.executors.local_processes).
 import tqdm  # noqa: E402
 
 tqdm.tqdm.monitor_interval = 0

@@ -144,7 +144,7 @@ def _cells(suite: str, strategies: list[str] | str, events_dir: str, *, tasks: l
 def _warm_up() -> None:
     """One short mock run, so lazy imports inside litellm are not billed to the first measured run;
     then the heap settled as `run_cells` settles it before any run."""
-    from harness.pool import settle_heap
+    from harness.executors import settle_heap
     from harness.runner import run_cell
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -213,7 +213,7 @@ class _Session:
         from harness.context import MAIN_PROFILE, RunContext
         from harness.events import EventLog
         from harness.llm import LLMClient
-        from harness.runner import build_profiles
+        from harness.profiles import build_profiles
         from harness.tokens import count_text
         from tasks.suites import TaskRow
 
@@ -432,7 +432,7 @@ def parallel_child(suite: str, workers: int) -> dict[str, Any]:
     The cells are validated first, as `ctxbench run` does before any run (which also generates
     each task instance once), and the heap is settled (`run_cells` does it once per process).
     """
-    from harness.pool import settle_heap
+    from harness.executors import settle_heap
     from harness.runner import run_cells, validate_cells
 
     with tempfile.TemporaryDirectory() as tmp:

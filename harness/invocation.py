@@ -24,7 +24,8 @@ from harness.config import check_writable_dir
 from harness.errors import ConfigError, CtxbenchError
 from harness.limits import INVOCATION_LIMIT_REACHED, INVOCATION_SPENDING
 from harness.results import CONFIG_FILE, QUARANTINE_FILE, ResultsDir, read_runs, scan_runs
-from harness.runner import Cell, Matrix, build_profiles, run_cells
+from harness.profiles import build_profiles
+from harness.runner import Cell, Matrix, run_cells
 from harness.secrets import REDACTED, redact, redact_text
 from strategies import StrategySpec
 from tasks.suites import TaskRow

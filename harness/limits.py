@@ -1,5 +1,5 @@
 """Per-model limits on simultaneous requests and the invocation's spending, shared by every run thread
-of this process and, when runs are spread over worker processes (harness.pool), by those too."""
+of this process and, when runs are spread over worker processes (harness.executors.local_processes), by those too."""
 from __future__ import annotations
 
 import math

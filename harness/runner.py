@@ -9,8 +9,6 @@ from __future__ import annotations
 import re
 import time
 import traceback
-from collections import deque
-from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -21,11 +19,12 @@ from harness.contain import Guarded, RunCrash, contained, guarded_call
 from harness.context import MAIN_PROFILE, RunContext
 from harness.errors import ConfigError, CtxbenchError
 from harness.events import EventLog, read_events
+from harness.executors import make_executor, settle_heap
 from harness.frozen import MessageEditError
-from harness.llm import LLMClient, LLMProfile, is_context_window_error
+from harness.llm import LLMClient, is_context_window_error
 from harness.limits import INVOCATION_LIMIT_REACHED, INVOCATION_SPENDING
 from harness.metrics import MetricsError, RunMetrics
-from harness.pool import CellPlan, cell_executor, settle_heap
+from harness.profiles import build_profiles
 from harness.retry import is_retryable
 from harness.secrets import redact, remember
 from harness.tokens import stable_hash
@@ -64,32 +63,6 @@ class Cell:
     @property
     def run_id(self) -> str:
         return run_id_for(self.task.task_id, self.strategy.display, self.seed)
-
-
-def _seed_profile_keys(value: Any, where: str) -> Any:
-    """Accept seed 000's own profile key `maxInputTokens` as `max_input_tokens`."""
-    if not isinstance(value, dict) or "maxInputTokens" not in value:
-        return value
-    if "max_input_tokens" in value:
-        raise ConfigError(f"{where}: give maxInputTokens or max_input_tokens, not both")
-    value = dict(value)
-    value["max_input_tokens"] = value.pop("maxInputTokens")
-    return value
-
-
-def build_profiles(data: dict[str, dict[str, Any]]) -> dict[str, LLMProfile]:
-    if MAIN_PROFILE not in data:
-        raise ConfigError(f"profiles: a {MAIN_PROFILE!r} profile is required")
-    profiles = {name: build_dataclass(LLMProfile, _seed_profile_keys(value, f"profiles.{name}"), f"profiles.{name}")
-                for name, value in data.items()}
-    for name, profile in profiles.items():
-        if profile.is_mock:
-            from harness.mock.provider import MockConfig, check_mock_model
-
-            check_mock_model(profile.model, f"profiles.{name}.model")
-            config = build_dataclass(MockConfig, profile.mock, f"profiles.{name}.mock")
-            config.knobs_for(profile.model, f"profiles.{name}.mock.knobs")  # the agent's or the summarizer's
-    return profiles
 
 
 def check_profiles(strategy: Any, profiles: dict[str, Any], label: str) -> None:
@@ -323,61 +296,30 @@ def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strate
 
 
 def run_cells(cells: list[Cell], *, workers: int, on_row: Callable[[dict[str, Any]], None],
-              progress: bool = True, may_start: Callable[[], bool] | None = None) -> list[Cell]:
-    """Run cells (in parallel when workers > 1), handing each finished row to `on_row` at once.
-
-    A cell starts only while `may_start()` holds (a spending limit); the cells never started
-    are returned. Without such a limit, as many cells again as a worker runs at once wait
-    queued for it, so a worker that finishes one starts the next without waiting for this
-    process to write the finished row. Which worker runs which cell: harness.pool.CellPlan.
-    """
+              progress: bool = True, may_start: Callable[[], bool] | None = None,
+              executor: str = "local") -> list[Cell]:
+    """Run cells on the executor named (harness.executors; in parallel when workers > 1), handing each
+    finished row to `on_row` at once. A cell starts only while `may_start()` holds (a spending limit);
+    the cells never started are returned."""
     from tqdm import tqdm
 
-    allowed = may_start or (lambda: True)
     settle_heap()
-    pool = cell_executor(cells, workers)
+    chosen = make_executor(executor, workers, cells)
     bar = tqdm(total=len(cells), desc="runs", unit="run", disable=not progress, leave=False)
+
+    def take(row: dict[str, Any]) -> None:
+        on_row(row)
+        bar.update()
+
     try:
-        if pool is None:
-            queue = deque(cells)
-            while queue and allowed():
-                on_row(run_cell(queue.popleft()))
-                bar.update()
-            return list(queue)
-        plan = CellPlan(cells)
-        queued_per_worker = pool.threads if may_start is not None else 2 * pool.threads
-        with pool:
-            pending: dict[Future, tuple[int, Cell]] = {}  # each submitted cell's future -> its worker and the cell
-            queued = [0] * pool.processes
-            while plan or pending:
-                while plan and allowed():
-                    worker = queued.index(min(queued))  # the least busy, so the workers stay even
-                    if queued[worker] >= queued_per_worker:
-                        break
-                    cell = plan.take(worker)
-                    pending[pool.submit_to(worker, run_cell, cell)] = (worker, cell)
-                    queued[worker] += 1
-                if not pending:
-                    break
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    worker, cell = pending.pop(future)
-                    queued[worker] -= 1
-                    on_row(_row_of(future, cell))
-                    bar.update()
-        return plan.remaining()
+        return chosen.run(cells, run_cell, take, may_start, lost_row)
     finally:
         bar.close()
 
 
-def _row_of(future: Future, cell: Cell) -> dict[str, Any]:
-    """The row a worker returned; if the run ended its worker process (harness.process_threads.WorkerExited),
-    an `error` row made here, with the metrics of the events its log holds."""
-    error = future.exception()
-    if error is None:
-        return future.result()
-    if isinstance(error, KeyboardInterrupt):
-        raise error
+def lost_row(cell: Cell, error: BaseException) -> dict[str, Any]:
+    """The `error` row of a run that raised in a worker or ended its worker process
+    (harness.executors.process_threads.WorkerExited), made here with the metrics of the events its log holds."""
     metrics = RunMetrics()
     try:
         for event in read_events(Path(cell.events_dir) / f"{cell.run_id}.jsonl"):

@@ -28,9 +28,10 @@ from harness.errors import ConfigError
 from harness.events import EventLog
 from harness.llm import LLMClient, is_context_window_error
 from harness.metrics import RunMetrics
+from harness.profiles import build_profiles
 from harness.references import ReferenceIndex, message_references
-from harness.runner import (add_tool_result, build_profiles, check_labels, check_profiles, crash_error, finish_row,
-                            request_fields, run_id_for)
+from harness.runner import (add_tool_result, check_labels, check_profiles, crash_error, finish_row, request_fields,
+                            run_id_for)
 from harness.secrets import redact
 from harness.traces import Trace
 from strategies import StrategySpec, build_strategy

@@ -9,7 +9,8 @@ from harness import api
 from harness.context import MAIN_PROFILE, RunContext
 from harness.events import EventLog
 from harness.llm import LLMClient, LLMResult, Usage
-from harness.runner import Cell, _loop, build_profiles
+from harness.profiles import build_profiles
+from harness.runner import Cell, _loop
 from harness.view import fold
 from strategies import StrategySpec, build_strategy
 from tasks.base import ToolCall

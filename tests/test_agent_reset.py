@@ -459,7 +459,7 @@ def test_mock_agent_acts_at_its_knob_warning_and_notes_completeness_drops_progre
 def test_profiles_accept_the_seeds_own_maxInputTokens_key():
     """Seed: 'Set maxInputTokens on the main LLM profile to choose the warning budget'."""
     from harness.errors import ConfigError
-    from harness.runner import build_profiles
+    from harness.profiles import build_profiles
 
     profiles = build_profiles({"main": {"model": "mock/agent", "maxInputTokens": 120_000}})
     assert profiles["main"].input_budget() == 120_000

@@ -4,9 +4,10 @@ import json
 import pytest
 
 from conftest import write_suite_file
-from harness import pool, runner
+from harness import runner
 from harness.cli import main
 from harness.events import read_events
+from harness.executors import local_processes as pool
 from harness.fast_json import json_line
 from harness.replay import replay_file
 from harness.results import read_runs
@@ -174,7 +175,7 @@ def test_a_worker_ending_mid_send_cannot_stall_the_other_workers():
     from concurrent.futures import TimeoutError as FutureTimeout
 
     from harness.api import mock_profiles
-    from harness.process_threads import ThreadsInProcesses, WorkerExited
+    from harness.executors.process_threads import ThreadsInProcesses, WorkerExited
 
     executor = ThreadsInProcesses(2, 2, mock_profiles(), "fork")
     try:

@@ -10,7 +10,7 @@ from harness.events import read_events
 from harness.mock.faults import Faults, draw
 from harness.mock.provider import MockConfig
 from harness.results import read_runs
-from harness.runner import build_profiles
+from harness.profiles import build_profiles
 from tasks.suites import load_tasks
 from harness.retry import RetryPolicy, call_with_retries
 

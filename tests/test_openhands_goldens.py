@@ -12,7 +12,7 @@ import pytest
 from harness.context import RunContext
 from harness.events import EventLog
 from harness.llm import LLMResult, Usage
-from harness.runner import build_profiles
+from harness.profiles import build_profiles
 from strategies import StrategySpec, build_strategy
 from strategies.summaries import RecoverableRunError, TRUNCATION_NOTICE
 

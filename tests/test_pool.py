@@ -1,4 +1,4 @@
-"""Runs spread over worker processes (harness.pool): limits and spending hold in total, and the runs of
+"""Runs spread over worker processes (harness.executors.local_processes): limits and spending hold in total, and the runs of
 one task instance stay in one worker."""
 import os
 import time
@@ -7,10 +7,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness import pool, runner
+from harness import runner
+from harness.executors import base, local_processes as pool
 from harness.api import mock_profiles, run
 from harness.limits import INVOCATION_SPENDING, model_slot
-from harness.process_threads import ThreadsInProcesses
+from harness.executors.process_threads import ThreadsInProcesses
 from harness.results import read_runs
 from tests.test_server import comparable
 
@@ -66,11 +67,11 @@ def test_worker_processes_share_the_model_limit_and_the_invocation_spending():
 def test_many_runs_in_flight_use_several_processes(monkeypatch):
     cells = [type("Cell", (), {"profiles": {"main": {"model": "openai/x", "max_concurrency": 16}}})()] * 64
     monkeypatch.setattr(pool.os, "cpu_count", lambda: 2)
-    executor = pool.cell_executor(cells, workers=1)
+    executor = pool.worker_pool(cells, workers=1)
     with executor:
         assert isinstance(executor, ThreadsInProcesses) and executor.processes * executor.threads == 64
     monkeypatch.setattr(pool.os, "cpu_count", lambda: 1)
-    executor = pool.cell_executor(cells, workers=1)
+    executor = pool.worker_pool(cells, workers=1)
     with executor:
         assert not isinstance(executor, ThreadsInProcesses)
 
@@ -112,8 +113,8 @@ def test_the_heap_is_settled_once_per_process_before_runs_start(monkeypatch, tmp
     import gc
 
     collections = []
-    monkeypatch.setattr(pool, "_heap_settled", False)
-    monkeypatch.setattr(pool.gc, "collect", lambda: collections.append(1) or 0)
+    monkeypatch.setattr(base, "_heap_settled", False)
+    monkeypatch.setattr(base.gc, "collect", lambda: collections.append(1) or 0)
     frozen = gc.get_freeze_count()
     kept = [[index] for index in range(1000)]  # allocated before the runs: must end up frozen
     run("smoke", strategies="none", profiles=mock_profiles(), out=tmp_path / "a", progress=False)
@@ -174,7 +175,7 @@ class RecordingWorkers:
 
 def test_run_cells_sends_each_cell_to_the_worker_it_was_planned_for(monkeypatch):
     workers = RecordingWorkers()
-    monkeypatch.setattr(runner, "cell_executor", lambda cells, count: workers)
+    monkeypatch.setattr(pool, "worker_pool", lambda cells, count: workers)
     monkeypatch.setattr(runner, "run_cell", lambda cell: {"run_id": cell.name})
     cells = cells_of({"A": 4, "B": 4, "C": 4, "D": 4})
     rows: list[dict] = []
@@ -188,7 +189,7 @@ def test_workers_with_several_threads_are_filled_evenly(monkeypatch):
     """Runs against real models: 2 processes x 32 threads. Each new cell goes to the least busy worker, so
     both start at once (filling one first left the other idle: measured 1.8-1.95x the ideal wall time)."""
     workers = RecordingWorkers(threads=4)
-    monkeypatch.setattr(runner, "cell_executor", lambda cells, count: workers)
+    monkeypatch.setattr(pool, "worker_pool", lambda cells, count: workers)
     monkeypatch.setattr(runner, "run_cell", lambda cell: {"run_id": cell.name})
     runner.run_cells(cells_of({"A": 4, "B": 4, "C": 4, "D": 4}), workers=1, on_row=lambda row: None, progress=False)
     assert workers.order[:8] == [0, 1] * 4

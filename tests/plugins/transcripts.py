@@ -7,7 +7,7 @@ from typing import Any
 from harness import api
 from harness.context import RunContext
 from harness.events import EventLog
-from harness.runner import build_profiles
+from harness.profiles import build_profiles
 from harness.view import fold
 
 SYSTEM = "You are a test agent."

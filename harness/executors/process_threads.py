@@ -14,12 +14,11 @@ from typing import Any, Callable
 
 from harness import limits
 from harness.limits import INVOCATION_SPENDING
+from harness.profiles import build_profiles
 
 
 def _slot_keys(profiles: dict[str, dict[str, Any]]) -> set[tuple[str, int]]:
     """The (model key, limit) pairs of model_slot that these profiles' requests hold."""
-    from harness.runner import build_profiles
-
     return {(p.endpoint, p.max_concurrency) for p in build_profiles(profiles).values() if p.max_concurrency}
 
 

@@ -1,40 +1,23 @@
-"""Which executor runs a batch of cells, how many cells run at once, and which worker runs which."""
+"""Cells run on threads of this process or of local worker processes: how many run at once, and which
+worker runs which (task affinity, CellPlan); per-model request limits and the invocation's spending are
+shared by all the workers (harness.limits)."""
 from __future__ import annotations
 
-import gc
 import math
 import os
 import sys
 import threading
 from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Callable
 
-from harness.process_threads import ThreadsInProcesses
+from harness.executors.base import LostRow, MayStart, OnRow, RunCell
+from harness.executors.process_threads import ThreadsInProcesses
 
 # Runs in flight that one process serves without its CPU holding them up: litellm spends several
 # ms of CPU per request under one GIL, so ~100 requests/s per process; with more in flight (short
 # latencies), runs are spread over more processes.
 RUNS_PER_PROCESS = 32
-
-
-_heap_settled = False
-
-
-def settle_heap() -> None:
-    """Put what this process has allocated so far (litellm and the other imports, generated task
-    instances: ~470k objects) out of the garbage collector's reach, once per process.
-
-    A full collection walks every tracked object: ~0.3 s with litellm loaded, landing in the
-    middle of whichever run allocates past the threshold (measured: one run's CPU +50%).
-    Frozen objects are never collected, so it first collects what is garbage now; forked
-    workers inherit the frozen heap (and share its pages).
-    """
-    global _heap_settled
-    if not _heap_settled:
-        gc.collect()
-        gc.freeze()
-        _heap_settled = True
 
 
 def _start_method() -> str:
@@ -64,7 +47,7 @@ class ThreadsInThisProcess(ThreadPoolExecutor):
 Workers = ThreadsInProcesses | ThreadsInThisProcess
 
 
-def cell_executor(cells: list[Any], workers: int) -> Workers | None:
+def worker_pool(cells: list[Any], workers: int) -> Workers | None:
     """The executor for these runs (None: run them one by one here); its `processes` x `threads`
     runs go at once.
 
@@ -131,3 +114,52 @@ class CellPlan:
     def remaining(self) -> list[Any]:
         """The cells never handed out, in the order given."""
         return sorted((cell for cells in self._tasks.values() for cell in cells), key=lambda cell: self._order[id(cell)])
+
+
+class LocalProcesses:
+    """Cells spread over the workers of `pool`, each handed out by CellPlan (task affinity).
+
+    Without a spending limit, as many cells again as a worker runs at once wait queued for it, so a
+    worker that finishes one starts the next without waiting for this process to take the finished
+    row; with one, no more are queued than run, so none starts after the limit is reached.
+    """
+
+    def __init__(self, pool: Workers):
+        self.pool = pool
+
+    def run(self, cells: list[Any], run_cell: RunCell, on_row: OnRow, may_start: MayStart | None,
+            lost_row: LostRow) -> list[Any]:
+        pool = self.pool
+        allowed = may_start or (lambda: True)
+        plan = CellPlan(cells)
+        queued_per_worker = pool.threads if may_start is not None else 2 * pool.threads
+        with pool:
+            pending: dict[Future, tuple[int, Any]] = {}  # each submitted cell's future -> its worker and the cell
+            queued = [0] * pool.processes
+            while plan or pending:
+                while plan and allowed():
+                    worker = queued.index(min(queued))  # the least busy, so the workers stay even
+                    if queued[worker] >= queued_per_worker:
+                        break
+                    cell = plan.take(worker)
+                    pending[pool.submit_to(worker, run_cell, cell)] = (worker, cell)
+                    queued[worker] += 1
+                if not pending:
+                    break
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    worker, cell = pending.pop(future)
+                    queued[worker] -= 1
+                    on_row(_row_of(future, cell, lost_row))
+        return plan.remaining()
+
+
+def _row_of(future: Future, cell: Any, lost_row: LostRow) -> dict[str, Any]:
+    """The row a worker returned, or `lost_row`'s for a run that raised or ended its worker process
+    (WorkerExited); a KeyboardInterrupt stops the invocation."""
+    error = future.exception()
+    if error is None:
+        return future.result()
+    if isinstance(error, KeyboardInterrupt):
+        raise error
+    return lost_row(cell, error)
