@@ -357,7 +357,8 @@ class Results:
         return recommended_label(self.tuning)
 
 
-def _csv(path: Path) -> pd.DataFrame:
+def read_table(path: Path) -> pd.DataFrame:
+    """A CSV table of a results directory (summary, paired, tuning); empty when not written (yet)."""
     return pd.read_csv(path) if path.exists() and path.stat().st_size else pd.DataFrame()
 
 
@@ -367,6 +368,6 @@ def load_results(path: str | Path) -> Results:
     if not path.is_dir():
         raise ConfigError(f"load_results: {path} is not a results directory")
     runs = runs_frame(path)
-    return Results(path=path, runs=runs, requests=requests_frame(path, runs), summary=_csv(path / SUMMARY_FILE),
-                   paired=_csv(path / PAIRED_FILE),
-                   tuning=_csv(path / TUNING_FILE) if (path / SWEEP_FILE).exists() else None)
+    return Results(path=path, runs=runs, requests=requests_frame(path, runs), summary=read_table(path / SUMMARY_FILE),
+                   paired=read_table(path / PAIRED_FILE),
+                   tuning=read_table(path / TUNING_FILE) if (path / SWEEP_FILE).exists() else None)

@@ -524,9 +524,9 @@ def _print_tuning(out: Path) -> None:
 
     if not (out / SWEEP_FILE).exists() or not (out / TUNING_FILE).exists():
         return
-    from harness import api
+    from harness.api import read_table
 
-    tuning = api.load_results(out).tuning
+    tuning = read_table(out / TUNING_FILE)  # tuning.csv alone: load_results would read every event log too
     print(f"\nTuning ({out / TUNING_FILE}; every column in report.md):\n{tuning_console(tuning)}\n\n"
           f"recommended: {recommendation_text(tuning)}")
 

@@ -402,6 +402,11 @@ SHOWN_COLUMNS = ("runs", "success_rate", "success_vs_best", "cost_per_success", 
                  "mean_resets", "mean_compactions", "baseline", "pareto", "leader", "ties_best", "recommended")
 
 
+def _axis_columns(tuning: pd.DataFrame) -> list[str]:
+    """The grid's axes among the tuning table's columns: tuning_table puts them between label and baseline."""
+    return list(tuning.columns[1:list(tuning.columns).index("baseline")])
+
+
 NO_POINT_FINISHED = "No grid point has finished runs yet."
 
 
@@ -409,7 +414,7 @@ def tuning_markdown(tuning: pd.DataFrame) -> str:
     """The tuning table as report.md and stdout show it: label, parameters, then the deciding figures."""
     if tuning.empty:  # a spending limit reached before any run finished
         return NO_POINT_FINISHED
-    params = list(tuning.columns[1:list(tuning.columns).index("baseline")])  # tuning_table puts the axes there
+    params = _axis_columns(tuning)
     columns = ["label", *params, *[c for c in SHOWN_COLUMNS if c in tuning]]
     rows = [[_tuning_cell(column, row) for column in columns] for _, row in tuning.iterrows()]
     return markdown(columns, rows)
@@ -422,7 +427,7 @@ def tuning_console(tuning: pd.DataFrame) -> str:
 
     if tuning.empty:
         return NO_POINT_FINISHED
-    params = list(tuning.columns[1:list(tuning.columns).index("baseline")])
+    params = _axis_columns(tuning)
     header = ["label", *params, "runs", "success", "vs leader", "cost/success $", "decision"]
     rows = []
     for _, row in tuning.iterrows():

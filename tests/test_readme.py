@@ -230,10 +230,10 @@ def cheap(command: Command, namespace: argparse.Namespace | None, made: set[str]
         return False
     if namespace.command in {"strategies", "tasks"}:
         return True
-    if namespace.command in {"report", "replay", "show"}:
-        targets = {"report": ["results_dir"], "show": ["target"]}.get(namespace.command)
-        return all(target in made for target in ([getattr(namespace, name) for name in targets] if targets
-                                                 else namespace.events))
+    if namespace.command in {"report", "replay", "show"}:  # cheap on what the block wrote
+        targets = {"report": [getattr(namespace, "results_dir", None)], "show": [getattr(namespace, "target", None)],
+                   "replay": getattr(namespace, "events", [])}[namespace.command]
+        return all(target in made for target in targets)
     if namespace.command == "export":  # the `inspect` extra's command: run where the extra is installed
         return namespace.results_dir in made and importlib.util.find_spec("inspect_ai") is not None
     if namespace.command == "traces":
