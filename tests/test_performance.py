@@ -8,6 +8,7 @@ import re
 import pytest
 
 from harness import bench
+from harness.bench import adapters, common, flat, memory, overhead, parallel, real, session
 from harness.mock.agents import memo
 from strategies import comparison_strategies
 
@@ -50,20 +51,20 @@ def test_distinct_contents_counts_each_rendering_once():
               {"id": 1, "type": "message", "message": {"role": "user", "content": "hello"}},
               {"id": 2, "type": "compaction", "view_ops": [
                   {"op": "replace", "id": 1, "message": {"role": "user", "content": "[cleared]"}}]}]
-    assert bench.distinct_contents(events) == {"hello", "[cleared]"}
+    assert common.distinct_contents(events) == {"hello", "[cleared]"}
 
 
 def test_figures_compare_against_their_goals():
-    assert bench.Figure("a", 2.0, 3.0).met is True
-    assert bench.Figure("b", 4.0, 3.0).met is False
-    assert bench.Figure("c", 1.8, 1.7, at_most=False).met is True
-    assert bench.Figure("d", None, 1.3).met is None
-    assert "not measured" in bench.Figure("d", None, 1.3).line()
+    assert common.Figure("a", 2.0, 3.0).met is True
+    assert common.Figure("b", 4.0, 3.0).met is False
+    assert common.Figure("c", 1.8, 1.7, at_most=False).met is True
+    assert common.Figure("d", None, 1.3).met is None
+    assert "not measured" in common.Figure("d", None, 1.3).line()
 
 
 def test_check_exits_nonzero_when_a_goal_is_missed(monkeypatch, capsys):
     """`python -m harness.bench --check` exits 1 on a missed goal, 0 without --check."""
-    monkeypatch.setattr(bench, "measure", lambda names, **_: [bench.Figure("overhead none (long)", 9.0, 3.0)])
+    monkeypatch.setattr(bench, "measure", lambda names, **_: [common.Figure("overhead none (long)", 9.0, 3.0)])
     assert bench.main(["--figures", "overhead", "--check"]) == 1
     assert bench.main(["--figures", "overhead"]) == 0
     assert "missed goals: overhead none (long)" in capsys.readouterr().out
@@ -77,7 +78,7 @@ def test_unknown_figure_is_refused(capsys):
 
 def test_request_step_driver_grows_the_context():
     """The flat benchmark's driver sends real mock requests and reports the context it measured at."""
-    seconds, tokens = bench.per_request_seconds(3_000, 12, steps=3, warm=1)
+    seconds, tokens = flat.per_request_seconds(3_000, 12, steps=3, warm=1)
     assert seconds > 0 and 2_000 < tokens < 6_000
 
 
@@ -89,7 +90,7 @@ def test_tokenize_once(benchmark):
     from harness.tokens import _tokenizer
 
     encoding = _tokenizer()
-    text = bench._file_text(1, 4_000)
+    text = session.file_text(1, 4_000)
     benchmark(lambda: encoding.encode(text, disallowed_special=()))
 
 
@@ -97,23 +98,23 @@ def test_tokenize_once(benchmark):
 @pytest.mark.parametrize("tokens", [10_000, 400_000])
 def test_request_step(benchmark, tmp_path, tokens):
     """One runner step with the mock at a ~10k and a ~400k-token context of 200 messages."""
-    session = bench._Session(str(tmp_path), tokens, 200, 60)
+    primed = session.Session(str(tmp_path), tokens, 200, 60)
     steps = iter(range(60))
-    benchmark.pedantic(lambda: session.step(next(steps)), rounds=40, warmup_rounds=5)
-    session.close()
+    benchmark.pedantic(lambda: primed.step(next(steps)), rounds=40, warmup_rounds=5)
+    primed.close()
 
 
 @pytest.mark.benchmark
 def test_flat_per_request_cost():
-    """Issue 8.3: harness time per request at ~400k tokens / at ~10k tokens <= 1.5 (bench.flat's definition)."""
-    figure = bench.flat()[0]
+    """Issue 8.3: harness time per request at ~400k tokens / at ~10k tokens <= 1.5 (harness.bench.flat's definition)."""
+    figure = flat.flat()[0]
     assert figure.met, figure.line()
 
 
 @pytest.mark.benchmark
 def test_memory_of_a_long_run():
     """Issue 8.4: peak RSS growth of a long run <= 3x the distinct content of its event log."""
-    figures = bench.memory()
+    figures = memory.memory()
     assert all(f.met for f in figures), [f.line() for f in figures]
 
 
@@ -126,7 +127,7 @@ def test_memory_of_a_long_run():
 @pytest.mark.parametrize("strategy", comparison_strategies())
 def test_overhead_ratio_long(strategy):
     """Issue 8.2: CPU of the mock long runs / tokenizing their distinct contents once <= 3, per strategy."""
-    figure = bench.overhead("long", [strategy])[0]
+    figure = overhead.overhead("long", [strategy])[0]
     assert figure.met, figure.line()
 
 
@@ -137,7 +138,7 @@ def test_overhead_ratio_long(strategy):
                    strict=False)
 def test_parallel_scaling_of_the_default_suite():
     """Issue 8.5: the default suite with 2 workers at least 1.7x faster than with 1 (median of 3 pairs of runs)."""
-    figure = bench.parallel()[0]
+    figure = parallel.parallel()[0]
     assert figure.met, figure.line()
 
 
@@ -148,7 +149,7 @@ def test_parallel_scaling_of_the_default_suite():
 def test_real_path_wall_time_near_ideal(monkeypatch):
     """Issue 8.6: 64 runs against serve-mock (100 ms per request) at max-concurrency 16 within 1.3x of the ideal."""
     monkeypatch.setenv("OPENAI_API_KEY", "unused-by-serve-mock")
-    figure = bench.real()[0]
+    figure = real.real()[0]
     assert figure.met, figure.line()
 
 
@@ -156,7 +157,7 @@ def test_real_path_wall_time_near_ideal(monkeypatch):
 def test_adapters_convert_the_view_in_time_of_the_new_messages():
     """Issue 16: an adapter's own CPU per request (the library's time left out) at 400 messages within
     1.5x of that at 40, for every adapter whose library is installed here."""
-    figures = bench.adapters()
+    figures = adapters.adapters()
     if not figures:
         pytest.skip("no adapter library installed: pip install -e '.[pydantic-ai,inspect]'")
     assert all(figure.met for figure in figures), "\n".join(figure.line() for figure in figures)

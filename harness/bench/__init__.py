@@ -1,0 +1,66 @@
+"""`python -m harness.bench`: what the harness costs, as ratios measured in one process run.
+
+With the mock, the harness is the whole cost of a sweep. Each figure is a ratio against what cannot
+be avoided, printed next to its goal. One module per figure says what it measures and how:
+
+* overhead (harness.bench.overhead): CPU of a suite's mock runs per strategy / tokenizing their
+  distinct texts once. Goal <= 3.
+* flat (harness.bench.flat): harness CPU per request at ~400k tokens / at ~10k tokens. Goal <= 1.5.
+* memory (harness.bench.memory): peak RSS growth of a `long` run / the distinct content of its log. Goal <= 3.
+* parallel (harness.bench.parallel): the default suite's wall time with 1 worker / with 2. Goal >= 1.7.
+* real (harness.bench.real): runs against `serve-mock` over the real client path, against the ideal.
+* adapters (harness.bench.adapters): an adapter's own CPU per request at 400 messages / at 40. Goal <= 1.5.
+
+`--check` exits 1 when a measured figure misses its goal.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+from typing import Callable, Iterable
+
+import harness  # noqa: F401  (offline environment first)
+from harness.bench.common import OVERHEAD_REPEATS, PARALLEL_REPEATS, BenchOptions, Figure
+
+FIGURES = ("overhead", "flat", "memory", "parallel", "real", "adapters")
+
+__all__ = ["FIGURES", "BenchOptions", "Figure", "main", "measure"]
+
+
+def measure(names: Iterable[str], *, options: BenchOptions, echo: Callable[[str], None] = print) -> list[Figure]:
+    """Measure the figures named, in order, echoing each line as it is measured."""
+    figures: list[Figure] = []
+    for name in names:
+        module = importlib.import_module(f"harness.bench.{name}")
+        for figure in module.figures(options):
+            echo(figure.line())
+            figures.append(figure)
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m harness.bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--figures", default=",".join(FIGURES),
+                        help=f"comma-separated figures to measure (default: all of {','.join(FIGURES)})")
+    parser.add_argument("--strategies", default="all", help="strategies of the overhead figure (default: all)")
+    parser.add_argument("--overhead-suite", default="long", help="suite of the overhead figure (default long)")
+    parser.add_argument("--overhead-repeats", type=int, default=OVERHEAD_REPEATS,
+                        help=f"repeats of each strategy's runs in the overhead figure, best taken (default {OVERHEAD_REPEATS})")
+    parser.add_argument("--repeats", type=int, default=PARALLEL_REPEATS,
+                        help=f"pairs of runs of the parallel figure, median taken (default {PARALLEL_REPEATS})")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a measured figure misses its goal")
+    args = parser.parse_args(argv)
+    from strategies import comparison_strategies
+
+    names = [n.strip() for n in args.figures.split(",") if n.strip()]
+    unknown = sorted(set(names) - set(FIGURES))
+    if unknown:
+        parser.error(f"unknown figure(s) {unknown}; choose from {', '.join(FIGURES)}")
+    strategies = comparison_strategies() if args.strategies == "all" else args.strategies.split(",")
+    options = BenchOptions(strategies=strategies, overhead_suite=args.overhead_suite,
+                           overhead_repeats=args.overhead_repeats, repeats=args.repeats)
+    figures = measure(names, options=options)
+    missed = [f.name for f in figures if f.met is False and not f.name.startswith("  info")]
+    if missed:
+        print(f"missed goals: {', '.join(missed)}")
+    return 1 if args.check and missed else 0

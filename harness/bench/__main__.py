@@ -1,0 +1,5 @@
+import sys
+
+from harness.bench import main
+
+sys.exit(main())

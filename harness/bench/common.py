@@ -1,0 +1,116 @@
+"""What every figure of the bench shares: the figure and its goal, the options, the cells of a suite,
+the warm-up before a measured run, the distinct texts a run sent, and fresh child processes."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from harness.tokens import message_text
+
+OVERHEAD_REPEATS = 3  # repeats of each strategy's runs and tokenizing; each side's best is taken
+PARALLEL_REPEATS = 3  # pairs of 1-worker and 2-worker runs; the median ratio is taken
+
+
+@dataclass
+class BenchOptions:
+    """What `python -m harness.bench` was asked for, handed to every figure's `figures(options)`."""
+
+    strategies: list[str]
+    overhead_suite: str = "long"
+    overhead_repeats: int = OVERHEAD_REPEATS
+    repeats: int = PARALLEL_REPEATS
+
+
+@dataclass
+class Figure:
+    name: str
+    value: float | None  # None: not measured
+    goal: float
+    at_most: bool = True  # the goal is an upper bound (else a lower bound)
+    note: str = ""
+
+    @property
+    def met(self) -> bool | None:
+        if self.value is None:
+            return None
+        return self.value <= self.goal if self.at_most else self.value >= self.goal
+
+    def line(self) -> str:
+        goal = f"{'<=' if self.at_most else '>='} {self.goal:g}"
+        value = "not measured" if self.value is None else f"{self.value:.2f}"
+        verdict = {None: "-", True: "ok", False: "MISSED"}[self.met]
+        return f"{self.name:<34} {value:>12}   goal {goal:<8} {verdict:<7} {self.note}"
+
+
+# ----- what the runs sent: distinct message contents
+
+def distinct_contents(events: Iterable[dict[str, Any]]) -> set[str]:
+    """Every distinct text a run's log holds as a message or as another rendering of one."""
+    texts: set[str] = set()
+    for event in events:
+        if event["type"] == "message":
+            texts.add(message_text(event["message"]))
+        for op in event.get("view_ops", ()):
+            if op.get("op") == "replace":
+                texts.add(message_text(op["message"]))
+    texts.discard("")
+    return texts
+
+
+def tokenize_seconds(texts: Iterable[str], repeats: int = 3) -> float:
+    """CPU seconds to tokenize each text once as the harness does (`harness.tokens`, the memo left out;
+    best of `repeats`). The fastest way it has: long texts are counted from tiktoken's packed buffer."""
+    from harness.tokens import tokenize_count
+
+    texts = list(texts)
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.process_time()
+        for text in texts:
+            tokenize_count(text)
+        best = min(best, time.process_time() - started)
+    return best
+
+
+def events(path: Path) -> list[dict[str, Any]]:
+    from harness.events import read_events
+
+    return read_events(path)
+
+
+# ----- the runs
+
+def cells(suite: str, strategies: list[str] | str, events_dir: str, *, tasks: list[str] | None = None,
+          profiles: dict[str, Any] | None = None) -> list[Any]:
+    """The cells of `suite` (its tasks named in `tasks`, else all) x `strategies`, seed 0, with the mock."""
+    from harness.api import mock_profiles, strategy_specs
+    from harness.runner import Matrix
+    from tasks.suites import load_tasks
+
+    rows = [t for t in load_tasks(suite) if tasks is None or t.task_id in tasks]
+    matrix = Matrix(tasks=rows, strategies=strategy_specs(strategies), seeds=[0], profiles=profiles or mock_profiles())
+    return matrix.build(events_dir)
+
+
+def warm_up() -> None:
+    """One short mock run, so lazy imports inside litellm are not billed to the first measured run;
+    then the heap settled as `run_cells` settles it before any run."""
+    from harness.executors import settle_heap
+    from harness.runner import run_cell
+
+    with tempfile.TemporaryDirectory() as tmp:
+        run_cell(cells("smoke", ["none"], tmp)[0])
+    settle_heap()
+
+
+def child(module: str, args: list[str]) -> dict[str, Any]:
+    """Run `python -m harness.bench.<module> ARGS` in a fresh process; the JSON of its last line."""
+    out = subprocess.run([sys.executable, "-m", f"harness.bench.{module}", *args], capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])

@@ -1,0 +1,75 @@
+"""The memory figure: per `long` task (strategy `none`), in a fresh subprocess, the growth of peak RSS
+(VmHWM, reset just before the run) during the run over the RSS before it (and tracemalloc's peak, in another subprocess),
+divided by the UTF-8 size of the distinct message contents of the run's event log. As for the overhead
+figure, the task instance is generated before (once per process); the run works on its copy. Goal <= 3.
+"""
+from __future__ import annotations
+
+import gc
+import json
+import sys
+import tempfile
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+from harness.bench import common
+from harness.bench.common import BenchOptions, Figure
+
+
+def figures(options: BenchOptions) -> list[Figure]:
+    return memory()
+
+
+def _status_bytes(field: str) -> int:
+    """A size from /proc/self/status (VmRSS: resident now; VmHWM: its peak since the last reset)."""
+    with open("/proc/self/status") as handle:
+        line = next(line for line in handle if line.startswith(field + ":"))
+    return int(line.split()[1]) * 1024
+
+
+def _reset_peak_rss() -> None:
+    """Start the peak-RSS mark afresh (Linux: writing 5 to clear_refs resets VmHWM)."""
+    with open("/proc/self/clear_refs", "w") as handle:
+        handle.write("5")
+
+
+def memory_child(suite: str, task_id: str, strategy: str, trace: bool) -> dict[str, Any]:
+    """Run one cell in this (fresh) process; its peak memory over what was there before it."""
+    from harness.runner import run_cell
+
+    common.warm_up()
+    with tempfile.TemporaryDirectory() as tmp:
+        cell = common.cells(suite, [strategy], tmp, tasks=[task_id])[0]
+        cell.task.build(cell.seed)  # generated once per process, as for the overhead figure; the run works on a copy
+        gc.collect()
+        _reset_peak_rss()
+        before = _status_bytes("VmRSS")
+        if trace:
+            tracemalloc.start()
+        run_cell(cell)
+        peak_traced = tracemalloc.get_traced_memory()[1] if trace else None
+        if trace:
+            tracemalloc.stop()
+        peak = _status_bytes("VmHWM")
+        texts = common.distinct_contents(common.events(Path(tmp) / f"{cell.run_id}.jsonl"))
+    return {"rss_growth": max(peak - before, 0), "traced_peak": peak_traced,
+            "content": sum(len(t.encode("utf-8")) for t in texts)}
+
+
+def memory(suite: str = "long", strategy: str = "none") -> list[Figure]:
+    from tasks.suites import load_tasks
+
+    figures = []
+    for task in load_tasks(suite):
+        rss = common.child("memory", [suite, task.task_id, strategy])
+        traced = common.child("memory", [suite, task.task_id, strategy, "--trace"])
+        figures.append(Figure(f"memory {task.task_id}", rss["rss_growth"] / rss["content"], 3.0,
+                              note=f"peak RSS +{rss['rss_growth'] / 1e6:.1f}MB (tracemalloc peak "
+                                   f"{traced['traced_peak'] / 1e6:.1f}MB = {traced['traced_peak'] / rss['content']:.2f}x) "
+                                   f"/ distinct content {rss['content'] / 1e6:.2f}MB"))
+    return figures
+
+
+if __name__ == "__main__":  # the child: SUITE TASK STRATEGY [--trace]
+    print(json.dumps(memory_child(*sys.argv[1:4], trace="--trace" in sys.argv[4:])))
