@@ -178,10 +178,10 @@ class ScriptedClient(LLMClient):
         return super().complete(messages, tools, clock_s, reply=message)
 
 
-def ctxbench_run(workload: Workload, clearing: bool) -> dict[str, Any]:
-    """One run of the workload through `run_cell`; clearing: `clear_tool_uses` at CLEAR_TRIGGER."""
+def ctxbench_run(workload: Workload, clear_at: int | None = None) -> dict[str, Any]:
+    """One run of the workload through `run_cell`; with `clear_at`, `clear_tool_uses` triggered at that many tokens."""
     script = Script(workload)
-    strategy = StrategySpec("clear_tool_uses", {"trigger": CLEAR_TRIGGER}) if clearing else StrategySpec("none", {})
+    strategy = StrategySpec("clear_tool_uses", {"trigger": clear_at}) if clear_at else StrategySpec("none", {})
     window = 10 * RESULT_TOKENS * workload.requests + 100_000
 
     def client(*args: Any, **kwargs: Any) -> ScriptedClient:
@@ -205,8 +205,8 @@ def ctxbench_run(workload: Workload, clearing: bool) -> dict[str, Any]:
 _INSPECT_SCRIPT: list[Script] = []  # the script of the Inspect run under way (the ModelAPI is built by name)
 
 
-def inspect_run(workload: Workload, clearing: bool) -> dict[str, Any]:
-    """One `eval()` of the workload as one sample with `react()`; clearing: `CompactionEdit(CLEAR_TRIGGER)`."""
+def inspect_run(workload: Workload, clear_at: int | None = None) -> dict[str, Any]:
+    """One `eval()` of the workload as one sample with `react()`; with `clear_at`, `CompactionEdit` at that threshold."""
     from inspect_ai import Task, eval as inspect_eval
     from inspect_ai.agent import react
     from inspect_ai.dataset import Sample
@@ -218,7 +218,7 @@ def inspect_run(workload: Workload, clearing: bool) -> dict[str, Any]:
     texts = workload.texts
     task = Task(dataset=[Sample(input=TASK, target="done")],
                 solver=react(tools=[_inspect_read_tool(texts)],
-                             compaction=CompactionEdit(threshold=CLEAR_TRIGGER) if clearing else None))
+                             compaction=CompactionEdit(threshold=clear_at) if clear_at else None))
     with tempfile.TemporaryDirectory() as tmp:
         started = time.process_time()
         logs = inspect_eval(task, model="ctxbenchpeer/script", log_dir=tmp, display="none", score=False,
@@ -272,8 +272,10 @@ def _register_inspect_model() -> None:
 # ----- pydantic-ai: an Agent with a FunctionModel and the read tool, run_sync
 
 
-def pydantic_ai_run(workload: Workload, clearing: bool = False) -> dict[str, Any]:
-    """One `Agent.run_sync` of the workload: a `FunctionModel` emitting the next call (a final text to end)."""
+def pydantic_ai_run(workload: Workload, clear_at: int | None = None) -> dict[str, Any]:
+    """One `Agent.run_sync` of the workload: a `FunctionModel` emitting the next call (a final text to end);
+    no clearing is measured here (`clear_at` must be None)."""
+    assert clear_at is None, "pydantic-ai has no tool-result clearing of its own in this figure"
     from pydantic_ai import Agent
     from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
     from pydantic_ai.models.function import FunctionModel
@@ -348,11 +350,11 @@ def measure(requests: int, repeats: int, clearing: bool) -> dict[str, list[dict[
     names = [n for n in DRIVERS if installed(n) and (not clearing or n in CLEARING)]
     warm = Workload.make(6)
     for name in names:
-        DRIVERS[name][2](warm, clearing)  # imports and first-call set-up are not billed to a measured run
+        DRIVERS[name][2](warm, CLEAR_TRIGGER if clearing else None)  # imports and first-call set-up are not billed to a measured run
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
     for _ in range(repeats):
         for name in names:
-            measured = DRIVERS[name][2](workload, clearing)
+            measured = DRIVERS[name][2](workload, CLEAR_TRIGGER if clearing else None)
             check_run(name, measured, workload, clearing)
             runs[name].append(measured)
     return runs
@@ -373,15 +375,18 @@ def mean_cell_requests() -> float:
     return statistics.fmean(row["requests"] for row in rows)
 
 
+def missing_peers() -> list[Figure]:
+    """An info line per peer not installed, naming the extra that installs it (not an error)."""
+    return [Figure(f"  info: peer {name}", None, RATIO_GOAL, at_most=False, note=f"not installed ({INSTALL[extra]})")
+            for name, (extra, _, _) in DRIVERS.items() if extra and not installed(name)]
+
+
 def peers(requests: int = PEER_REQUESTS, repeats: int = PEER_REPEATS) -> list[Figure]:
     """The figures: per clearing setting, ctxbench's CPU per request, each peer's ratio to it, each one's growth;
     the peers not installed named with their extra; cells of a default-suite sweep per CPU-minute."""
     out: list[Figure] = []
     cell_requests = mean_cell_requests()
-    for name, (extra, _, _) in DRIVERS.items():
-        if not installed(name):
-            out.append(Figure(f"  info: peer {name}", None, RATIO_GOAL, at_most=False,
-                              note=f"not installed ({INSTALL[extra]})"))
+    out.extend(missing_peers())
     for clearing in (False, True):
         runs = measure(requests, repeats, clearing)
         label = " (clearing 60k)" if clearing else ""
