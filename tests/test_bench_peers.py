@@ -47,6 +47,19 @@ def test_clearing_on_clears_tool_results_in_both(name):
     peers.check_run(name, measured, workload, clearing=True)
 
 
+def test_ctxbench_tokenizes_each_result_inside_its_measured_run(tiny, monkeypatch):
+    """Ours (issue 24 item 2, same work): ctxbench's token memo is emptied before its run, so tokenizing each
+    tool result once is billed to ctxbench, not done before its clock starts."""
+    from harness import tokens
+
+    peers.ctxbench_run(tiny)  # every text memoized now
+    counted = []
+    real = tokens.tokenize_count
+    monkeypatch.setattr(tokens, "tokenize_count", lambda text: counted.append(text) or real(text))
+    peers.ctxbench_run(tiny)
+    assert set(tiny.texts) <= set(counted)
+
+
 def test_a_run_that_stopped_short_is_refused(tiny):
     """Ours (issue 24 item 2: a broken peer run cannot look fast): fewer requests, or results not seen,
     fail the check instead of being timed."""

@@ -4,7 +4,8 @@ and pydantic-ai, interleaved, and each harness's CPU per request.
 The workload: one conversation of N requests (`--peer-requests`, default 200). The response to requests
 1..N-1 is a call of a one-tool environment (`read`, argument `part`), whose result is a fixed text of
 ~RESULT_TOKENS tokens (distinct per part, generated once before any clock starts, the same for every
-harness), so the context grows to ~150k tokens; the response to request N ends the run (a `submit` call
+harness; ctxbench's token memo is emptied before each of its runs, so its tokenizing each result once is in
+its time), so the context grows to ~150k tokens; the response to request N ends the run (a `submit` call
 in ctxbench and Inspect, a final text in pydantic-ai). Every harness gets the same model: a script that
 emits the next call by its count of requests and checks that the last tool result it was shown is the
 expected text (so a broken driver cannot look fast).
@@ -14,18 +15,19 @@ expected text (so a broken driver cannot look fast).
   so the window check, prefix-cache accounting and pricing of every request stay in ctxbench's time.
 * Inspect AI: `eval()` of one sample, `react()` with the `read` tool, a `@modelapi` ModelAPI emitting the
   next call; logs written to a temp dir (`.eval` format, as `inspect eval` does by default), display none.
-* pydantic-ai: an `Agent` with a `FunctionModel` and the `read` tool, `run_sync` with a request limit of N.
+* pydantic-ai: an `Agent` with a `FunctionModel` and the `read` tool, `run_sync` with a request limit of N+1.
 * With clearing: ctxbench `clear_tool_uses` (trigger CLEAR_TRIGGER tokens) against Inspect's
   `CompactionEdit(threshold=CLEAR_TRIGGER)` through `react(compaction=...)`.
 
 CPU per request: process CPU (`time.process_time()`, all threads) between the first and the last model
 call over N-1; the run's whole CPU over N (set-up, log and metrics included) is kept too. Late/early: the
-mean CPU per request of the last 20% of requests over the first 20%. Interleaved (ctxbench, Inspect,
+median CPU per request of the last 20% of requests over the first 20%'s (the ratio of means beside it). Interleaved (ctxbench, Inspect,
 pydantic-ai, ctxbench, ...) for `--peer-repeats` rounds (default 3): medians and spread (min-max).
 Goals: the fastest peer's CPU per request / ctxbench's >= 20; ctxbench's late/early <= 1.1.
 """
 from __future__ import annotations
 
+import functools
 import json
 import statistics
 import tempfile
@@ -37,6 +39,7 @@ from harness.api import mock_profiles
 from harness.bench.common import PEER_REPEATS, PEER_REQUESTS, BenchOptions, Figure
 from harness.llm import LLMClient, LLMResult
 from harness.runner import Cell, run_cell
+from harness.tokens import forget_counts
 from strategies import StrategySpec
 from tasks.base import Environment, Score, ToolCall, ToolResult, ToolSpec
 from tasks.suites import TaskRow
@@ -64,12 +67,8 @@ class Workload:
     @classmethod
     def make(cls, requests: int) -> "Workload":
         from harness.bench.session import file_text
-        from harness.tokens import count_text
 
-        texts = [file_text(index, RESULT_TOKENS) for index in range(max(requests - 1, 0))]
-        for text in texts:
-            count_text(text)  # tokenized once, before any clock starts (as the flat figure does)
-        return cls(requests, texts)
+        return cls(requests, [file_text(index, RESULT_TOKENS) for index in range(max(requests - 1, 0))])
 
 
 @dataclass
@@ -196,6 +195,7 @@ def ctxbench_run(workload: Workload, clear_at: int | None = None) -> dict[str, A
     with tempfile.TemporaryDirectory() as tmp:
         cell = Cell(task=PeerTask("peers", "peers", 0, max_requests=workload.requests + 1, texts=tuple(workload.texts)),
                     strategy=strategy, seed=0, profiles=mock_profiles("mock/replay", window=window), events_dir=tmp)
+        forget_counts()  # each result is tokenized in the run, once, as in a real run: ctxbench's time
         started = time.process_time()
         row = run_cell(cell, client)
         cpu = time.process_time() - started
@@ -251,12 +251,10 @@ def _inspect_read_tool(texts: list[str]) -> Any:
     return read()
 
 
+@functools.cache
 def _register_inspect_model() -> None:
     """Register the `ctxbenchpeer` model API with Inspect (once): the script's next call for each generate."""
     from inspect_ai.model import ChatMessageTool, ModelAPI, ModelOutput, modelapi
-
-    if getattr(_register_inspect_model, "done", False):
-        return
 
     @modelapi(name="ctxbenchpeer")
     class ScriptModel(ModelAPI):
@@ -269,8 +267,6 @@ def _register_inspect_model() -> None:
                 script.final([m.text for m in input if isinstance(m, ChatMessageTool)])
                 return ModelOutput.for_tool_call("script", "submit", {"answer": "done"}, tool_call_id=call_id)
             return ModelOutput.for_tool_call("script", "read", {"part": part}, tool_call_id=call_id)
-
-    _register_inspect_model.done = True  # type: ignore[attr-defined]
 
 
 # ----- pydantic-ai: an Agent with a FunctionModel and the read tool, run_sync
