@@ -412,9 +412,11 @@ def peers(requests: int = PEER_REQUESTS, repeats: int = PEER_REPEATS) -> list[Fi
                               note=f"{_spread(values, 1000, 3)}; whole run {_spread(whole, 1000, 3)}; ratio "
                                    f"{statistics.median(values) / base:.1f}; late/early "
                                    f"{_spread([r['growth'] for r in runs[name]])} (of means "
-                                   f"{_spread([r['growth_mean'] for r in runs[name]])}){cleared}; "
-                                   f"{60 / (statistics.median(values) * cell_requests):,.0f} cells/CPU-minute"))
-    out.append(Figure("  info: cells per CPU-minute", cell_requests, 0, at_most=False,
-                      note=f"a default-suite cell averages {cell_requests:.1f} requests (mock, strategy none): "
-                           "60 s / (R x CPU per request) above"))
+                                   f"{_spread([r['growth_mean'] for r in runs[name]])}){cleared}"))
+        rates = {name: 60 / (statistics.median(r["whole_per_request_s"] for r in runs[name]) * cell_requests)
+                 for name in runs}
+        out.append(Figure(f"  info: cells per CPU-minute{label}", rates["ctxbench"], 0, at_most=False,
+                          note=", ".join(f"{name} {rate:,.0f}" for name, rate in rates.items())
+                          + f": 60 s / (R x whole-run CPU per request), R = {cell_requests:.1f} requests, a "
+                            "default-suite cell's mean (mock, strategy none)"))
     return out
