@@ -366,13 +366,15 @@ def _spread(values: list[float], scale: float = 1.0, digits: int = 2) -> str:
             f"[{min(values) * scale:.{digits}f}-{max(values) * scale:.{digits}f}]")
 
 
-def mean_cell_requests() -> float:
-    """Requests per cell of the default suite under `none` with the mock (its runs.jsonl rows' mean)."""
+def default_cells() -> tuple[float, float]:
+    """The default suite's cells under `none` with the mock, from their runs.jsonl rows: the mean requests per
+    cell and the mean CPU seconds per cell (the mock agent's replies included)."""
     from harness.bench import common
 
+    common.warm_up()
     with tempfile.TemporaryDirectory() as tmp:
         rows = [run_cell(cell) for cell in common.cells("default", ["none"], tmp)]
-    return statistics.fmean(row["requests"] for row in rows)
+    return statistics.fmean(row["requests"] for row in rows), statistics.fmean(row["cpu_s"] for row in rows)
 
 
 def missing_peers() -> list[Figure]:
@@ -385,7 +387,7 @@ def peers(requests: int = PEER_REQUESTS, repeats: int = PEER_REPEATS) -> list[Fi
     """The figures: per clearing setting, ctxbench's CPU per request, each peer's ratio to it, each one's growth;
     the peers not installed named with their extra; cells of a default-suite sweep per CPU-minute."""
     out: list[Figure] = []
-    cell_requests = mean_cell_requests()
+    cell_requests, cell_cpu = default_cells()
     out.extend(missing_peers())
     for clearing in (False, True):
         runs = measure(requests, repeats, clearing)
@@ -418,5 +420,6 @@ def peers(requests: int = PEER_REQUESTS, repeats: int = PEER_REPEATS) -> list[Fi
         out.append(Figure(f"  info: cells per CPU-minute{label}", rates["ctxbench"], 0, at_most=False,
                           note=", ".join(f"{name} {rate:,.0f}" for name, rate in rates.items())
                           + f": 60 s / (R x whole-run CPU per request), R = {cell_requests:.1f} requests, a "
-                            "default-suite cell's mean (mock, strategy none)"))
+                            f"default-suite cell's mean (mock, strategy none; such a cell itself, its mock agent "
+                            f"included: {60 / cell_cpu:,.0f} cells/CPU-minute)"))
     return out
