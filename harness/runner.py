@@ -102,8 +102,9 @@ def validate_cells(cells: list[Cell]) -> None:
                               f"{cell.task.task_id}'s tools")
 
 
-def run_cell(cell: Cell) -> dict[str, Any]:
-    """Execute one run to its end and return its runs.jsonl row."""
+def run_cell(cell: Cell, client: Callable[..., LLMClient] = LLMClient) -> dict[str, Any]:
+    """Execute one run to its end and return its runs.jsonl row. `client` makes the main model's client
+    (an LLMClient subclass: the peers bench's scripted model, harness.bench.peers)."""
     wall_start, cpu_start = time.perf_counter(), time.thread_time()  # this run's thread alone
     remember(cell.profiles, cell.strategy.config)  # known already unless this is a spawned worker
     events_path = Path(cell.events_dir) / f"{cell.run_id}.jsonl"
@@ -112,7 +113,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     profiles = build_profiles(cell.profiles)
     clock = RunClock(build_dataclass(ClockConfig, cell.clock, "clock"), [cell.task.task_id, cell.seed])
     ctx = RunContext(log, profiles, run_id=cell.run_id, seed=cell.seed, clock=clock)
-    main = LLMClient(profiles[MAIN_PROFILE], session=cell.run_id, seed=cell.seed,
+    main = client(profiles[MAIN_PROFILE], session=cell.run_id, seed=cell.seed,
                      on_retry=ctx.retry_listener(MAIN_PROFILE))
     termination, error, transient = "error", None, False
     environment = None

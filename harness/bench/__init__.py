@@ -10,6 +10,8 @@ be avoided, printed next to its goal. One module per figure says what it measure
 * parallel (harness.bench.parallel): the default suite's wall time with 1 worker / with 2. Goal >= 1.7.
 * real (harness.bench.real): runs against `serve-mock` over the real client path, against the ideal.
 * adapters (harness.bench.adapters): an adapter's own CPU per request at 400 messages / at 40. Goal <= 1.5.
+* peers (harness.bench.peers): one shared workload on ctxbench, Inspect AI and pydantic-ai, interleaved: the
+  fastest peer's CPU per request / ctxbench's (goal >= 20) and ctxbench's late/early growth (goal <= 1.1).
 
 `--check` exits 1 when a measured figure misses its goal.
 """
@@ -20,9 +22,9 @@ import importlib
 from typing import Callable, Iterable
 
 import harness  # noqa: F401  (offline environment first)
-from harness.bench.common import OVERHEAD_REPEATS, PARALLEL_REPEATS, BenchOptions, Figure
+from harness.bench.common import OVERHEAD_REPEATS, PARALLEL_REPEATS, PEER_REPEATS, PEER_REQUESTS, BenchOptions, Figure
 
-FIGURES = ("overhead", "flat", "memory", "parallel", "real", "adapters")
+FIGURES = ("overhead", "flat", "memory", "parallel", "real", "adapters", "peers")
 
 __all__ = ["FIGURES", "BenchOptions", "Figure", "main", "measure"]
 
@@ -48,6 +50,10 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"repeats of each strategy's runs in the overhead figure, best taken (default {OVERHEAD_REPEATS})")
     parser.add_argument("--repeats", type=int, default=PARALLEL_REPEATS,
                         help=f"pairs of runs of the parallel figure, median taken (default {PARALLEL_REPEATS})")
+    parser.add_argument("--peer-requests", type=int, default=PEER_REQUESTS,
+                        help=f"requests of the peers figure's conversation, at least 6 (default {PEER_REQUESTS})")
+    parser.add_argument("--peer-repeats", type=int, default=PEER_REPEATS,
+                        help=f"interleaved rounds of the peers figure, medians taken (default {PEER_REPEATS})")
     parser.add_argument("--check", action="store_true", help="exit 1 when a measured figure misses its goal")
     args = parser.parse_args(argv)
     from strategies import comparison_strategies
@@ -56,9 +62,13 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(names) - set(FIGURES))
     if unknown:
         parser.error(f"unknown figure(s) {unknown}; choose from {', '.join(FIGURES)}")
+    if args.peer_requests < 6 or args.peer_repeats < 1:
+        parser.error(f"--peer-requests must be at least 6 and --peer-repeats at least 1, got {args.peer_requests} "
+                     f"and {args.peer_repeats}")
     strategies = comparison_strategies() if args.strategies == "all" else args.strategies.split(",")
     options = BenchOptions(strategies=strategies, overhead_suite=args.overhead_suite,
-                           overhead_repeats=args.overhead_repeats, repeats=args.repeats)
+                           overhead_repeats=args.overhead_repeats, repeats=args.repeats,
+                           peer_requests=args.peer_requests, peer_repeats=args.peer_repeats)
     figures = measure(names, options=options)
     missed = [f.name for f in figures if f.met is False and not f.name.startswith("  info")]
     if missed:

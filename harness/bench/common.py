@@ -15,6 +15,8 @@ from harness.tokens import message_text
 
 OVERHEAD_REPEATS = 3  # repeats of each strategy's runs and tokenizing; each side's best is taken
 PARALLEL_REPEATS = 3  # pairs of 1-worker and 2-worker runs; the median ratio is taken
+PEER_REQUESTS = 200  # requests of the peers figure's shared conversation
+PEER_REPEATS = 3  # interleaved rounds of the peers figure; medians and spread reported
 
 
 @dataclass
@@ -25,6 +27,8 @@ class BenchOptions:
     overhead_suite: str = "long"
     overhead_repeats: int = OVERHEAD_REPEATS
     repeats: int = PARALLEL_REPEATS
+    peer_requests: int = PEER_REQUESTS
+    peer_repeats: int = PEER_REPEATS
 
 
 @dataclass
