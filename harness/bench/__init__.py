@@ -8,7 +8,8 @@ be avoided, printed next to its goal. One module per figure says what it measure
 * flat (harness.bench.flat): harness CPU per request at ~400k tokens / at ~10k tokens. Goal <= 1.5.
 * memory (harness.bench.memory): peak RSS growth of a `long` run / the distinct content of its log. Goal <= 3.
 * parallel (harness.bench.parallel): the default suite's wall time with 1 worker / with 2. Goal >= 1.7.
-* real (harness.bench.real): runs against `serve-mock` over the real client path, against the ideal.
+* real (harness.bench.real): wall time of runs against `serve-mock` over the real client path / a bare
+  `litellm.completion` loop sending the same requests, in the same run. Goal <= 1.15.
 * adapters (harness.bench.adapters): an adapter's own CPU per request at 400 messages / at 40. Goal <= 1.5.
 
 `--check` exits 1 when a measured figure misses its goal.
@@ -47,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--overhead-repeats", type=int, default=OVERHEAD_REPEATS,
                         help=f"repeats of each strategy's runs in the overhead figure, best taken (default {OVERHEAD_REPEATS})")
     parser.add_argument("--repeats", type=int, default=PARALLEL_REPEATS,
-                        help=f"pairs of runs of the parallel figure, median taken (default {PARALLEL_REPEATS})")
+                        help=f"pairs of runs of the parallel and real figures, median taken (default {PARALLEL_REPEATS})")
     parser.add_argument("--check", action="store_true", help="exit 1 when a measured figure misses its goal")
     args = parser.parse_args(argv)
     from strategies import comparison_strategies
