@@ -118,7 +118,7 @@ def test_real_floor_sends_exactly_the_requests_the_harness_sent(tmp_path, monkey
         cells = real.workload(server.url, str(tmp_path), suite="smoke", runs=2)
         recorded = real.record(cells)
         recording, received[:] = received[:], []
-        rows = real.run_harness(real.workload(server.url, str(tmp_path / "timed"), suite="smoke", runs=2))
+        rows, _ = real.run_harness(real.workload(server.url, str(tmp_path / "timed"), suite="smoke", runs=2))
         harness_sent, received[:] = received[:], []
         seconds = real.floor(recorded, server.url, layout, real.request_limits(cells))
         floor_sent = received[:]

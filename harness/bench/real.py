@@ -30,6 +30,7 @@ client's litellm CPU alone misses on 2 cores).
 """
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import re
@@ -40,6 +41,7 @@ import tempfile
 import threading
 import time
 from contextlib import contextmanager
+from dataclasses import asdict
 from typing import Any, Iterator
 
 from harness.bench import common
@@ -56,7 +58,9 @@ Run = list[tuple[dict[str, Any], bool]]
 
 
 def figures(options: BenchOptions) -> list[Figure]:
-    return real(pairs=options.repeats)
+    """Measured in a fresh process: one where litellm ran has its logging threads, so its runs would spawn
+    their workers (seconds of imports) where `ctxbench run` forks them."""
+    return [Figure(**figure) for figure in common.child("real", [str(options.repeats)])["figures"]]
 
 
 @contextmanager
@@ -90,17 +94,33 @@ def workload(url: str, events_dir: str, suite: str = "default", runs: int = REAL
     return common.cells(suite, strategies, events_dir, tasks=tasks, profiles=profiles)[:runs]
 
 
-def run_harness(cells: list[Any]) -> list[dict[str, Any]]:
-    """The cells' rows, run as `ctxbench run` runs them (the local executor, one worker)."""
-    from harness.runner import run_cells
+def run_harness(cells: list[Any]) -> tuple[list[dict[str, Any]], float]:
+    """The cells' rows and the wall seconds of their runs, run as `ctxbench run` runs them (the local executor,
+    one worker), the cells validated first as it does before any run (each task instance generated once)."""
+    from harness.runner import run_cells, validate_cells
 
+    validate_cells(cells)
     rows: list[dict[str, Any]] = []
+    started = time.perf_counter()
     run_cells(cells, workers=1, on_row=rows.append, progress=False)
-    return rows
+    return rows, time.perf_counter() - started
 
 
 def record(cells: list[Any]) -> list[Run]:
-    """Each cell's litellm.completion calls, recorded while the harness runs the cells one by one here."""
+    """Each cell's litellm.completion calls, recorded while the harness runs the cells one by one in a forked
+    child: this process never calls litellm, so it starts no litellm thread and the measured runs fork their
+    workers, as `ctxbench run` does (harness.executors.local_processes._start_method)."""
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    child = context.Process(target=_record_into, args=(cells, sender))
+    child.start()
+    sender.close()
+    runs = receiver.recv()
+    child.join()
+    return runs
+
+
+def _record_into(cells: list[Any], sender: Any) -> None:
     import litellm
 
     from harness.runner import run_cells
@@ -122,11 +142,9 @@ def record(cells: list[Any]) -> list[Run]:
         calls.clear()
 
     litellm.completion = recording
-    try:
-        run_cells(cells, workers=1, on_row=close_run, progress=False, executor="in_process")
-    finally:
-        litellm.completion = original
-    return runs
+    run_cells(cells, workers=1, on_row=close_run, progress=False, executor="in_process")
+    sender.send(runs)
+    sender.close()
 
 
 def _send_runs(runs: list[Run], url: str, taken: Any, slots: dict[str, Any], threads: int) -> None:
@@ -183,6 +201,14 @@ def floor(runs: list[Run], url: str, layout: tuple[int, int], limits: dict[str, 
     return time.perf_counter() - started
 
 
+def _client_cpu_seconds() -> float:
+    """CPU seconds of this process and of its children reaped so far (worker and floor processes)."""
+    import resource
+
+    return sum(resource.getrusage(who).ru_utime + resource.getrusage(who).ru_stime
+               for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+
+
 def request_limits(cells: list[Any]) -> dict[str, int]:
     """Each model's request limit in these cells' profiles (harness.limits.model_slot's)."""
     from harness.profiles import build_profiles
@@ -197,15 +223,18 @@ def real(suite: str = "default", runs: int = REAL_RUNS, pairs: int = REAL_PAIRS)
         cells = workload(url, tmp, suite, runs)
         recorded = record(workload(quick, tmp, suite, runs))
         shape, limits = layout(cells, 1) or (1, 1), request_limits(cells)
-        harness_walls, floor_walls, served = [], [], set()
+        harness_walls, floor_walls, harness_cpu, floor_cpu, served = [], [], [], [], set()
         for _ in range(pairs):
             with tempfile.TemporaryDirectory() as events:
                 timed = workload(url, events, suite, runs)
-                started = time.perf_counter()
-                rows = run_harness(timed)
-                harness_walls.append(time.perf_counter() - started)
+                cpu = _client_cpu_seconds()
+                rows, wall = run_harness(timed)
+                harness_walls.append(wall)
+                harness_cpu.append(_client_cpu_seconds() - cpu)
             served.add(sum(row["requests"] + row["summarizer_requests"] + row["failed_requests"] for row in rows))
+            cpu = _client_cpu_seconds()
             floor_walls.append(floor(recorded, url, shape, limits))
+            floor_cpu.append(_client_cpu_seconds() - cpu)
     sent = sum(map(len, recorded))
     if served != {sent}:
         raise RuntimeError(f"the harness runs sent {sorted(served)} requests, the floor {sent}: not the same requests")
@@ -220,5 +249,10 @@ def real(suite: str = "default", runs: int = REAL_RUNS, pairs: int = REAL_PAIRS)
         Figure("  info: harness wall / ideal", median_h / ideal, 1.3,
                note=f"ideal {ideal:.1f}s = {sent} requests x {REAL_LATENCY_S * 1000:g}ms / {REAL_CONCURRENCY}"),
         Figure("  info: floor wall / ideal", median_f / ideal, 1.3,
-               note=f"{os.cpu_count()} CPUs: the client's litellm CPU per request bounds both"),
+               note=f"client CPU per request: harness {statistics.median(harness_cpu) * 1000 / sent:.1f}ms, floor "
+                    f"{statistics.median(floor_cpu) * 1000 / sent:.1f}ms, on {os.cpu_count()} CPUs"),
     ]
+
+
+if __name__ == "__main__":  # the child: PAIRS
+    print(json.dumps({"figures": [asdict(figure) for figure in real(pairs=int(sys.argv[1]))]}))
