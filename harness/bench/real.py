@@ -120,8 +120,17 @@ def record(cells: list[Any]) -> list[Run]:
     return runs
 
 
+def _fresh_clients() -> None:
+    """Drop the HTTP clients a forked child inherited: their keep-alive connections are its parent's too."""
+    import litellm
+
+    litellm.in_memory_llm_clients_cache.flush_cache()
+
+
 def _record_into(cells: list[Any], sender: Any) -> None:
     import litellm
+
+    _fresh_clients()
 
     from harness.runner import run_cells
 
@@ -190,7 +199,7 @@ def floor(runs: list[Run], url: str, layout: tuple[int, int], limits: dict[str, 
     if processes == 1:
         _send_runs(runs, url, indexes.get, slots, threads)
     else:
-        children = [context.Process(target=_send_runs, args=(runs, url, indexes.get, slots, threads))
+        children = [context.Process(target=_send_forked, args=(runs, url, indexes.get, slots, threads))
                     for _ in range(processes)]
         for child in children:
             child.start()
@@ -199,6 +208,11 @@ def floor(runs: list[Run], url: str, layout: tuple[int, int], limits: dict[str, 
         if any(child.exitcode for child in children):
             raise RuntimeError(f"a floor process failed: exit codes {[child.exitcode for child in children]}")
     return time.perf_counter() - started
+
+
+def _send_forked(*args: Any) -> None:
+    _fresh_clients()
+    _send_runs(*args)
 
 
 def _client_cpu_seconds() -> float:
