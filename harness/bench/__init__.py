@@ -8,7 +8,8 @@ be avoided, printed next to its goal. One module per figure says what it measure
 * flat (harness.bench.flat): harness CPU per request at ~400k tokens / at ~10k tokens. Goal <= 1.5.
 * memory (harness.bench.memory): peak RSS growth of a `long` run / the distinct content of its log. Goal <= 3.
 * parallel (harness.bench.parallel): the default suite's wall time with 1 worker / with 2. Goal >= 1.7.
-* real (harness.bench.real): runs against `serve-mock` over the real client path, against the ideal.
+* real (harness.bench.real): wall time of runs against `serve-mock` over the real client path / a bare
+  `litellm.completion` loop sending the same requests, in the same run. Goal <= 1.15.
 * adapters (harness.bench.adapters): an adapter's own CPU per request at 400 messages / at 40. Goal <= 1.5.
 * peers (harness.bench.peers): one shared workload on ctxbench, Inspect AI and pydantic-ai, interleaved: the
   fastest peer's CPU per request / ctxbench's (goal >= 20) and ctxbench's late/early growth (goal <= 1.1).
@@ -49,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--overhead-repeats", type=int, default=OVERHEAD_REPEATS,
                         help=f"repeats of each strategy's runs in the overhead figure, best taken (default {OVERHEAD_REPEATS})")
     parser.add_argument("--repeats", type=int, default=PARALLEL_REPEATS,
-                        help=f"pairs of runs of the parallel figure, median taken (default {PARALLEL_REPEATS})")
+                        help=f"pairs of runs of the parallel and real figures, median taken (default {PARALLEL_REPEATS})")
     parser.add_argument("--peer-requests", type=int, default=PEER_REQUESTS,
                         help=f"requests of the peers figure's conversation, at least 6 (default {PEER_REQUESTS})")
     parser.add_argument("--peer-repeats", type=int, default=PEER_REPEATS,

@@ -47,30 +47,37 @@ class ThreadsInThisProcess(ThreadPoolExecutor):
 Workers = ThreadsInProcesses | ThreadsInThisProcess
 
 
-def worker_pool(cells: list[Any], workers: int) -> Workers | None:
-    """The executor for these runs (None: run them one by one here); its `processes` x `threads`
-    runs go at once.
+def layout(cells: list[Any], workers: int) -> tuple[int, int] | None:
+    """How these runs go at once: (processes, threads per process), or None to run them one by one here.
 
     Mock runs use the CPU: one process each, one run at a time. Runs against real models wait
     on the network: threads, sharing the per-model request limits (harness.limits); with a
     limit, enough runs are in flight to keep every slot busy. When more are in flight than one
     process's CPU keeps up with (RUNS_PER_PROCESS), the threads are spread over up to one
-    process per CPU. Worker processes share the invocation's spending, as threads do.
+    process per CPU. (harness.bench.real's floor copies this layout.)
     """
     main = cells[0].profiles.get("main", {}) if cells else {}
     if str(main.get("model", "mock/")).startswith("mock/"):
         parallel = min(workers, len(cells))
-        if parallel <= 1:
-            return None
-        return ThreadsInProcesses(parallel, 1, cells[0].profiles, _start_method())
+        return None if parallel <= 1 else (parallel, 1)
     limit = main.get("max_concurrency")
     parallel = min(len(cells), max(workers, 4 * limit if limit else workers))
     if parallel <= 1:
         return None
     processes = min(os.cpu_count() or 1, math.ceil(parallel / RUNS_PER_PROCESS))
+    return (processes, math.ceil(parallel / processes)) if processes > 1 else (1, parallel)
+
+
+def worker_pool(cells: list[Any], workers: int) -> Workers | None:
+    """The executor for these runs (None: run them one by one here): its `processes` x `threads` runs go
+    at once (`layout`). Worker processes share the invocation's spending, as threads do."""
+    shape = layout(cells, workers)
+    if shape is None:
+        return None
+    processes, threads = shape
     if processes > 1:
-        return ThreadsInProcesses(processes, math.ceil(parallel / processes), cells[0].profiles, _start_method())
-    return ThreadsInThisProcess(parallel)
+        return ThreadsInProcesses(processes, threads, cells[0].profiles, _start_method())
+    return ThreadsInThisProcess(threads)
 
 
 class CellPlan:
