@@ -13,7 +13,7 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the Ray executor's tests need the `ray` extra (pip install -e '.[ray]')")
 
-from harness import api, runner  # noqa: E402
+from harness import api, limits, runner  # noqa: E402
 from harness.cli import main  # noqa: E402
 from harness.events import read_events  # noqa: E402
 from harness.executors import make_executor  # noqa: E402
@@ -66,9 +66,11 @@ def test_ray_and_local_processes_give_identical_rows_and_event_logs_on_the_smoke
 
 
 def spend_one(cell: SimpleNamespace) -> dict[str, Any]:
-    """A stand-in for run_cell: says what was spent when it started and in which process, then spends 1 USD."""
-    spent = INVOCATION_SPENDING.spent
-    INVOCATION_SPENDING.add(1.0)
+    """A stand-in for run_cell: says what was spent when it started and in which process, then spends 1 USD
+    (limits.INVOCATION_SPENDING through its module: this function goes to the workers by value, its module's
+    objects with it, but a module by name)."""
+    spent = limits.INVOCATION_SPENDING.spent
+    limits.INVOCATION_SPENDING.add(1.0)
     return {"run_id": cell.run_id, "spent_at_start": spent, "pid": os.getpid()}
 
 
@@ -97,6 +99,23 @@ def test_the_spending_limit_holds_across_ray_workers_and_the_rest_come_back_unst
     assert [cells.index(cell) for cell in unstarted] == sorted(cells.index(cell) for cell in unstarted)
 
 
+def test_a_reused_ray_worker_keeps_no_limit_of_an_earlier_invocation(local_ray, tmp_path):
+    """Ours (a fix): Ray reuses worker processes across invocations; one that ran cells under a spending limit
+    must not count a later invocation's spending against that limit's (gone) actor."""
+    cells = [SimpleNamespace(run_id=f"c{index}", events_dir=str(tmp_path), task=SimpleNamespace(task_id="t"),
+                             profiles=api.mock_profiles()) for index in range(4)]
+    INVOCATION_SPENDING.start(1.5)
+    try:
+        make_executor("ray", 2, cells).run(cells, spend_one, lambda row: None,
+                                           lambda: not INVOCATION_SPENDING.exhausted(), no_lost_rows)
+    finally:
+        INVOCATION_SPENDING.start(None)
+    rows: list[dict[str, Any]] = []
+    assert make_executor("ray", 2, cells).run(cells, spend_one, rows.append, None, no_lost_rows) == []
+    assert len(rows) == 4 and all(row["spent_at_start"] < 2 for row in rows)  # each worker counts its own from 0
+
+
+@pytest.mark.slow  # a serve-mock run / a worker restarted: run with -m slow
 def test_max_concurrency_holds_across_ray_workers(local_ray, mock_server, tmp_path):
     """Issue 23 item 2 (`--max-concurrency` across the cluster): with 2 Ray workers each running a cell against
     serve-mock, the per-model slots actor lets one request at a time reach the model (each worker's own
@@ -123,6 +142,7 @@ def die_once_mid_cell(cell: runner.Cell) -> dict[str, Any]:
     return runner.run_cell(cell)
 
 
+@pytest.mark.slow  # a serve-mock run / a worker restarted: run with -m slow
 def test_a_worker_that_dies_mid_cell_leaves_nothing_half_written_and_the_cell_is_rerun(local_ray, tmp_path):
     """Issue 23 item 2: a Ray worker dying mid-cell returns nothing, so the results directory gets no torn log;
     Ray runs the task again and the cell ends with one row and its whole event log (the one a run here writes)."""

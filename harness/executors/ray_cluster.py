@@ -119,8 +119,8 @@ def run_remote(cell: Any, run_cell: RunCell, slots: dict[tuple[str, int], Any] |
                spending: RayLedger | None) -> tuple[bool, Any, bytes | None]:
     """In a Ray worker: run the cell with its event log in a temporary directory of this machine; returns
     whether it returned, its row (or the error it raised) and the event log's bytes (None: none written)."""
-    if slots is not None or spending is not None:
-        limits.use_shared(slots or {}, spending or limits.LocalLedger())
+    # Every time: a Ray worker process runs the tasks of earlier invocations too, whose actors may be gone.
+    limits.use_shared(slots or {}, spending or limits.LocalLedger())
     local = tempfile.mkdtemp(prefix="ctxbench-ray-")
     try:
         here = copy.copy(cell)
