@@ -10,6 +10,8 @@ be avoided, printed next to its goal. One module per figure says what it measure
 * parallel (harness.bench.parallel): the default suite's wall time with 1 worker / with 2. Goal >= 1.7.
 * real (harness.bench.real): runs against `serve-mock` over the real client path, against the ideal.
 * adapters (harness.bench.adapters): an adapter's own CPU per request at 400 messages / at 40. Goal <= 1.5.
+* scale (harness.bench.scale): the default suite's wall time on a local Ray of 2 CPUs / on 2 local worker
+  processes (the `ray` extra). Goal <= 1.25.
 
 `--check` exits 1 when a measured figure misses its goal.
 """
@@ -22,7 +24,7 @@ from typing import Callable, Iterable
 import harness  # noqa: F401  (offline environment first)
 from harness.bench.common import OVERHEAD_REPEATS, PARALLEL_REPEATS, BenchOptions, Figure
 
-FIGURES = ("overhead", "flat", "memory", "parallel", "real", "adapters")
+FIGURES = ("overhead", "flat", "memory", "parallel", "real", "adapters", "scale")
 
 __all__ = ["FIGURES", "BenchOptions", "Figure", "main", "measure"]
 
