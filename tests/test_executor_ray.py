@@ -3,6 +3,7 @@ of local processes; the spending limit and the per-model concurrency hold across
 mid-cell leaves nothing half-written and its cell is rerun; bad executor options exit 2 before any model call."""
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -158,6 +159,23 @@ def test_a_worker_that_dies_mid_cell_leaves_nothing_half_written_and_the_cell_is
     assert [row["run_id"] for row in rows] == [cell.run_id] and rows[0]["termination"] == expected["termination"]
     assert sorted(path.name for path in out.iterdir()) == [f"{cell.run_id}.jsonl"]
     assert untimed_events(out / f"{cell.run_id}.jsonl") == untimed_events(serial / f"{cell.run_id}.jsonl")
+
+
+def test_resume_on_ray_finishes_a_run_and_says_which_executor_ran(local_ray, tmp_path):
+    """Issue 23 item 2 (`run --resume` with `--executor ray`): a run cut short locally is finished on Ray with
+    the rows it would have had; config.json records the executor, with the Ray address scrubbed of its
+    credentials (harness.secrets)."""
+    out = api.run("smoke", strategies="none", out=tmp_path / "r", executor="in_process")
+    rows = {row["run_id"]: row for row in read_runs(out)}
+    kept = (out / "runs.jsonl").read_text().splitlines(keepends=True)[:2]
+    (out / "runs.jsonl").write_text("".join(kept))
+    api.resume(out, executor="ray", workers=2)
+    resumed = {row["run_id"]: row for row in read_runs(out)}
+    assert {k: {f: v for f, v in r.items() if f not in TIME_FIELDS} for k, r in resumed.items()} == {
+        k: {f: v for f, v in r.items() if f not in TIME_FIELDS} for k, r in rows.items()}
+    assert json.loads((out / "config.json").read_text())["executor"] == {"name": "in_process"}
+    assert api.executor_info("ray", "ray://user:hunter2@head:10001") == {"name": "ray",
+                                                                        "ray_address": "ray://<redacted>@head:10001"}
 
 
 SMOKE = ["run", "--suite", "smoke", "--strategies", "none", "--no-progress"]
