@@ -93,8 +93,10 @@ def test_the_spending_limit_holds_across_ray_workers_and_the_rest_come_back_unst
         spent = INVOCATION_SPENDING.spent
     finally:
         INVOCATION_SPENDING.start(None)
+    # Three cells reach 2.5 USD; the other worker's cell may be in flight already when the third spends (it
+    # started below the limit, or at it: an overrun), so 3 or 4 run, never more.
     overrun = [row for row in rows if row["spent_at_start"] >= 2.5]
-    assert len(rows) - len(overrun) == 3 and len(overrun) <= 1 and spent == len(rows)
+    assert 3 <= len(rows) <= 4 and len(overrun) <= 1 and spent == len(rows) and unstarted
     assert os.getpid() not in {row["pid"] for row in rows}  # they ran in Ray workers
     assert sorted([row["run_id"] for row in rows] + [cell.run_id for cell in unstarted]) == [f"c{i}" for i in range(8)]
     assert [cells.index(cell) for cell in unstarted] == sorted(cells.index(cell) for cell in unstarted)

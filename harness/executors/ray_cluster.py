@@ -1,10 +1,11 @@
-"""Cells run as Ray tasks on a local or existing Ray cluster (issue 23 item 2; the `ray` extra).
+"""Cells run on a local or existing Ray cluster (issue 23 item 2; the `ray` extra): a cell-running actor
+per CPU, handed cells by local_processes.LocalProcesses (task affinity, the in-flight rule).
 
 A worker may be on another machine, with its own disk: it never touches the results directory. It runs
 its cell with the event log in a temporary directory of its own and returns the row with the log's
 bytes; the parent writes events/<run id>.jsonl (temp + rename) and then hands the row on, so the parent
-alone writes what reaches the results directory. A worker that dies mid-cell returns nothing: Ray runs
-the task again (`max_retries`) and its first attempt left nothing behind. The per-model request limits
+alone writes what reaches the results directory. A worker that dies mid-cell returns nothing: Ray restarts
+its actor and runs the cell again, and the first attempt left nothing behind. The per-model request limits
 and the invocation's spending are Ray actors, plugged into harness.limits as process_threads plugs in
 multiprocessing objects. Ray is imported only when this executor runs.
 """
@@ -14,12 +15,14 @@ import copy
 import os
 import shutil
 import tempfile
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 from harness import limits
 from harness.errors import ConfigError
 from harness.executors.base import LostRow, MayStart, OnRow, RunCell
+from harness.executors.local_processes import LocalProcesses
 from harness.executors.process_threads import _picklable, _slot_keys
 from harness.limits import INVOCATION_SPENDING
 
@@ -115,12 +118,9 @@ class RaySlot:
         ray.get(self.actor.release.remote(self.key))
 
 
-def run_remote(cell: Any, run_cell: RunCell, slots: dict[tuple[str, int], Any] | None,
-               spending: RayLedger | None) -> tuple[bool, Any, bytes | None]:
+def run_remote(cell: Any, run_cell: RunCell) -> tuple[bool, Any, bytes | None]:
     """In a Ray worker: run the cell with its event log in a temporary directory of this machine; returns
     whether it returned, its row (or the error it raised) and the event log's bytes (None: none written)."""
-    # Every time: a Ray worker process runs the tasks of earlier invocations too, whose actors may be gone.
-    limits.use_shared(slots or {}, spending or limits.LocalLedger())
     local = tempfile.mkdtemp(prefix="ctxbench-ray-")
     try:
         here = copy.copy(cell)
@@ -133,6 +133,17 @@ def run_remote(cell: Any, run_cell: RunCell, slots: dict[tuple[str, int], Any] |
         return returned, value, log.read_bytes() if log.exists() else None
     finally:
         shutil.rmtree(local, ignore_errors=True)
+
+
+class _CellRunner:
+    """A Ray actor holding one CPU: runs the cells handed to it one at a time, counting requests and spending
+    with the whole invocation's (set again whenever Ray restarts it)."""
+
+    def __init__(self, slots: dict[tuple[str, int], Any] | None, spending: RayLedger | None) -> None:
+        limits.use_shared(slots or {}, spending or limits.LocalLedger())
+
+    def run(self, cell: Any, run_cell: RunCell) -> tuple[bool, Any, bytes | None]:
+        return run_remote(cell, run_cell)
 
 
 def write_log(cell: Any, data: bytes | None) -> None:
@@ -150,13 +161,67 @@ def write_log(cell: Any, data: bytes | None) -> None:
     os.replace(temp, target)
 
 
-class RayCluster:
-    """Cells as Ray tasks: on the cluster at `address` ("auto", "ray://host:10001"), else on a local Ray
-    of `workers` CPUs started here (and stopped at the end). A Ray started by the caller is used as it is.
+class RayActors:
+    """A _CellRunner actor per CPU of the cluster, as the pool harness.executors.local_processes.LocalProcesses
+    hands cells to (`submit_to` a worker, `processes` x `threads`), so Ray keeps its task affinity (CellPlan)
+    and in-flight rule. A future is done once the cell's event log is written here (write_log); an actor
+    that dies mid-cell is restarted by Ray and its calls run again (`RETRIES_ON_WORKER_DEATH`)."""
 
-    One cell per CPU. With a spending limit no more cells are in flight than the cluster has CPUs, so none
-    waits queued past the limit; without, twice as many, so a worker that finishes starts the next at once.
-    """
+    threads = 1
+
+    def __init__(self, ray: Any, profiles: dict[str, dict[str, Any]]) -> None:
+        self._ray = ray
+        keys = sorted(_slot_keys(profiles))
+        slots_actor = ray.remote(_SlotsActor).remote(keys) if keys else None
+        slots = {key: RaySlot(slots_actor, key) for key in keys} if keys else None
+        self._spending = None
+        if INVOCATION_SPENDING.limit is not None:
+            self._spending = RayLedger(ray.remote(_SpendingActor).remote(INVOCATION_SPENDING.limit,
+                                                                         INVOCATION_SPENDING.spent))
+            INVOCATION_SPENDING.use(self._spending)
+        self.processes = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        runner = ray.remote(num_cpus=1, max_restarts=RETRIES_ON_WORKER_DEATH,
+                            max_task_retries=RETRIES_ON_WORKER_DEATH)(_CellRunner)
+        self._actors = [runner.remote(slots, self._spending) for _ in range(self.processes)]
+        self._helpers = [actor for actor in (slots_actor,) if actor is not None]
+
+    def submit_to(self, worker: int, run_cell: RunCell, cell: Any) -> Future:
+        future: Future = Future()
+        done = self._actors[worker].run.remote(cell, run_cell).future()
+        done.add_done_callback(lambda finished: _settle(future, cell, finished))
+        return future
+
+    def __enter__(self) -> "RayActors":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._spending is not None:
+            INVOCATION_SPENDING.unshare()  # the numbers back here first: they are read from the actor
+            self._helpers.append(self._spending.actor)
+        for actor in self._actors + self._helpers:
+            self._ray.kill(actor)
+
+
+def _settle(future: Future, cell: Any, finished: Future) -> None:
+    """Complete a cell's future from its actor's answer: the event log written first, then the row, or the
+    error its run raised (or Ray's, when its actor died on every attempt) for lost_row."""
+    try:
+        returned, value, log = finished.result()
+        write_log(cell, log)
+    except BaseException as exc:
+        future.set_exception(exc)
+        return
+    if returned:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
+
+
+class RayCluster:
+    """Cells on a Ray cluster: the one at `address` ("auto", "ray://host:10001"), else a local Ray of
+    `workers` CPUs started here (and stopped at the end); a Ray started by the caller is used as it is.
+    One cell per CPU, handed out as local_processes.LocalProcesses does (task affinity; with a spending
+    limit no more in flight than run)."""
 
     def __init__(self, workers: int, address: str | None = None) -> None:
         self.workers, self.address = workers, address
@@ -169,52 +234,11 @@ class RayCluster:
             start_ray(ray, self.workers, self.address)
             warm_up(ray, run_cell)
         try:
-            return self._run(ray, cells, run_cell, on_row, may_start, lost_row)
+            pool = RayActors(ray, cells[0].profiles if cells else {})
+            return LocalProcesses(pool).run(cells, run_cell, on_row, may_start, lost_row)  # type: ignore[arg-type]
         finally:
             if started_here:
                 ray.shutdown()
-
-    def _run(self, ray: Any, cells: list[Any], run_cell: RunCell, on_row: OnRow, may_start: MayStart | None,
-             lost_row: LostRow) -> list[Any]:
-        keys = sorted(_slot_keys(cells[0].profiles)) if cells else []
-        slots_actor = ray.remote(_SlotsActor).remote(keys) if keys else None
-        slots = {key: RaySlot(slots_actor, key) for key in keys} if keys else None
-        spending = None
-        if INVOCATION_SPENDING.limit is not None:
-            spending = RayLedger(ray.remote(_SpendingActor).remote(INVOCATION_SPENDING.limit, INVOCATION_SPENDING.spent))
-            INVOCATION_SPENDING.use(spending)
-        task = ray.remote(num_cpus=1, max_retries=RETRIES_ON_WORKER_DEATH, retry_exceptions=False)(run_remote)
-        cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        in_flight = cpus if may_start is not None else 2 * cpus
-        allowed = may_start or (lambda: True)
-        queue = list(reversed(cells))
-        pending: dict[Any, Any] = {}  # each submitted cell's object ref -> the cell
-        try:
-            while queue or pending:
-                while queue and len(pending) < in_flight and allowed():
-                    cell = queue.pop()
-                    pending[task.remote(cell, run_cell, slots, spending)] = cell
-                if not pending:
-                    break
-                done, _ = ray.wait(list(pending), num_returns=1)
-                for ref in done:
-                    cell = pending.pop(ref)
-                    on_row(self._row_of(ray, ref, cell, lost_row))
-        finally:
-            if spending is not None:
-                INVOCATION_SPENDING.unshare()
-        return list(reversed(queue))
-
-    @staticmethod
-    def _row_of(ray: Any, ref: Any, cell: Any, lost_row: LostRow) -> dict[str, Any]:
-        """The row of a finished task, after its event log is in place; a task Ray gave up on (its worker
-        died on every attempt) or whose run raised gets lost_row's."""
-        try:
-            returned, value, log = ray.get(ref)
-        except ray.exceptions.RayError as exc:
-            return lost_row(cell, exc)
-        write_log(cell, log)
-        return value if returned else lost_row(cell, value)
 
 
 def _take(run_cell: RunCell) -> int:
