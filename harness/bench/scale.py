@@ -1,7 +1,8 @@
 """The scale figure (issue 23 item 3): wall time of the default suite (all strategies) on a local Ray of 2
 CPUs divided by that on 2 local worker processes, each measured in a fresh subprocess around the runs alone
-(imports excluded: for Ray, starting it and its workers' first import of the harness, harness.executors.
-ray_cluster.start_ray and warm_up, are timed apart and reported as start-up); the median of `--repeats`
+(imports excluded; for Ray, `ray.init` (harness.executors.ray_cluster.start_ray) is timed apart and
+reported as start-up, while its cell actors' start and first imports are in the runs' wall time, as a
+user waits for them: forked local workers start with everything imported); the median of `--repeats`
 (default 3) such pairs. The per-cell overhead is (Ray wall - local wall) / cells. Goal <= 1.25: on one
 machine Ray has no advantage, so this is what its scheduling, actors and the event logs' round trip cost.
 Needs the `ray` extra (else not measured).
@@ -39,13 +40,11 @@ def scale_child(suite: str, executor: str, workers: int) -> dict[str, Any]:
         settle_heap()
         start_s = 0.0
         if executor == "ray":
-            from harness.executors.ray_cluster import import_ray, start_ray, warm_up
-            from harness.runner import run_cell
+            from harness.executors.ray_cluster import import_ray, start_ray
 
             ray = import_ray()
             began = time.perf_counter()
             start_ray(ray, workers, None)
-            warm_up(ray, run_cell)
             start_s = time.perf_counter() - began
         started = time.perf_counter()
         run_cells(cells, workers=workers, on_row=lambda row: None, progress=False, executor=executor)

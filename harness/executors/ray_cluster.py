@@ -232,26 +232,12 @@ class RayCluster:
         started_here = not ray.is_initialized()
         if started_here:
             start_ray(ray, self.workers, self.address)
-            warm_up(ray, run_cell)
         try:
             pool = RayActors(ray, cells[0].profiles if cells else {})
             return LocalProcesses(pool).run(cells, run_cell, on_row, may_start, lost_row)  # type: ignore[arg-type]
         finally:
             if started_here:
                 ray.shutdown()
-
-
-def _take(run_cell: RunCell) -> int:
-    """In a Ray worker: nothing but unpickling run_cell, which imports what every cell needs (litellm: seconds)."""
-    return os.getpid()
-
-
-def warm_up(ray: Any, run_cell: RunCell) -> None:
-    """Have a worker per CPU import what run_cell needs now, with Ray's start-up, not in the first cells' time
-    (forked local workers start with it imported); each task holds a CPU, so they go to separate workers."""
-    cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-    task = ray.remote(num_cpus=1)(_take)
-    ray.get([task.remote(run_cell) for _ in range(cpus)])
 
 
 def start_ray(ray: Any, workers: int, address: str | None) -> None:
