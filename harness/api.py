@@ -14,7 +14,7 @@ from harness.lock import hold
 from harness.plots import check_plot_task
 from harness.report import DEFAULT_BASELINE, PAIRED_FILE, requests_frame, runs_frame, write_report
 from harness.results import EVENTS_DIR, RUNS_FILE, SUMMARY_FILE, ResultsDir
-from harness.secrets import redact, remember
+from harness.secrets import redact, redact_text, remember
 from harness.sweep import (SWEEP_FILE, TUNING_FILE, Grid, grid_from_mapping, point_knobs, recommended_label,
                            sweep_file_text, validate_grid)
 from strategies import StrategySpec, comparison_strategies
@@ -126,7 +126,8 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
         extra_files: dict[str, str] | None = None,
         strategy_knobs: dict[str, dict[str, dict[str, Any]]] | None = None, families: Iterable[str] = (),
         task_ids: Iterable[str] = (), limit: int | None = None, plot_task: str | None = None,
-        watch: Callable[[dict[str, Any]], None] | None = None) -> Path:
+        watch: Callable[[dict[str, Any]], None] | None = None, executor: str = "local",
+        ray_address: str | None = None) -> Path:
     """Run every task x strategy x seed cell, write the results layout and report; return its path.
 
     `load_results(run(...))` gives the runs and requests as DataFrames. cache: response-cache
@@ -139,12 +140,17 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     families, task_ids, limit: which of the suite's tasks run (harness.selection; limit is per family).
     plot_task: the task of plots/context_per_request.png (harness.plots.write_plots).
     watch: told of each finished run's row once it is in runs.jsonl (`run --inspect-log`).
+    executor: how the cells run, not what is measured ("local", "in_process" or "ray"; harness.executors);
+    ray_address: the Ray cluster of "ray" ("auto", "ray://host:10001"; None: a local Ray of `workers` CPUs).
     """
     # Imported here so that reading results (notebooks) does not load litellm and datasets.
+    from harness.executors import check_executor
     from harness.invocation import check_budgets, check_credentials, with_invocation_options
     from harness.runner import DEFAULT_MAX_REQUESTS, Matrix, validate_cells
     from harness.selection import TaskSelection
     from tasks.suites import load_tasks
+
+    check_executor(executor, ray_address)
 
     selection = TaskSelection(tuple(families), tuple(task_ids), limit)
     tasks = selection.apply(load_tasks(suite), suite)
@@ -171,7 +177,8 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     with hold(out_path, "run"):
         _run_locked(out_path, suite, selection, tasks, specs, seeds, matrix, cells, workers=workers, progress=progress,
                     baseline=baseline, max_cost_usd=max_cost_usd, max_total_cost_usd=max_total_cost_usd,
-                    command_line=command_line, extra_files=extra_files or {}, plot_task=plot_task, watch=watch)
+                    command_line=command_line, extra_files=extra_files or {}, plot_task=plot_task, watch=watch,
+                    executor=executor, ray_address=ray_address)
     return out_path
 
 
@@ -179,7 +186,8 @@ def _run_locked(out_path: Path, suite: str, selection: Any, tasks: list[Any], sp
                 seeds: Iterable[int], matrix: Any, cells: list[Any], *, workers: int, progress: bool, baseline: str,
                 max_cost_usd: float | None, max_total_cost_usd: float | None, command_line: list[str] | None,
                 extra_files: dict[str, str], plot_task: str | None = None,
-                watch: Callable[[dict[str, Any]], None] | None = None) -> None:
+                watch: Callable[[dict[str, Any]], None] | None = None, executor: str = "local",
+                ray_address: str | None = None) -> None:
     """run's writing part, with the directory's lock held (a second writer was refused before this)."""
     from harness.invocation import execute
 
@@ -200,32 +208,38 @@ def _run_locked(out_path: Path, suite: str, selection: Any, tasks: list[Any], sp
         "clock": matrix.clock,
         **({"strategy_knobs": matrix.strategy_knobs} if matrix.strategy_knobs else {}),
         "workers": workers,
+        "executor": executor_info(executor, ray_address),
     }, command_line=command_line)
-    execute(results, cells, workers=workers, progress=progress, max_total_cost_usd=max_total_cost_usd, watch=watch)
+    execute(results, cells, workers=workers, progress=progress, max_total_cost_usd=max_total_cost_usd, watch=watch,
+            executor=executor, ray_address=ray_address)
     write_report(out_path, baseline=baseline, plot_task=plot_task)
 
 
 def resume(results_dir: str | Path, *, workers: int = 1, progress: bool = False, cache: str | Path | None = None,
            max_cost_usd: float | None = None, max_total_cost_usd: float | None = None,
            max_concurrency: int | None = None, baseline: str | None = None, rerun_errors: bool = False,
-           repair: bool = False, api_base: str | None = None) -> Path:
+           repair: bool = False, api_base: str | None = None, executor: str = "local",
+           ray_address: str | None = None) -> Path:
     """Finish an interrupted run: the matrix of its config.json, minus the cells already in runs.jsonl
     (rows that ended on an outage, or with rerun_errors any `error` row, are run again and replaced).
     Every line of runs.jsonl must be a row of that matrix; repair moves the others to runs.quarantine.jsonl.
     `api_base`: a URL whose credentials config.json could not hold, given again (harness.invocation)."""
+    from harness.executors import check_executor
+
+    check_executor(executor, ray_address)
     if not Path(results_dir).is_dir():
         raise ConfigError(f"--resume: cannot read {Path(results_dir) / 'config.json'}: no such directory")
     with hold(results_dir, "run --resume"):
         return _resume_locked(results_dir, workers=workers, progress=progress, cache=cache, max_cost_usd=max_cost_usd,
                               max_total_cost_usd=max_total_cost_usd, max_concurrency=max_concurrency,
                               baseline=baseline, rerun_errors=rerun_errors, repair=repair,
-                              api_base=api_base)
+                              api_base=api_base, executor=executor, ray_address=ray_address)
 
 
 def _resume_locked(results_dir: str | Path, *, workers: int, progress: bool, cache: str | Path | None,
                    max_cost_usd: float | None, max_total_cost_usd: float | None, max_concurrency: int | None,
                    baseline: str | None, rerun_errors: bool, repair: bool,
-                   api_base: str | None) -> Path:
+                   api_base: str | None, executor: str, ray_address: str | None) -> Path:
     from harness.invocation import (check_budgets, check_credentials, check_rows, execute, load_matrix,
                                     with_invocation_options)
     from harness.runner import validate_cells
@@ -245,9 +259,15 @@ def _resume_locked(results_dir: str | Path, *, workers: int, progress: bool, cac
     results = ResultsDir(results_dir)
     check_rows(results, cells, repair=repair)
     execute(results, cells, workers=workers, progress=progress, max_total_cost_usd=max_total_cost_usd,
-            rerun_errors=rerun_errors)
+            rerun_errors=rerun_errors, executor=executor, ray_address=ray_address)
     write_report(results_dir, baseline=baseline)
     return Path(results_dir)
+
+
+def executor_info(executor: str, ray_address: str | None) -> dict[str, Any]:
+    """What config.json says of how the cells ran (not of what was measured): the executor, and the Ray
+    address scrubbed of credentials it may hold."""
+    return {"name": executor, **({"ray_address": redact_text(ray_address)} if ray_address else {})}
 
 
 def default_out() -> Path:
@@ -261,7 +281,8 @@ def sweep(grid: Grid | dict[str, Any], suite: str = "default", *, also: Iterable
           max_total_cost_usd: float | None = None, max_concurrency: int | None = None,
           clock: dict[str, Any] | None = None, command_line: list[str] | None = None,
           families: Iterable[str] = (), task_ids: Iterable[str] = (), limit: int | None = None,
-          plot_task: str | None = None, watch: Callable[[dict[str, Any]], None] | None = None) -> Path:
+          plot_task: str | None = None, watch: Callable[[dict[str, Any]], None] | None = None,
+          executor: str = "local", ray_address: str | None = None) -> Path:
     """Run every grid point (plus the strategies in `also`, e.g. the baseline) and write tuning.csv.
 
     `grid`: a Grid, or a grid file's own mapping ({"strategy", "config", "label", "grid": {key: [values]}});
@@ -286,7 +307,8 @@ def sweep(grid: Grid | dict[str, Any], suite: str = "default", *, also: Iterable
                cache=cache, max_cost_usd=max_cost_usd, max_total_cost_usd=max_total_cost_usd,
                max_concurrency=max_concurrency, clock=clock, command_line=command_line,
                extra_files={SWEEP_FILE: sweep_file_text(grid, points)}, strategy_knobs=point_knobs(points),
-               families=families, task_ids=task_ids, limit=limit, plot_task=plot_task, watch=watch)
+               families=families, task_ids=task_ids, limit=limit, plot_task=plot_task, watch=watch,
+               executor=executor, ray_address=ray_address)
 
 
 def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | str = "none",

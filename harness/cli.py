@@ -103,7 +103,14 @@ def _add_model_options(command: argparse.ArgumentParser) -> None:
                         help="main-model requests per run before it ends as max_requests (default 400)")
     parser.add_argument("--out", help="results directory (default results/<timestamp>)")
     parser.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1,
-                        help="parallel worker processes (default: the number of cores)")
+                        help="parallel worker processes (default: the number of cores); with --executor ray and no "
+                             "--ray-address, the CPUs of the local Ray started")
+    parser.add_argument("--executor", default="local", metavar="{local,in_process,ray}",
+                        help="how the cells run, not what is measured: local worker processes (default), "
+                             "in_process (one by one, here) or ray (Ray tasks; the `ray` extra; docs/scale.md)")
+    parser.add_argument("--ray-address", metavar="ADDRESS",
+                        help="with --executor ray: the Ray cluster to run on (auto: the one `ray start --head` "
+                             "started here; ray://HOST:10001: a remote one); default: a local Ray of --workers CPUs")
     parser.add_argument("--baseline", default=None,
                         help="strategy the report's paired differences compare against (default none)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
@@ -434,7 +441,7 @@ def _profiles(args: argparse.Namespace, model: str | None = None) -> dict:
 
 INVOCATION_OPTIONS = ("cache", "max_cost_usd", "max_total_cost_usd", "max_concurrency")
 # Options that say how, not what, to run: --resume may be given them (the matrix comes from config.json).
-RESUME_OPTIONS = {*INVOCATION_OPTIONS, "resume", "workers", "no_progress", "baseline", "rerun_errors", "repair",
+RESUME_OPTIONS = {*INVOCATION_OPTIONS, "resume", "workers", "executor", "ray_address", "no_progress", "baseline", "rerun_errors", "repair",
                   "api_base"}
 
 
@@ -449,7 +456,8 @@ def _run_options(args: argparse.Namespace) -> dict[str, Any]:
     apply_profile_options(profiles, retry=parse_inline_or_file(args.retry, "--retry") if args.retry else None,
                           faults=parse_inline_or_file(args.mock_faults, "--mock-faults") if args.mock_faults else None)
     return {"seeds": args.seeds, "profiles": profiles, "max_requests": args.max_requests, "out": args.out,
-            "clock": clock, "workers": args.workers, "progress": not args.no_progress, "baseline": args.baseline,
+            "clock": clock, "workers": args.workers, "executor": args.executor, "ray_address": args.ray_address,
+            "progress": not args.no_progress, "baseline": args.baseline,
             "command_line": args.command_line, "families": parse_names(args.family, "--family"),
             "task_ids": parse_names(args.task_ids, "--task-ids"), "limit": args.limit,
             **{name: getattr(args, name) for name in INVOCATION_OPTIONS}}
@@ -494,7 +502,8 @@ def _resume(args: argparse.Namespace) -> Path:
                    if k not in RESUME_OPTIONS and getattr(args, k) != v)
     if given:
         raise ConfigError(f"--resume takes the runs to make from {args.resume}/config.json; drop {', '.join(given)}")
-    return api.resume(args.resume, workers=args.workers, progress=not args.no_progress, api_base=args.api_base,
+    return api.resume(args.resume, workers=args.workers, executor=args.executor, ray_address=args.ray_address,
+                      progress=not args.no_progress, api_base=args.api_base,
                       **({"baseline": args.baseline} if args.baseline else {}),
                       **{name: getattr(args, name) for name in INVOCATION_OPTIONS},
                       rerun_errors=args.rerun_errors, repair=args.repair)

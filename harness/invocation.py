@@ -92,8 +92,9 @@ def reruns(row: dict[str, Any], rerun_errors: bool) -> bool:
 
 def execute(results: ResultsDir, cells: list[Cell], *, workers: int, progress: bool,
             max_total_cost_usd: float | None = None, rerun_errors: bool = False,
-            watch: Callable[[dict[str, Any]], None] | None = None) -> list[str]:
-    """Run the cells without a row yet, or whose row `reruns`; return the run ids left unfinished for
+            watch: Callable[[dict[str, Any]], None] | None = None, executor: str = "local",
+            ray_address: str | None = None) -> list[str]:
+    """Run the cells (on `executor`: harness.executors) without a row yet, or whose row `reruns`; return the run ids left unfinished for
     lack of budget. A rerun's row is appended, then runs.jsonl is rewritten with the last row per cell.
     `watch` is told of each row once it is in runs.jsonl (`run --inspect-log`)."""
     results.repair()
@@ -123,8 +124,8 @@ def execute(results: ResultsDir, cells: list[Cell], *, workers: int, progress: b
     INVOCATION_SPENDING.start(max_total_cost_usd)
     try:
         unstarted = stopped + [cell.run_id for cell in run_cells(todo, workers=workers, on_row=on_row,
-                                                                  progress=progress,
-                                                                  may_start=None if max_total_cost_usd is None else may_start)]
+                                                                  progress=progress, executor=executor,
+                                                                  ray_address=ray_address, may_start=None if max_total_cost_usd is None else may_start)]
     finally:
         INVOCATION_SPENDING.start(None)
         results.compact()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import threading
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Iterator, Protocol
 
 _semaphores: dict[tuple[str, int], Any] = {}
 _lock = threading.Lock()
@@ -16,7 +16,7 @@ def share_slots(keys: set[tuple[str, int]], context: Any) -> dict[tuple[str, int
     return {key: context.BoundedSemaphore(key[1]) for key in keys}
 
 
-def use_shared(slots: dict[tuple[str, int], Any], spending: Any) -> None:
+def use_shared(slots: dict[tuple[str, int], Any], spending: Ledger) -> None:
     """In a worker process: count requests and spending with the whole invocation's."""
     with _lock:
         _semaphores.clear()
@@ -38,54 +38,91 @@ def model_slot(model_key: str, limit: int | None) -> Iterator[None]:
         yield
 
 
-class Spending:
-    """What the runs of this invocation have spent, against its limit (if any).
+class Ledger(Protocol):
+    """Where the invocation's limit and spending are kept: this process's memory, shared memory of local
+    worker processes, or an actor of a cluster (harness.executors.ray_cluster)."""
 
-    Runs in threads share it, so an invocation's limit stops runs in flight too, at their next request.
-    `share()` moves it into shared memory that worker processes `use()`, so theirs count too.
-    """
+    def read(self) -> tuple[float, float]:
+        """The limit (NaN: none) and what was spent."""
+        ...
 
-    def __init__(self) -> None:
-        self._values: Any = [math.nan, 0.0]  # the limit (NaN: none) and what was spent
-        self._lock: Any = threading.Lock()
+    def reset(self, limit: float) -> None:
+        """A new limit (NaN: none), nothing spent."""
+        ...
 
-    @property
-    def limit(self) -> float | None:
+    def add(self, cost_usd: float) -> None:
+        ...
+
+
+class LocalLedger:
+    """The numbers in this process's memory, for its threads."""
+
+    def __init__(self, values: tuple[float, float] = (math.nan, 0.0)) -> None:
+        self._values, self._lock = list(values), threading.Lock()
+
+    def read(self) -> tuple[float, float]:
         with self._lock:
-            return None if math.isnan(self._values[0]) else self._values[0]
+            return self._values[0], self._values[1]
 
-    @property
-    def spent(self) -> float:
+    def reset(self, limit: float) -> None:
         with self._lock:
-            return self._values[1]
-
-    def start(self, limit: float | None) -> None:
-        with self._lock:
-            self._values[0], self._values[1] = math.nan if limit is None else limit, 0.0
+            self._values[:] = [limit, 0.0]
 
     def add(self, cost_usd: float) -> None:
         with self._lock:
             self._values[1] += cost_usd
 
-    def exhausted(self) -> bool:
-        with self._lock:
-            return not math.isnan(self._values[0]) and self._values[1] >= self._values[0]
 
-    def share(self, context: Any) -> Any:
+class SharedLedger(LocalLedger):
+    """The numbers in shared memory (a multiprocessing Array), for local worker processes too."""
+
+    def __init__(self, values: tuple[float, float], context: Any) -> None:
+        self._values = context.Array("d", list(values))
+        self._lock = self._values.get_lock()
+
+
+class Spending:
+    """What the runs of this invocation have spent, against its limit (if any).
+
+    Runs in threads share it, so an invocation's limit stops runs in flight too, at their next request.
+    `share()` moves it into shared memory that worker processes `use()`, so theirs count too; `use()`
+    takes any Ledger (a cluster's actor).
+    """
+
+    def __init__(self) -> None:
+        self._ledger: Ledger = LocalLedger()
+
+    @property
+    def limit(self) -> float | None:
+        limit = self._ledger.read()[0]
+        return None if math.isnan(limit) else limit
+
+    @property
+    def spent(self) -> float:
+        return self._ledger.read()[1]
+
+    def start(self, limit: float | None) -> None:
+        self._ledger.reset(math.nan if limit is None else limit)
+
+    def add(self, cost_usd: float) -> None:
+        self._ledger.add(cost_usd)
+
+    def exhausted(self) -> bool:
+        limit, spent = self._ledger.read()
+        return not math.isnan(limit) and spent >= limit
+
+    def share(self, context: Any) -> Ledger:
         """Keep the numbers in shared memory of `context` from now on; returns it for use() in workers."""
-        with self._lock:
-            shared = context.Array("d", list(self._values))
+        shared = SharedLedger(self._ledger.read(), context)
         self.use(shared)
         return shared
 
-    def use(self, shared: Any) -> None:
-        self._values, self._lock = shared, shared.get_lock()
+    def use(self, ledger: Ledger) -> None:
+        self._ledger = ledger
 
     def unshare(self) -> None:
         """Back to this process's own memory, keeping the numbers."""
-        with self._lock:
-            values = list(self._values)
-        self._values, self._lock = values, threading.Lock()
+        self._ledger = LocalLedger(self._ledger.read())
 
 
 INVOCATION_SPENDING = Spending()

@@ -298,14 +298,15 @@ def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strate
 
 def run_cells(cells: list[Cell], *, workers: int, on_row: Callable[[dict[str, Any]], None],
               progress: bool = True, may_start: Callable[[], bool] | None = None,
-              executor: str = "local") -> list[Cell]:
-    """Run cells on the executor named (harness.executors; in parallel when workers > 1), handing each
+              executor: str = "local", ray_address: str | None = None) -> list[Cell]:
+    """Run cells on the executor named (harness.executors; in parallel when workers > 1; `ray_address`: the
+    Ray cluster of executor "ray", None for a local one), handing each
     finished row to `on_row` at once. A cell starts only while `may_start()` holds (a spending limit);
     the cells never started are returned."""
     from tqdm import tqdm
 
     settle_heap()
-    chosen = make_executor(executor, workers, cells)
+    chosen = make_executor(executor, workers, cells, ray_address)
     bar = tqdm(total=len(cells), desc="runs", unit="run", disable=not progress, leave=False)
 
     def take(row: dict[str, Any]) -> None:

@@ -13,6 +13,8 @@ be avoided, printed next to its goal. One module per figure says what it measure
 * adapters (harness.bench.adapters): an adapter's own CPU per request at 400 messages / at 40. Goal <= 1.5.
 * peers (harness.bench.peers): one shared workload on ctxbench, Inspect AI and pydantic-ai, interleaved: the
   fastest peer's CPU per request / ctxbench's (goal >= 20) and ctxbench's late/early growth (goal <= 1.1).
+* scale (harness.bench.scale): the default suite's wall time on a local Ray of 2 CPUs / on 2 local worker
+  processes (the `ray` extra). Goal <= 1.25.
 
 `--check` exits 1 when a measured figure misses its goal.
 """
@@ -25,7 +27,7 @@ from typing import Callable, Iterable
 import harness  # noqa: F401  (offline environment first)
 from harness.bench.common import OVERHEAD_REPEATS, PARALLEL_REPEATS, PEER_REPEATS, PEER_REQUESTS, BenchOptions, Figure
 
-FIGURES = ("overhead", "flat", "memory", "parallel", "real", "adapters", "peers")
+FIGURES = ("overhead", "flat", "memory", "parallel", "real", "adapters", "peers", "scale")
 
 __all__ = ["FIGURES", "BenchOptions", "Figure", "main", "measure"]
 
