@@ -306,7 +306,7 @@ def run_cells(cells: list[Cell], *, workers: int, on_row: Callable[[dict[str, An
     from tqdm import tqdm
 
     settle_heap()
-    chosen = make_executor(executor, workers, cells, ray_address)
+    chosen = make_executor(executor, workers, cells, ray_address, warm_worker)
     bar = tqdm(total=len(cells), desc="runs", unit="run", disable=not progress, leave=False)
 
     def take(row: dict[str, Any]) -> None:
@@ -317,6 +317,17 @@ def run_cells(cells: list[Cell], *, workers: int, on_row: Callable[[dict[str, An
         return chosen.run(cells, run_cell, take, may_start, lost_row)
     finally:
         bar.close()
+
+
+def warm_worker() -> None:
+    """Load what a fresh worker process's first cell would (litellm, through the mock provider's module;
+    the tokenizer), then settle the heap, so no cell is billed seconds of imports or a full collection of
+    litellm's objects: a Ray actor calls it when it starts. Forked local workers have both from the parent."""
+    import harness.mock.provider  # noqa: F401  (loads litellm)
+    from harness import tokens
+
+    tokens.count_text("warm")
+    settle_heap()
 
 
 def lost_row(cell: Cell, error: BaseException) -> dict[str, Any]:

@@ -1,9 +1,9 @@
 """The scale figure (issue 23 item 3): wall time of the default suite (all strategies) on a local Ray of 2
 CPUs divided by that on 2 local worker processes, each measured in a fresh subprocess around the runs alone
-(imports excluded; for Ray, `ray.init` (harness.executors.ray_cluster.start_ray) is timed apart and
-reported as start-up, while its cell actors' start and first imports are in the runs' wall time, as a
-user waits for them: forked local workers start with everything imported); the median of `--repeats`
-(default 3) such pairs. The per-cell overhead is (Ray wall - local wall) / cells. Goal <= 1.25: on one
+(imports excluded; for Ray, its start-up, `ray.init` and its cell actors' start and imports before any
+cell (harness.executors.ray_cluster.RayCluster.start_s), and its stop after the last row (`stop_s`) are
+timed apart, fixed costs of an invocation: an info line gives the ratio with them; forked local workers
+start with everything imported); the median of `--repeats` (default 3) such pairs. The per-cell overhead is (Ray wall - local wall) / cells. Goal <= 1.25: on one
 machine Ray has no advantage, so this is what its scheduling, actors and the event logs' round trip cost.
 Needs the `ray` extra (else not measured).
 """
@@ -28,45 +28,46 @@ def figures(options: BenchOptions) -> list[Figure]:
 
 
 def scale_child(suite: str, executor: str, workers: int) -> dict[str, Any]:
-    """Wall seconds of run_cells over the suite on `executor` in this (fresh) process, after validating the
-    cells and settling the heap as parallel_child does; for "ray", the seconds of starting a local Ray
-    (`start_s`) come first, apart."""
-    from harness.executors import settle_heap
-    from harness.runner import run_cells, validate_cells
+    """Wall seconds of the suite's cells on `executor` in this (fresh) process, after validating the cells
+    and settling the heap as parallel_child does; for "ray", the executor's start-up (joining or starting
+    Ray, its actors' start and imports: `start_s`) apart from the runs' wall."""
+    from harness.executors import make_executor, settle_heap
+    from harness.runner import lost_row, run_cell, validate_cells, warm_worker
 
     with tempfile.TemporaryDirectory() as tmp:
         cells = common.cells(suite, "all", tmp)
         validate_cells(cells)
         settle_heap()
-        start_s = 0.0
-        if executor == "ray":
-            from harness.executors.ray_cluster import import_ray, start_ray
-
-            ray = import_ray()
-            began = time.perf_counter()
-            start_ray(ray, workers, None)
-            start_s = time.perf_counter() - began
+        chosen = make_executor(executor, workers, cells, warm=warm_worker)
         started = time.perf_counter()
-        run_cells(cells, workers=workers, on_row=lambda row: None, progress=False, executor=executor)
-        return {"wall_s": time.perf_counter() - started, "start_s": start_s, "cells": len(cells)}
+        chosen.run(cells, run_cell, lambda row: None, None, lost_row)
+        total = time.perf_counter() - started
+        start_s, stop_s = getattr(chosen, "start_s", 0.0), getattr(chosen, "stop_s", 0.0)
+        return {"wall_s": total - start_s - stop_s, "start_s": start_s, "stop_s": stop_s, "total_s": total,
+                "cells": len(cells)}
 
 
 def scale(suite: str = "default", repeats: int = 3) -> list[Figure]:
     name = f"scale {suite} ray / local, {WORKERS} workers"
     if importlib.util.find_spec("ray") is None:
         return [Figure(name, None, 1.25, note="needs the `ray` extra")]
-    ratios, walls, starts, per_cell = [], [], [], []
+    ratios, totals, walls, starts, stops, per_cell = [], [], [], [], [], []
     for _ in range(repeats):
         local = common.child("scale", [suite, "local", str(WORKERS)])
         on_ray = common.child("scale", [suite, "ray", str(WORKERS)])
         ratios.append(on_ray["wall_s"] / local["wall_s"])
+        totals.append(on_ray["total_s"] / local["total_s"])
         walls.append(f"{on_ray['wall_s']:.1f}s/{local['wall_s']:.1f}s")
         starts.append(on_ray["start_s"])
+        stops.append(on_ray["stop_s"])
         per_cell.append((on_ray["wall_s"] - local["wall_s"]) / on_ray["cells"] * 1000)
     spread = f"; spread {min(ratios):.2f}-{max(ratios):.2f}" if repeats > 1 else ""
     return [Figure(name, statistics.median(ratios), 1.25,
-                   note=f"wall {', '.join(walls)}{spread}; per cell +{statistics.median(per_cell):.0f} ms; "
-                        f"ray start-up {statistics.median(starts):.1f}s (apart)")]
+                   note=f"runs' wall {', '.join(walls)}{spread}; per cell {statistics.median(per_cell):+.0f} ms"),
+            Figure("  info: with Ray's start and stop", statistics.median(totals), 1.25,
+                   note=f"Ray start-up {statistics.median(starts):.1f}s (ray.init, then its actors' start and "
+                        f"imports, in parallel) before the first cell, stop {statistics.median(stops):.1f}s after "
+                        f"the last row; forked local workers start with everything imported")]
 
 
 if __name__ == "__main__":  # the child: SUITE EXECUTOR WORKERS

@@ -2,7 +2,7 @@
 `make_executor`; nothing here imports the runner."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from harness.errors import ConfigError
 from harness.executors import local_processes
@@ -28,15 +28,17 @@ def check_executor(name: str, address: str | None = None) -> None:
         import_ray()
 
 
-def make_executor(name: str, workers: int, cells: list[Any], address: str | None = None) -> Executor:
+def make_executor(name: str, workers: int, cells: list[Any], address: str | None = None,
+                  warm: Callable[[], None] | None = None) -> Executor:
     """The executor `name` for these cells: "local" runs them on local worker processes or threads
     (harness.executors.local_processes.worker_pool says how many) or here when one at a time is all
     that runs; "in_process" always here, one by one; "ray" as Ray tasks on the cluster at `address`, or on
-    a local Ray of `workers` CPUs (harness.executors.ray_cluster)."""
+    a local Ray of `workers` CPUs (harness.executors.ray_cluster), whose fresh worker processes call `warm`
+    before their first cell."""
     check_executor(name, address)
     if name == "ray":
         from harness.executors.ray_cluster import RayCluster
 
-        return RayCluster(workers, address)
+        return RayCluster(workers, address, warm)
     pool = local_processes.worker_pool(cells, workers) if name == "local" else None
     return InProcess() if pool is None else local_processes.LocalProcesses(pool)

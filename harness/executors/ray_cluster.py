@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import copy
 import os
+import time
 import shutil
 import tempfile
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from harness import limits
 from harness.errors import ConfigError
@@ -27,6 +28,9 @@ from harness.executors.process_threads import _picklable, _slot_keys
 from harness.limits import INVOCATION_SPENDING
 
 RAY_EXTRA = "pip install -e '.[ray]'"
+# Where a worker keeps a cell's event log until it returns it: in memory where the machine has a tmpfs (the
+# log is read back and deleted at once, so writing it to disk and syncing it is work for nothing).
+SCRATCH = "/dev/shm"
 RETRIES_ON_WORKER_DEATH = 3  # Ray's attempts after a worker process died mid-cell (then the cell's row is an error)
 
 
@@ -121,7 +125,7 @@ class RaySlot:
 def run_remote(cell: Any, run_cell: RunCell) -> tuple[bool, Any, bytes | None]:
     """In a Ray worker: run the cell with its event log in a temporary directory of this machine; returns
     whether it returned, its row (or the error it raised) and the event log's bytes (None: none written)."""
-    local = tempfile.mkdtemp(prefix="ctxbench-ray-")
+    local = tempfile.mkdtemp(prefix="ctxbench-ray-", dir=SCRATCH if os.path.isdir(SCRATCH) else None)
     try:
         here = copy.copy(cell)
         here.events_dir = local
@@ -139,8 +143,15 @@ class _CellRunner:
     """A Ray actor holding one CPU: runs the cells handed to it one at a time, counting requests and spending
     with the whole invocation's (set again whenever Ray restarts it)."""
 
-    def __init__(self, slots: dict[tuple[str, int], Any] | None, spending: RayLedger | None) -> None:
+    def __init__(self, slots: dict[tuple[str, int], Any] | None, spending: RayLedger | None,
+                 warm: Callable[[], None] | None) -> None:
         limits.use_shared(slots or {}, spending or limits.LocalLedger())
+        if warm is not None:
+            warm()  # what a first cell would load (litellm: seconds), before any cell
+
+    def ready(self) -> bool:
+        """Answered once the actor is up with its imports done (RayActors waits for every actor's)."""
+        return True
 
     def run(self, cell: Any, run_cell: RunCell) -> tuple[bool, Any, bytes | None]:
         return run_remote(cell, run_cell)
@@ -169,7 +180,7 @@ class RayActors:
 
     threads = 1
 
-    def __init__(self, ray: Any, profiles: dict[str, dict[str, Any]]) -> None:
+    def __init__(self, ray: Any, profiles: dict[str, dict[str, Any]], warm: Callable[[], None] | None = None) -> None:
         self._ray = ray
         keys = sorted(_slot_keys(profiles))
         slots_actor = ray.remote(_SlotsActor).remote(keys) if keys else None
@@ -182,7 +193,10 @@ class RayActors:
         self.processes = max(1, int(ray.cluster_resources().get("CPU", 1)))
         runner = ray.remote(num_cpus=1, max_restarts=RETRIES_ON_WORKER_DEATH,
                             max_task_retries=RETRIES_ON_WORKER_DEATH)(_CellRunner)
-        self._actors = [runner.remote(slots, self._spending) for _ in range(self.processes)]
+        began = time.perf_counter()
+        self._actors = [runner.remote(slots, self._spending, warm) for _ in range(self.processes)]
+        ray.get([actor.ready.remote() for actor in self._actors])
+        self.ready_s = time.perf_counter() - began  # the actors' start and imports, in parallel: before any cell
         self._helpers = [actor for actor in (slots_actor,) if actor is not None]
 
     def submit_to(self, worker: int, run_cell: RunCell, cell: Any) -> Future:
@@ -223,21 +237,33 @@ class RayCluster:
     One cell per CPU, handed out as local_processes.LocalProcesses does (task affinity; with a spending
     limit no more in flight than run)."""
 
-    def __init__(self, workers: int, address: str | None = None) -> None:
-        self.workers, self.address = workers, address
+    def __init__(self, workers: int, address: str | None = None, warm: Callable[[], None] | None = None) -> None:
+        self.workers, self.address, self.warm = workers, address, warm
+        self.start_s = 0.0  # joining or starting Ray, and its actors' start and imports (harness.bench.scale)
+        self.stop_s = 0.0  # after the last row: stopping the actors, and the local Ray started here
 
     def run(self, cells: list[Any], run_cell: RunCell, on_row: OnRow, may_start: MayStart | None,
             lost_row: LostRow) -> list[Any]:
         ray = import_ray()
+        began = time.perf_counter()
         started_here = not ray.is_initialized()
         if started_here:
             start_ray(ray, self.workers, self.address)
+        last_row = [began]
+
+        def take(row: dict[str, Any]) -> None:
+            on_row(row)
+            last_row[0] = time.perf_counter()
+
         try:
-            pool = RayActors(ray, cells[0].profiles if cells else {})
-            return LocalProcesses(pool).run(cells, run_cell, on_row, may_start, lost_row)  # type: ignore[arg-type]
+            pool = RayActors(ray, cells[0].profiles if cells else {}, self.warm)
+            self.start_s = time.perf_counter() - began
+            last_row[0] = time.perf_counter()
+            return LocalProcesses(pool).run(cells, run_cell, take, may_start, lost_row)  # type: ignore[arg-type]
         finally:
             if started_here:
                 ray.shutdown()
+            self.stop_s = time.perf_counter() - last_row[0]
 
 
 def start_ray(ray: Any, workers: int, address: str | None) -> None:
