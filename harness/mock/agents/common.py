@@ -1,7 +1,6 @@
 """What every simulated agent shares: a reading of the visible context and seeded knobs."""
 from __future__ import annotations
 
-import json
 import random
 import re
 from abc import ABC, abstractmethod
@@ -16,6 +15,7 @@ from harness.mock.agents.answers import answers
 from harness.mock.agents.memo import Pattern, arguments
 from harness.mock.agents.memory import Ledger, Memory
 from harness.mock.prefix import shared_prefix
+from harness.fast_json import sorted_json
 from harness.tokens import stable_hash
 
 ALL_ROLES = ("system", "user", "assistant", "tool")
@@ -443,7 +443,7 @@ class Visible:
         call_id = "call_" + stable_hash([self.seed, len(self.messages), previous, last[-200:], name, args])[:16]
         return {"role": "assistant", "content": content,
                 "tool_calls": [{"id": call_id, "type": "function",
-                                "function": {"name": name, "arguments": json.dumps(args, sort_keys=True)}}]}
+                                "function": {"name": name, "arguments": sorted_json(args)}}]}
 
 
 def answered(visible: Visible, message: dict[str, Any]) -> bool:

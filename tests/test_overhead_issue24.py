@@ -1,0 +1,50 @@
+"""Issue 24 item 1 (the overhead goal): the run path's faster helpers give exactly what they replace."""
+from __future__ import annotations
+
+import json
+import random
+
+from harness.fast_json import _holds_float, canonical_json, sorted_json
+from harness.frozen import freeze
+
+
+def _values() -> list:
+    rng = random.Random(24)
+    words = ["a", "é", "\u2028", "\U0001f600", "\x7f", "quote\"", "b\\s"]
+    values: list = [{"path": "notes/x.md", "n": 3}, {"z": [1, 2, {"b": None, "a": True}]}, "text", 7, None,
+                    {"cost": 1e-05}, [0.5, "x"], {2: "int key", 1: "k"}, (1, "t"), {"big": 2**70}]
+    for _ in range(500):
+        values.append({rng.choice(words) + str(rng.randint(0, 9)): rng.choice([rng.random(), rng.randint(-5, 5),
+                                                                           rng.choice(words), [rng.choice(words)]])
+                       for _ in range(rng.randint(0, 4))})
+    return values
+
+
+def test_sorted_json_is_json_dumps_sort_keys_text_for_text():
+    """Issue 24 item 1: tool call arguments (call ids, re-execution keys) are written by one encoder built
+    once; the text must be json.dumps(value, sort_keys=True)'s own, or call ids and rows would change."""
+    for value in _values():
+        assert sorted_json(value) == json.dumps(value, sort_keys=True), value
+
+
+def test_holds_float_finds_a_float_at_any_depth_and_of_any_float_type():
+    """Issue 24 item 1: the float check before orjson's canonical JSON (ours, issue 8) walks exact containers
+    recursively; a float anywhere, a float subclass, or a float inside a dict/list subclass must still be found
+    (json and orjson spell floats differently, so a miss would change view hashes)."""
+    float_subclass = type("Money", (float,), {})
+    dict_subclass = type("Record", (dict,), {})
+    list_subclass = type("Row", (list,), {})
+    holding = [1.5, [1, [2, [3, 0.25]]], {"a": {"b": (1, 2.0)}}, freeze({"m": [{"x": float("nan")}]}),
+               {"k": float_subclass(2)}, dict_subclass(v=0.1), {"row": list_subclass([1, 3.5])}]
+    flat = [1, "x", None, True, [1, "a", None], {"a": {"b": ("c", 2)}}, freeze({"m": [{"x": "y"}]}),
+            {"e": type("Label", (str,), {})("1.5")}, dict_subclass(v=1), list_subclass(["2.5"])]
+    for value in holding:
+        assert _holds_float(value), value
+    for value in flat:
+        assert not _holds_float(value), value
+
+
+def test_canonical_json_still_the_json_modules_bytes_with_the_new_float_check():
+    """Issue 24 item 1 over ours (issue 8): canonical_json gives json.dumps's compact sorted bytes."""
+    for value in _values():
+        assert canonical_json(value) == json.dumps(value, sort_keys=True, separators=(",", ":")).encode(), value
