@@ -48,3 +48,20 @@ def test_canonical_json_still_the_json_modules_bytes_with_the_new_float_check():
     """Issue 24 item 1 over ours (issue 8): canonical_json gives json.dumps's compact sorted bytes."""
     for value in _values():
         assert canonical_json(value) == json.dumps(value, sort_keys=True, separators=(",", ":")).encode(), value
+
+
+def test_chance_draws_what_a_fresh_generator_seeded_by_the_visible_key_draws_memoized_or_not():
+    """Issue 24 item 1: the agent's seeded draws (`Visible.chance`, ours) are memoized by their seed string; the
+    memo must give a fresh `random.Random(seed).random()` for new keys, repeated keys and after `forget`."""
+    from harness.mock.agents.common import Knobs, Visible
+    from harness.mock.agents.memo import forget
+    from harness.tokens import stable_hash
+
+    visible = Visible([{"role": "user", "content": "task"}], [], seed=3, knobs=Knobs())
+    for round_ in range(3):
+        for n in range(200):
+            key = ("fact", n % 50)
+            fresh = random.Random(stable_hash([3, *map(str, key)])).random()
+            for probability in (0.0, fresh, 0.5, 1.0):
+                assert visible.chance(probability, *key) == (fresh < probability)
+        forget()
