@@ -377,7 +377,7 @@ class Visible:
         """How many leading messages are the very objects of `old` (folds mostly share one `old`)."""
         known = self._prefixes.get(id(old))
         if known is None or known[0] is not old:
-            known = self._prefixes[id(old)] = (old, shared_prefix(old, self.messages))
+            known = self._prefixes[id(old)] = (old, shared_prefix(old, self.frozen))  # two tuples: no copies
         return known[1]
 
     def replaced(self, old: tuple[dict[str, Any], ...]) -> list[int]:
