@@ -65,3 +65,28 @@ def test_chance_draws_what_a_fresh_generator_seeded_by_the_visible_key_draws_mem
             for probability in (0.0, fresh, 0.5, 1.0):
                 assert visible.chance(probability, *key) == (fresh < probability)
         forget()
+
+
+def test_an_environments_tools_are_fixed_so_execute_may_keep_them_by_name():
+    """Issue 24 item 1: `Environment.execute` keeps `tool_specs()` by name from its first call; that holds only
+    while an instance's tools never change, checked here for every family over a run's tool calls (a family
+    whose tools changed with its state would make execute refuse or accept the wrong calls)."""
+    from tasks.suites import load_tasks
+
+    rows = load_tasks("smoke")
+    assert len({row.family for row in rows}) >= 5  # every family
+    for row in rows:
+        environment = row.build()
+        names = [spec.name for spec in environment.tool_specs()]
+        kept = environment._specs_by_name()
+        assert list(kept) == names
+        for spec in environment.tool_specs():
+            environment.execute(_call(spec.name))  # whatever a call changes, the tools stay
+        assert [spec.name for spec in environment.tool_specs()] == names
+        assert environment._specs_by_name() is kept and list(kept) == names
+
+
+def _call(name: str):
+    from tasks.base import ToolCall
+
+    return ToolCall(id="c1", name=name, arguments="{}", args={})
