@@ -39,8 +39,13 @@ class Guarded:
         if not callable(value):
             return value  # a state (e.g. `submitted`): read afresh each time
 
-        def guarded(*args: Any, **kwargs: Any) -> Any:
-            return guarded_call(f"{self._owner}'s {name}", value, *args, **kwargs)
+        def guarded(*args: Any, **kwargs: Any) -> Any:  # guarded_call's body inlined: it runs for every hook call
+            try:
+                return value(*args, **kwargs)
+            except (KeyboardInterrupt, RunCrash):
+                raise
+            except BaseException as exc:
+                raise RunCrash(f"{self._owner}'s {name}", exc) from exc
 
         setattr(self, name, guarded)  # found here from now on: one lookup per method per run
         return guarded

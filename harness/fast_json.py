@@ -17,6 +17,7 @@ from harness.frozen import FrozenDict, FrozenList
 _LINE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)  # events are trees
 _ASCII_LINE = json.JSONEncoder(separators=(",", ":"), check_circular=False)  # for strings UTF-8 cannot hold
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+_SORTED = json.JSONEncoder(sort_keys=True)  # json.dumps(value, sort_keys=True)'s own encoder, built once
 _PASS_ON = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 _LINE_OPTIONS = _PASS_ON | orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
 _CANONICAL_OPTIONS = _PASS_ON | orjson.OPT_SORT_KEYS
@@ -63,22 +64,40 @@ def canonical_json(value: Any) -> bytes:
     return _CANONICAL.encode(value).encode("utf-8")
 
 
+def sorted_json(value: Any) -> str:
+    """`json.dumps(value, sort_keys=True)`, the very text, without building an encoder per call as
+    `json.dumps` does for any non-default option (a tool call's arguments, per request)."""
+    return _SORTED.encode(value)
+
+
+_FLAT = frozenset({str, int, bool, type(None)})  # exact types that hold no float
+
+
 def _holds_float(value: Any) -> bool:
-    """Whether plain data holds a float anywhere (a loop over exact types first: it runs for every hash)."""
-    pending = [value]
-    while pending:
-        item = pending.pop()
-        kind = type(item)
-        if kind is str or kind is int or item is None or kind is bool:
-            continue
-        if kind is dict or kind is FrozenDict:
-            pending.extend(item.values())
-        elif kind is list or kind is tuple or kind is FrozenList:
-            pending.extend(item)
-        elif isinstance(item, float):
+    """Whether plain data holds a float anywhere. It runs for every hash, mostly over a message or a short
+    list of strings and ints: exact containers are walked recursively, skipping their flat items without
+    a call; anything else is left to `_holds_float_any`."""
+    kind = type(value)
+    if kind is dict or kind is FrozenDict:
+        items = value.values()
+    elif kind is list or kind is tuple or kind is FrozenList:
+        items = value
+    elif kind in _FLAT:
+        return False
+    else:
+        return _holds_float_any(value)
+    for item in items:
+        if type(item) not in _FLAT and _holds_float(item):
             return True
-        elif isinstance(item, dict):
-            pending.extend(item.values())
-        elif isinstance(item, (list, tuple)):
-            pending.extend(item)
+    return False
+
+
+def _holds_float_any(value: Any) -> bool:
+    """`_holds_float` of a value of any type (subclasses of float, dict, list or tuple included)."""
+    if isinstance(value, float):
+        return True
+    if isinstance(value, dict):
+        return any(_holds_float(item) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_holds_float(item) for item in value)
     return False

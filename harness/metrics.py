@@ -79,6 +79,7 @@ from typing import Any, Iterable, Mapping
 
 from harness.context import MAIN_PROFILE
 from harness.secrets import scrub
+from harness.fast_json import sorted_json
 from harness.tokens import stable_hash
 
 TOKEN_FIELDS = ("input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens")
@@ -93,7 +94,7 @@ LOOP_CONDENSATIONS = 3
 def call_key(function: Mapping[str, Any]) -> tuple[str, str]:
     """A tool call's name and its arguments in canonical JSON (as given when they do not parse)."""
     try:
-        arguments = json.dumps(json.loads(function.get("arguments") or "{}"), sort_keys=True)
+        arguments = sorted_json(json.loads(function.get("arguments") or "{}"))
     except json.JSONDecodeError:
         arguments = function.get("arguments") or ""
     return function.get("name", ""), arguments

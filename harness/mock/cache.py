@@ -42,26 +42,32 @@ class BlockChain:
         self.cumulative = array("q")
 
     def read(self, blocks: list[Any], key_of: Callable[[Any], Hashable], tokens_of: Callable[[Any], int]) -> int:
-        """Take `blocks` as the current request; returns its total tokens."""
-        old, old_keys, old_tokens = self.blocks, self.block_keys, self.block_tokens
+        """Take `blocks` as the current request; returns its total tokens. `blocks` is kept as it is (a fresh
+        list the caller does not change afterwards), and the keys and counts are updated in place: a position's
+        old key and count are read before they are overwritten, so nothing per request copies the whole chain."""
+        old, keys, tokens = self.blocks, self.block_keys, self.block_tokens
         shared = shared_prefix(old, blocks)
         del self.prefix_keys[shared:], self.cumulative[shared:]
-        keys, tokens = old_keys[:shared], old_tokens[:shared]
         running_key = self.prefix_keys[-1] if shared else 0
         running_tokens = self.cumulative[-1] if shared else 0
+        kept = len(old)
         for position in range(shared, len(blocks)):
             block = blocks[position]
-            if position < len(old) and block is old[position]:
-                key, size = old_keys[position], old_tokens[position]
+            if position < kept and block is old[position]:
+                key, size = keys[position], tokens[position]
             else:
                 key, size = key_of(block), tokens_of(block)
-            keys.append(key)
-            tokens.append(size)
+                if position < kept:
+                    keys[position], tokens[position] = key, size
+            if position >= kept:
+                keys.append(key)
+                tokens.append(size)
             running_key = hash((running_key, key))
             running_tokens += size
             self.prefix_keys.append(running_key)
             self.cumulative.append(running_tokens)
-        self.blocks, self.block_keys, self.block_tokens = list(blocks), keys, tokens
+        del keys[len(blocks):], tokens[len(blocks):]
+        self.blocks = blocks
         return running_tokens
 
 

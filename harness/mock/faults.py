@@ -51,10 +51,13 @@ class Draw:
     malformed: bool
 
 
+NO_FAULT = Draw(None, False)  # read-only: one for every request of a session without faults
+
+
 def draw(faults: Faults, *, seed: int, session: str, index: int, attempt: int = 0) -> Draw:
     """The faults of attempt `attempt` of request `index` of `session`."""
     if not faults.active:
-        return Draw(None, False)
+        return NO_FAULT
     rng = random.Random(stable_hash(["fault", seed, session, index, attempt]))
     roll = rng.random()
     error = None

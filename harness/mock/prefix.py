@@ -16,7 +16,9 @@ def shared_prefix(old: Sequence[Any], new: Sequence[Any]) -> int:
     same object count as shared, which is as good: a reading depends on content alone.
     """
     shared = min(len(old), len(new))
-    before, after = list(old[:shared]), list(new[:shared])
+    before, after = old[:shared], new[:shared]
+    if type(before) is not type(after):  # a tuple against a list: compared as lists
+        before, after = list(before), list(after)
     if before == after:
         return shared
     low, high = 0, shared  # the first `low` items are equal; a difference lies in [low, high)

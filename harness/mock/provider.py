@@ -10,7 +10,6 @@ replay (harness.trace_replay) hands the provider the recorded reply instead (`re
 """
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +21,7 @@ from litellm import CustomLLM
 from harness.clock import simulated_latency_s
 from harness.config import build_dataclass, require
 from harness.errors import ConfigError, did_you_mean
+from harness.fast_json import sorted_json
 from harness.llm import DEFAULT_MOCK_WINDOW, DEFAULT_PRICE_MODEL, check_price_model
 from harness.mock.agents import respond
 from harness.mock.agents.common import Knobs, build_knobs
@@ -98,7 +98,7 @@ _NO_TOOLS: list[dict[str, Any]] = []
 def _block_key(block: dict[str, Any] | list[dict[str, Any]]) -> int:
     """A message's identity for the prefix cache (the first block, the tool list, by its JSON)."""
     if isinstance(block, list):
-        return hash(json.dumps(block, sort_keys=True)) if block else 0
+        return hash(sorted_json(block)) if block else 0
     message = block
     calls = tuple(
         (c.get("id"), c.get("function", {}).get("name"), c.get("function", {}).get("arguments"))

@@ -9,11 +9,11 @@ what it has, which is wrong, as a real model would.
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from harness.fast_json import sorted_json
 from harness.mock.agents.common import Exchange, Visible
 from harness.mock.agents.memo import Pattern
 from harness.mock.agents.reading import (PAGER, ReadableFold, is_clamped, page_call, page_calls, reading,
@@ -92,7 +92,7 @@ def _refetches(visible: Visible, code: str, paths: list[str]) -> int:
     for calls in (visible.calls_with("search", "text", code), reads, pages):
         seen: set[str] = set()
         for exchange in calls:
-            key = json.dumps(exchange.args, sort_keys=True)
+            key = sorted_json(exchange.args)
             repeats += key in seen
             seen.add(key)
     return repeats

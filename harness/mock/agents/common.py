@@ -1,7 +1,6 @@
 """What every simulated agent shares: a reading of the visible context and seeded knobs."""
 from __future__ import annotations
 
-import json
 import random
 import re
 from abc import ABC, abstractmethod
@@ -13,9 +12,10 @@ from typing import Any, Callable, Hashable, TypeVar
 from harness.config import build_dataclass, require
 from harness.errors import ConfigError
 from harness.mock.agents.answers import answers
-from harness.mock.agents.memo import Pattern, arguments
+from harness.mock.agents.memo import Pattern, Readings, arguments
 from harness.mock.agents.memory import Ledger, Memory
 from harness.mock.prefix import shared_prefix
+from harness.fast_json import sorted_json
 from harness.tokens import stable_hash
 
 ALL_ROLES = ("system", "user", "assistant", "tool")
@@ -333,6 +333,12 @@ class Found(Fold):
             self.ledger.put(position, self.items, item, None)
 
 
+# The first random() of a generator seeded with a string, by that string: a pure function of it, memoized like the
+# agent's other readings (a writer's notes draw each fact again on every request that writes them; seeding the
+# Mersenne Twister from a string costs ~4 us).
+_first_draws = Readings(lambda seed: random.Random(seed).random())
+
+
 class Visible:
     """The request as the agent sees it: nothing more.
 
@@ -371,7 +377,7 @@ class Visible:
         """How many leading messages are the very objects of `old` (folds mostly share one `old`)."""
         known = self._prefixes.get(id(old))
         if known is None or known[0] is not old:
-            known = self._prefixes[id(old)] = (old, shared_prefix(old, self.messages))
+            known = self._prefixes[id(old)] = (old, shared_prefix(old, self.frozen))  # two tuples: no copies
         return known[1]
 
     def replaced(self, old: tuple[dict[str, Any], ...]) -> list[int]:
@@ -425,12 +431,9 @@ class Visible:
             return None
         return self.exchange(self.messages[-1].get("tool_call_id"))
 
-    def rng(self, *key: Any) -> random.Random:
-        """A generator seeded by the run seed and a key of visible facts: same input, same choice."""
-        return random.Random(stable_hash([self.seed, *map(str, key)]))
-
     def chance(self, probability: float, *key: Any) -> bool:
-        return self.rng(*key).random() < probability
+        """A draw seeded by the run seed and a key of visible facts: same input, same choice."""
+        return _first_draws[stable_hash([self.seed, *map(str, key)])] < probability
 
     def keeps(self, *fact: Any) -> bool:
         """Whether the writer of notes over this context writes this fact down (see Writer)."""
@@ -443,7 +446,7 @@ class Visible:
         call_id = "call_" + stable_hash([self.seed, len(self.messages), previous, last[-200:], name, args])[:16]
         return {"role": "assistant", "content": content,
                 "tool_calls": [{"id": call_id, "type": "function",
-                                "function": {"name": name, "arguments": json.dumps(args, sort_keys=True)}}]}
+                                "function": {"name": name, "arguments": sorted_json(args)}}]}
 
 
 def answered(visible: Visible, message: dict[str, Any]) -> bool:

@@ -1,0 +1,92 @@
+"""Issue 24 item 1 (the overhead goal): the run path's faster helpers give exactly what they replace."""
+from __future__ import annotations
+
+import json
+import random
+
+from harness.fast_json import _holds_float, canonical_json, sorted_json
+from harness.frozen import freeze
+
+
+def _values() -> list:
+    rng = random.Random(24)
+    words = ["a", "é", "\u2028", "\U0001f600", "\x7f", "quote\"", "b\\s"]
+    values: list = [{"path": "notes/x.md", "n": 3}, {"z": [1, 2, {"b": None, "a": True}]}, "text", 7, None,
+                    {"cost": 1e-05}, [0.5, "x"], {2: "int key", 1: "k"}, (1, "t"), {"big": 2**70}]
+    for _ in range(500):
+        values.append({rng.choice(words) + str(rng.randint(0, 9)): rng.choice([rng.random(), rng.randint(-5, 5),
+                                                                           rng.choice(words), [rng.choice(words)]])
+                       for _ in range(rng.randint(0, 4))})
+    return values
+
+
+def test_sorted_json_is_json_dumps_sort_keys_text_for_text():
+    """Issue 24 item 1: tool call arguments (call ids, re-execution keys) are written by one encoder built
+    once; the text must be json.dumps(value, sort_keys=True)'s own, or call ids and rows would change."""
+    for value in _values():
+        assert sorted_json(value) == json.dumps(value, sort_keys=True), value
+
+
+def test_holds_float_finds_a_float_at_any_depth_and_of_any_float_type():
+    """Issue 24 item 1: the float check before orjson's canonical JSON (ours, issue 8) walks exact containers
+    recursively; a float anywhere, a float subclass, or a float inside a dict/list subclass must still be found
+    (json and orjson spell floats differently, so a miss would change view hashes)."""
+    float_subclass = type("Money", (float,), {})
+    dict_subclass = type("Record", (dict,), {})
+    list_subclass = type("Row", (list,), {})
+    holding = [1.5, [1, [2, [3, 0.25]]], {"a": {"b": (1, 2.0)}}, freeze({"m": [{"x": float("nan")}]}),
+               {"k": float_subclass(2)}, dict_subclass(v=0.1), {"row": list_subclass([1, 3.5])}]
+    flat = [1, "x", None, True, [1, "a", None], {"a": {"b": ("c", 2)}}, freeze({"m": [{"x": "y"}]}),
+            {"e": type("Label", (str,), {})("1.5")}, dict_subclass(v=1), list_subclass(["2.5"])]
+    for value in holding:
+        assert _holds_float(value), value
+    for value in flat:
+        assert not _holds_float(value), value
+
+
+def test_canonical_json_still_the_json_modules_bytes_with_the_new_float_check():
+    """Issue 24 item 1 over ours (issue 8): canonical_json gives json.dumps's compact sorted bytes."""
+    for value in _values():
+        assert canonical_json(value) == json.dumps(value, sort_keys=True, separators=(",", ":")).encode(), value
+
+
+def test_chance_draws_what_a_fresh_generator_seeded_by_the_visible_key_draws_memoized_or_not():
+    """Issue 24 item 1: the agent's seeded draws (`Visible.chance`, ours) are memoized by their seed string; the
+    memo must give a fresh `random.Random(seed).random()` for new keys, repeated keys and after `forget`."""
+    from harness.mock.agents.common import Knobs, Visible
+    from harness.mock.agents.memo import forget
+    from harness.tokens import stable_hash
+
+    visible = Visible([{"role": "user", "content": "task"}], [], seed=3, knobs=Knobs())
+    for round_ in range(3):
+        for n in range(200):
+            key = ("fact", n % 50)
+            fresh = random.Random(stable_hash([3, *map(str, key)])).random()
+            for probability in (0.0, fresh, 0.5, 1.0):
+                assert visible.chance(probability, *key) == (fresh < probability)
+        forget()
+
+
+def test_an_environments_tools_are_fixed_so_execute_may_keep_them_by_name():
+    """Issue 24 item 1: `Environment.execute` keeps `tool_specs()` by name from its first call; that holds only
+    while an instance's tools never change, checked here for every family over a run's tool calls (a family
+    whose tools changed with its state would make execute refuse or accept the wrong calls)."""
+    from tasks.suites import load_tasks
+
+    rows = load_tasks("smoke")
+    assert len({row.family for row in rows}) >= 5  # every family
+    for row in rows:
+        environment = row.build()
+        names = [spec.name for spec in environment.tool_specs()]
+        kept = environment._specs_by_name()
+        assert list(kept) == names
+        for spec in environment.tool_specs():
+            environment.execute(_call(spec.name))  # whatever a call changes, the tools stay
+        assert [spec.name for spec in environment.tool_specs()] == names
+        assert environment._specs_by_name() is kept and list(kept) == names
+
+
+def _call(name: str):
+    from tasks.base import ToolCall
+
+    return ToolCall(id="c1", name=name, arguments="{}", args={})
