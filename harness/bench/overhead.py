@@ -84,7 +84,7 @@ def ratio_figures(name: str, samples: Samples, goal: float = GOAL) -> list[Figur
     for kind, pick in (("median", statistics.median), ("best", min)):
         cpu, tokenize = pick(own), pick(once)
         figures.append(Figure(f"{name} {kind}", cpu / tokenize, goal,
-                              note=f"run CPU {cpu:.2f}s / tokenize once {tokenize * 1000:.1f}ms "
+                              note=f"{'own' if library else 'run'} CPU {cpu:.2f}s / tokenize once {tokenize * 1000:.1f}ms "
                                    f"({samples.texts:,} texts){library}{spread if kind == 'median' else ''}"))
     return figures
 

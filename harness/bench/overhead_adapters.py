@@ -12,6 +12,7 @@ bench with that interpreter (here `/work/venv312/bin/python -m harness.bench --f
 from __future__ import annotations
 
 import sys
+import tempfile
 
 from harness.bench.common import OVERHEAD_REPEATS, BenchOptions, Figure
 from harness.bench.overhead import GOAL, overhead
@@ -44,4 +45,15 @@ def overhead_adapters(suite: str, repeats: int = OVERHEAD_REPEATS) -> list[Figur
     missing = [Figure(f"overhead {name} ({suite})", None, GOAL,
                       note=f"not installed here: {strategy_class(name).library.install_hint()}")
                for name in names if name not in here]
+    warm_up(here)
     return (overhead(suite, here, repeats) if here else []) + missing
+
+
+def warm_up(names: list[str]) -> None:
+    """One smoke run under each adapter, untimed: its library's imports and first-use setup are not billed."""
+    from harness.bench import common
+    from harness.runner import run_cell
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            run_cell(common.cells("smoke", [name], tmp)[0])
