@@ -6,7 +6,9 @@ the runs (harness.bench.overhead, whose repeats, median and best figures and spr
 The traces are the `long` suite's own event logs, read back as ctxbench traces (harness.traces.ctxbench_log):
 its six tasks run once under `none` (the conversation left to grow until the window) and once under
 `observation_masking` (every task to its end), recorded before timing: 12 traces, ~1,900 recorded
-responses, up to ~200k tokens. They are read once before timing, as a suite's tasks are built once.
+responses, up to ~200k tokens. They are read once before timing, as a suite's tasks are built once;
+the memo of the texts' references (harness.references) is emptied before each strategy's replays, as
+the count memo is, so each strategy pays for reading them as a fresh `ctxbench traces` process would.
 """
 from __future__ import annotations
 
@@ -53,6 +55,7 @@ def record(directory: Path) -> list[Any]:
 
 
 def overhead_traces(strategies: list[str], repeats: int = OVERHEAD_REPEATS) -> list[Figure]:
+    from harness import references
     from harness.api import mock_profiles, strategy_specs
     from harness.trace_replay import REPLAY_MODEL, build_cells, replay_cell
 
@@ -67,6 +70,7 @@ def overhead_traces(strategies: list[str], repeats: int = OVERHEAD_REPEATS) -> l
 
         def prepare(strategy: str, repeat: int) -> Callable[[], float]:
             cells = build_cells(traces, strategy_specs([strategy]), profiles, str(Path(tmp) / f"{strategy}-{repeat}"))
+            references.forget()  # each text's references read within the replay, as by a fresh process
             return lambda: sum(replay_cell(cell)["library_cpu_s"] or 0.0 for cell in cells)
 
         samples = turns(names, prepare, repeats)
