@@ -8,8 +8,11 @@ import re
 import pytest
 
 from harness import bench
-from harness.bench import adapters, common, flat, memory, overhead, parallel, real, session
+from harness.bench import (adapters, common, flat, memory, overhead, overhead_adapters, overhead_traces, parallel,
+                           real, session)
+from harness.api import mock_profiles
 from harness.mock.agents import memo
+from harness.trace_replay import REPLAY_MODEL
 from strategies import comparison_strategies
 
 TEXTS = ["record AB-0001 | weight 3 | successor AB-0002\nrecord AB-0002 | weight 5 | successor AB-0003",
@@ -68,6 +71,82 @@ def test_check_exits_nonzero_when_a_goal_is_missed(monkeypatch, capsys):
     assert bench.main(["--figures", "overhead", "--check"]) == 1
     assert bench.main(["--figures", "overhead"]) == 0
     assert "missed goals: overhead none (long)" in capsys.readouterr().out
+
+
+def test_overhead_figures_are_the_median_and_the_best_of_the_repeats():
+    """Issue 24 item 1: the overhead figure reports the median of its repeats next to the best, each side's
+    (run CPU, tokenizing once) median and best, with the spread of the repeats in the note."""
+    samples = overhead.Samples(cpu=[0.30, 0.66, 0.36], library=[0.0, 0.0, 0.0], once=[0.10, 0.11, 0.12], texts=7)
+    median, best = overhead.ratio_figures("overhead none (long)", samples)
+    assert (median.name, best.name) == ("overhead none (long) median", "overhead none (long) best")
+    assert median.value == pytest.approx(0.36 / 0.11) and median.met is False
+    assert best.value == pytest.approx(0.30 / 0.10) and best.met is True
+    assert "3 repeats: run CPU 0.30-0.66s, tokenizing 100-120ms, ratio 3.00-6.00" in median.note
+
+
+def test_overhead_leaves_the_library_time_out_of_the_ratio():
+    """Issue 24 item 1: for an adapter, the library's own time is reported apart and left out of the ratio."""
+    samples = overhead.Samples(cpu=[1.0], library=[0.7], once=[0.1], texts=1)
+    median, best = overhead.ratio_figures("overhead pai.x (long)", samples)
+    assert median.value == pytest.approx(3.0) == best.value
+    assert "own CPU 0.30s" in median.note and "library itself 0.70s (median, left out)" in median.note
+
+
+def test_overhead_turns_interleave_the_labels_and_time_only_the_work():
+    """The labels take turns within each repeat (so a slow minute hits one repeat of each); preparing the
+    work is not timed; the texts tokenized once are those the work counted (ours, issue 8 item 2)."""
+    from harness import tokens
+
+    calls = []
+
+    def prepare(label, repeat):
+        calls.append((label, repeat))
+        return lambda: tokens.count_text(f"{label} text {repeat}") and 0.25
+
+    samples = overhead.turns(["a", "b"], prepare, 2)
+    assert calls == [("a", 0), ("b", 0), ("a", 1), ("b", 1)]
+    assert samples["a"].library == [0.25, 0.25] and samples["a"].texts == 1 and len(samples["b"].once) == 2
+
+
+def test_check_fails_when_the_median_misses_though_the_best_meets(monkeypatch, capsys):
+    """Issue 24 item 1: both the median and the best are held to the goal; --check fails on a missed median."""
+    samples = overhead.Samples(cpu=[0.29, 0.40, 0.45], library=[0.0] * 3, once=[0.1] * 3, texts=1)
+    monkeypatch.setattr(bench, "measure", lambda names, **_: overhead.ratio_figures("overhead none (long)", samples))
+    assert bench.main(["--figures", "overhead", "--check"]) == 1
+    assert "missed goals: overhead none (long) median" in capsys.readouterr().out
+
+
+def test_overhead_figures_of_trace_replay_and_adapters_are_named():
+    """Issue 24 item 1: trace replay and the adapters get the overhead figure, under their own names."""
+    assert {"overhead", "overhead_traces", "overhead_adapters"} <= set(bench.FIGURES)
+    assert all(name in bench.__doc__ for name in ("overhead_traces", "overhead_adapters"))
+    assert set(overhead_adapters.adapter_names()) >= {"pai.tiered_compaction", "inspect.compaction_edit",
+                                                      "openhands.llm_summarizing"}
+
+
+def test_overhead_traces_replays_only_what_a_replay_accepts():
+    """trace_replay refuses agent_reset (its condense tool needs the agent's call): the figure leaves it out."""
+    from harness.api import mock_profiles
+    from harness.trace_replay import REPLAY_MODEL
+
+    names = overhead_traces.replayable(comparison_strategies(), mock_profiles(REPLAY_MODEL))
+    assert "agent_reset" not in names and {"none", "clear_tool_uses", "llm_summarizing"} <= set(names)
+
+
+def test_overhead_adapters_lists_a_missing_library_as_not_measured(monkeypatch):
+    """An adapter whose library is not installed is a not-measured line with its install hint (nothing runs)."""
+    from strategies.adapters import Library
+
+    monkeypatch.setattr(Library, "version", lambda self: None)
+    figures = overhead_adapters.overhead_adapters("smoke", 1)
+    assert figures and all(f.value is None and "pip install" in f.note for f in figures)
+
+
+def test_overhead_repeats_must_be_positive(capsys):
+    """Bad input: --overhead-repeats 0 is refused before anything is measured (exit 2)."""
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(["--figures", "overhead", "--overhead-repeats", "0"])
+    assert exit_info.value.code == 2 and "--overhead-repeats" in capsys.readouterr().err
 
 
 def test_unknown_figure_is_refused(capsys):
@@ -181,9 +260,40 @@ def test_memory_of_a_long_run():
                    strict=False)
 @pytest.mark.parametrize("strategy", comparison_strategies())
 def test_overhead_ratio_long(strategy):
-    """Issue 8.2: CPU of the mock long runs / tokenizing their distinct contents once <= 3, per strategy."""
-    figure = overhead.overhead("long", [strategy])[0]
-    assert figure.met, figure.line()
+    """Issue 8.2, issue 24.1: CPU of the mock long runs / tokenizing their distinct contents once <= 3, per
+    strategy, by the median of the repeats and by the best."""
+    figures = overhead.overhead("long", [strategy])
+    assert all(figure.met for figure in figures), "\n".join(figure.line() for figure in figures)
+
+
+REPLAYABLE = overhead_traces.replayable(comparison_strategies(), mock_profiles(REPLAY_MODEL))
+
+
+@pytest.mark.benchmark
+@pytest.mark.xfail(reason="measured on 2 shared cores at load 7-10 (docs/performance.md, issue 24 section): median "
+                          "4.5-6.5, best 4.2-6.6 with the references read afresh per strategy; most of a replay's "
+                          "CPU is the native run path (runner, view, mock), itself at 3.4-4.4 there", strict=False)
+@pytest.mark.parametrize("strategy", REPLAYABLE)
+def test_overhead_ratio_trace_replay(strategy):
+    """Issue 24.1: CPU of replaying the long suite's own event logs / tokenizing their distinct texts once <= 3,
+    per replayable strategy, by the median and by the best (harness.bench.overhead_traces)."""
+    figures = overhead_traces.overhead_traces([strategy])
+    assert all(figure.met for figure in figures), "\n".join(figure.line() for figure in figures)
+
+
+@pytest.mark.benchmark
+@pytest.mark.xfail(reason="measured on 2 shared cores at load 7-10: median 3.8-5.6 (pai), 4.6-5.4 (inspect) at "
+                          "load ~7.7, 6.3-10.8 at ~10; the adapters' own hooks are ~0.03-0.09 s of ~0.5 s, the "
+                          "rest the native run path (itself at 3.4-4.4 there)", strict=False)
+@pytest.mark.parametrize("adapter", overhead_adapters.adapter_names())
+def test_overhead_ratio_adapters(adapter):
+    """Issue 24.1: CPU of the long suite's runs under an adapter, the library's own time left out / tokenizing
+    their distinct texts once <= 3, by the median and by the best (harness.bench.overhead_adapters)."""
+    if not overhead_adapters.installed(adapter):
+        pytest.skip(f"{adapter}'s library is not installed in this interpreter")
+    overhead_adapters.warm_up([adapter])
+    figures = overhead.overhead("long", [adapter])
+    assert all(figure.met for figure in figures), "\n".join(figure.line() for figure in figures)
 
 
 @pytest.mark.benchmark

@@ -71,6 +71,35 @@ def test_references_are_ids_numbers_paths_and_quoted_values_not_words():
     assert args == {"Paris", "500"}  # argument values, not the parameter names
 
 
+TOKEN_CASES = ["plain words only here", "ENT-4821 a.b.c src/app.py user_id __init__ x_", "-:@#-a1 ::: 2² v1.2.3.",
+               "a" * 300 + "1 " + "b-" * 200 + "c/", "naïve_façade Straße-9 ①②③ ٣٤٥ 東京_1 @@user #12 :x.y:",
+               "tail.", "1,000,000 and 3.1415, 42 0x1f --flag=7"]
+
+
+@pytest.mark.parametrize("text", TOKEN_CASES)
+def test_token_pattern_matches_what_the_plain_pattern_matched(text):
+    """Ours (issue 24 item 1, trace replay's overhead): the possessive token pattern finds the same tokens as
+    the plain one it replaced, [\\w./:@#-]*[\\d/_.][\\w./:@#-]* at each token's start (Unicode included)."""
+    import re
+
+    from harness import references
+
+    plain = re.compile(r"(?<![\w./:@#-])[\w./:@#-]*[\d/_.][\w./:@#-]*")
+    assert references._TOKEN.findall(text) == plain.findall(text)
+
+
+def test_forgetting_references_reads_each_text_afresh():
+    """Ours: harness.references.forget() empties its memos (the overhead bench times a fresh process's reading)."""
+    from harness import references
+
+    text = "fresh ENT-9999 reading"
+    first = message_references({"role": "user", "content": text})
+    assert message_references({"role": "user", "content": text}) is first
+    references.forget()
+    again = message_references({"role": "user", "content": text})
+    assert again == first and again is not first
+
+
 # ----- semantics (issue 19 part 3)
 def test_none_replays_every_recorded_response_with_parallel_calls(tmp_path):
     """Issue 19 part 3: each recorded assistant message is one request whose response is that message;

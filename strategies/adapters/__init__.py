@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib
 import importlib.metadata
 import sys
@@ -51,10 +52,7 @@ class Library:
 
     def version(self) -> str | None:
         """The installed version, read from package metadata without importing the library."""
-        try:
-            return importlib.metadata.version(self.distribution)
-        except importlib.metadata.PackageNotFoundError:
-            return None
+        return installed_version(self.distribution)
 
     @property
     def label(self) -> str:
@@ -113,6 +111,16 @@ INSPECT_AI = Library("inspect-ai", "inspect", "inspect_ai")
 OPENHANDS_SDK = Library("openhands-sdk", "openhands", "openhands.sdk", min_python=(3, 12))
 
 _loops = threading.local()
+
+
+@functools.cache
+def installed_version(distribution: str) -> str | None:
+    """A distribution's installed version, read once per process: reading package metadata costs ~3 ms,
+    and every run asks several times (its row's `libraries`, each event naming the library)."""
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 def run_sync(awaitable: Awaitable[T]) -> T:

@@ -291,13 +291,13 @@ class _InspectCompaction(Strategy):
         """Around a call into Inspect: its errors named, a transcript of this call alone (yielded:
         the handler logs its CompactionEvent there), its process-wide changes undone."""
         from inspect_ai.log._transcript import Transcript, _transcript
-        transcript = Transcript()
-        token = _transcript.set(transcript)
-        try:
-            with INSPECT_AI.calling(what, ctx), _contained():
+        with INSPECT_AI.calling(what, ctx), _contained():  # the Transcript is Inspect's own time too
+            transcript = Transcript()
+            token = _transcript.set(transcript)
+            try:
                 yield transcript
-        finally:
-            _transcript.reset(token)
+            finally:
+                _transcript.reset(token)
 
     def _sync(self, ctx: "RunContext") -> None:
         """Fold the messages appended to the view since the last request into the history: O(new)."""

@@ -1,0 +1,59 @@
+"""The adapters' overhead figure (issue 24 item 1): per adapter (strategies/adapters/, the real libraries), the
+CPU seconds (all threads) of the mock runs of a suite (default `long`) under it, minus the library's own
+time in them (`library_cpu_s` of the rows: CPU inside the library's code, its side calls through
+ctxbench's LLM layer not included), divided by tokenizing each distinct text those runs counted once.
+Goal <= 3, as for the native strategies (harness.bench.overhead, whose repeats, median and best
+figures and spread this shares); the library's median time is in the note, left out of the ratio.
+
+An adapter whose library is not installed in this interpreter is listed as not measured with its
+install hint; the OpenHands SDK needs Python >= 3.12, so its adapters are measured by running the
+bench with that interpreter (here `/work/venv312/bin/python -m harness.bench --figures overhead_adapters`).
+"""
+from __future__ import annotations
+
+import sys
+import tempfile
+
+from harness.bench.common import OVERHEAD_REPEATS, BenchOptions, Figure
+from harness.bench.overhead import GOAL, overhead
+
+
+def figures(options: BenchOptions) -> list[Figure]:
+    return overhead_adapters(options.overhead_suite, options.overhead_repeats)
+
+
+def adapter_names() -> list[str]:
+    """Every registered adapter (a strategy that runs a real library)."""
+    from strategies import REGISTRY, strategy_class
+
+    return sorted(name for name in REGISTRY if strategy_class(name).library is not None)
+
+
+def installed(name: str) -> bool:
+    from strategies import strategy_class
+
+    library = strategy_class(name).library
+    return library.version() is not None and sys.version_info >= library.min_python
+
+
+def overhead_adapters(suite: str, repeats: int = OVERHEAD_REPEATS) -> list[Figure]:
+    """The median and best figure of every installed adapter; one not-measured line for each other."""
+    from strategies import strategy_class
+
+    names = adapter_names()
+    here = [name for name in names if installed(name)]
+    missing = [Figure(f"overhead {name} ({suite})", None, GOAL,
+                      note=f"not installed here: {strategy_class(name).library.install_hint()}")
+               for name in names if name not in here]
+    warm_up(here)
+    return (overhead(suite, here, repeats) if here else []) + missing
+
+
+def warm_up(names: list[str]) -> None:
+    """One smoke run under each adapter, untimed: its library's imports and first-use setup are not billed."""
+    from harness.bench import common
+    from harness.runner import run_cell
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            run_cell(common.cells("smoke", [name], tmp)[0])
