@@ -19,14 +19,17 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
 # Tokens (runs of [\w./:@#-]) holding a digit, a slash, an underscore or a dot (plain words are skipped in
 # the regex engine); the lookbehind starts each match at its token's start, so matching stays linear in the
 # text. The possessive run of the token's other characters (letters, `:@#-`) up to its first such character
-# spares the engine backtracking through each word: the same matches as [\w./:@#-]*[\d/_.][\w./:@#-]*.
-_TOKEN = re.compile(r"(?<![\w./:@#-])[^\W\d_]*+(?:[:@#-]+[^\W\d_]*+)*+[\d/_.][\w./:@#-]*+")
+# spares the engine backtracking through each word: the same matches as [\w./:@#-]*[\d/_.][\w./:@#-]*,
+# which Python 3.10 (no possessive quantifiers) uses.
+_TOKEN = re.compile(r"(?<![\w./:@#-])[^\W\d_]*+(?:[:@#-]+[^\W\d_]*+)*+[\d/_.][\w./:@#-]*+" if sys.version_info >= (3, 11)
+                    else r"(?<![\w./:@#-])[\w./:@#-]*[\d/_.][\w./:@#-]*")
 _QUOTED = re.compile(r'"([^"\n]{3,100})"|`([^`\n]{3,100})`|\u201c([^\u201d\n]{3,100})\u201d')
 _STRIP = ".,:;/#@-"
 _NUMBER = re.compile(r"\d[\d.,]*\d")
