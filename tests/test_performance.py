@@ -63,6 +63,8 @@ def test_figures_compare_against_their_goals():
     assert common.Figure("c", 1.8, 1.7, at_most=False).met is True
     assert common.Figure("d", None, 1.3).met is None
     assert "not measured" in common.Figure("d", None, 1.3).line()
+    info = common.Figure("  info: e", 0.25, None)  # ours: a figure for information has no goal and no verdict
+    assert info.met is None and "goal          -" in info.line() and "ok" not in info.line()
 
 
 def test_check_exits_nonzero_when_a_goal_is_missed(monkeypatch, capsys):

@@ -35,18 +35,18 @@ class BenchOptions:
 class Figure:
     name: str
     value: float | None  # None: not measured
-    goal: float
+    goal: float | None  # None: a figure for information, without a goal
     at_most: bool = True  # the goal is an upper bound (else a lower bound)
     note: str = ""
 
     @property
     def met(self) -> bool | None:
-        if self.value is None:
+        if self.value is None or self.goal is None:
             return None
         return self.value <= self.goal if self.at_most else self.value >= self.goal
 
     def line(self) -> str:
-        goal = f"{'<=' if self.at_most else '>='} {self.goal:g}"
+        goal = "" if self.goal is None else f"{'<=' if self.at_most else '>='} {self.goal:g}"
         value = "not measured" if self.value is None else f"{self.value:.2f}"
         verdict = {None: "-", True: "ok", False: "MISSED"}[self.met]
         return f"{self.name:<34} {value:>12}   goal {goal:<8} {verdict:<7} {self.note}"

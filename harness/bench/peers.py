@@ -410,14 +410,14 @@ def peers(requests: int = PEER_REQUESTS, repeats: int = PEER_REPEATS) -> list[Fi
             whole = [r["whole_per_request_s"] for r in runs[name]]
             cleared = f"; cleared {runs[name][-1]['final_cleared']} of {requests - 1}" if clearing else ""
             cleared += f"; final context {runs[name][-1]['final_chars'] / 1000:,.0f}k characters of results"
-            out.append(Figure(f"  info: {name}{label} ms/request", statistics.median(values) * 1000, 0, at_most=False,
+            out.append(Figure(f"  info: {name}{label} ms/request", statistics.median(values) * 1000, None,
                               note=f"{_spread(values, 1000, 3)}; whole run {_spread(whole, 1000, 3)}; ratio "
                                    f"{statistics.median(values) / base:.1f}; late/early "
                                    f"{_spread([r['growth'] for r in runs[name]])} (of means "
                                    f"{_spread([r['growth_mean'] for r in runs[name]])}){cleared}"))
         rates = {name: 60 / (statistics.median(r["whole_per_request_s"] for r in runs[name]) * cell_requests)
                  for name in runs}
-        out.append(Figure(f"  info: cells per CPU-minute{label}", rates["ctxbench"], 0, at_most=False,
+        out.append(Figure(f"  info: cells per CPU-minute{label}", rates["ctxbench"], None,
                           note=", ".join(f"{name} {rate:,.0f}" for name, rate in rates.items())
                           + f": 60 s / (R x whole-run CPU per request), R = {cell_requests:.1f} requests, a "
                             f"default-suite cell's mean (mock, strategy none; such a cell itself, its mock agent "
