@@ -90,3 +90,37 @@ def _call(name: str):
     from tasks.base import ToolCall
 
     return ToolCall(id="c1", name=name, arguments="{}", args={})
+
+
+def test_line_pattern_findall_equals_a_whole_text_scan():
+    """Issue 24 item 1 (ours): a LinePattern's findall scans only the lines holding its required literal,
+    and must give a whole-text findall's matches in order: several per line, at the text's ends, words
+    joined across a line break, a literal with no match, texts without it."""
+    import re
+
+    from harness.mock.agents.memo import LinePattern
+    from harness.mock.agents.repo_maintenance import STATED_FAILURE
+
+    expression = r"\b(\w+) in (\S+) should be (-?\d+)\b"
+    whole, lines = re.compile(expression), LinePattern(expression)
+    assert isinstance(STATED_FAILURE, LinePattern) and STATED_FAILURE.regex.pattern == expression
+    rng = random.Random(24)
+    pieces = ["A in a.py should be 3", "B in b/c.py should be -41", " should be ", "x", "\n", " in ", "C_2",
+              "7", "AssertionError: D in d.py should be 5, found 6", "should be 1", "\n\n", "E in e.py should be"]
+    texts = ["", "A in a.py should be 3", "\nA in a.py should be 3\n", "A in a.py\nshould be 3",
+             "A in a.py should be 3 B in b.py should be 4\nC in c.py should be 5"]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 40))) for _ in range(3000)]
+    for text in texts:
+        assert lines.findall(text) == tuple(whole.findall(text)), text
+
+
+def test_line_pattern_refuses_patterns_it_cannot_scan_by_lines():
+    """Issue 24 item 1 (ours): no required literal, or an anchor (which would match at a line's ends
+    inside the text): ValueError at construction, so no pattern reads differently by lines."""
+    import pytest
+
+    from harness.mock.agents.memo import LinePattern
+
+    for expression in (r"(\w+) = (\d+)", r"^Fixed (\w+) in (\S+)$", r"Fixed (\w+) in (\S+)$"):
+        with pytest.raises(ValueError):
+            LinePattern(expression)
