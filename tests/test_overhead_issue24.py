@@ -112,6 +112,25 @@ def test_line_pattern_findall_equals_a_whole_text_scan():
     texts += ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 40))) for _ in range(3000)]
     for text in texts:
         assert lines.findall(text) == tuple(whole.findall(text)), text
+        first, found = whole.search(text), lines.search(text)
+        assert (first and (first.span(), first.groups())) == (found and (found.span(), found.groups())), text
+
+
+def test_line_pattern_search_finds_the_test_summary_a_whole_text_search_finds():
+    """Issue 24 item 1 (ours): repo_maintenance's SUMMARY is a LinePattern; its search gives the whole
+    text's first match (span and groups) in a log with "=" rules and a passed/failed line."""
+    import re
+
+    from harness.mock.agents.memo import LinePattern
+    from harness.mock.agents.repo_maintenance import SUMMARY
+
+    assert isinstance(SUMMARY, LinePattern)
+    whole = re.compile(SUMMARY.regex.pattern)
+    for text in ["===== test session starts =====\nx\n== 2 failed, 8 passed in 0.12s ==\n",
+                 "=== 10 passed in 1.5s ===", "10 passed in 1s\n=== 3 passed in 2s ===\n=== 1 failed, 2 passed in 3s =",
+                 "no summary passed in here\n", ""]:
+        first, found = whole.search(text), SUMMARY.search(text)
+        assert (first and (first.span(), first.groups())) == (found and (found.span(), found.groups())), text
 
 
 def test_line_pattern_refuses_patterns_it_cannot_scan_by_lines():

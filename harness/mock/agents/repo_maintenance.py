@@ -22,7 +22,7 @@ from harness.mock.agents.reading import obtain, reading, shows_whole_file
 
 TASK = Pattern(r"Make the test suite pass: call run_tests\(\)")
 FAILURE = Pattern(r"AssertionError: (\w+) in (\S+) should be (-?\d+), found")
-SUMMARY = Pattern(r"=+ (?:(\d+) failed, )?\d+ passed in [\d.]+s =+")
+SUMMARY = LinePattern(r"=+ (?:(\d+) failed, )?\d+ passed in [\d.]+s =+")
 FIXED = Pattern(r"^Fixed (\w+) in (\S+)\.$", re.MULTILINE)
 # A failure as a log, its notes or its own narration state it: "NAME in PATH should be VALUE".
 STATED_FAILURE = LinePattern(r"\b(\w+) in (\S+) should be (-?\d+)\b")
