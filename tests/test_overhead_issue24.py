@@ -143,3 +143,21 @@ def test_line_pattern_refuses_patterns_it_cannot_scan_by_lines():
     for expression in (r"(\w+) = (\d+)", r"^Fixed (\w+) in (\S+)$", r"Fixed (\w+) in (\S+)$"):
         with pytest.raises(ValueError):
             LinePattern(expression)
+
+
+def test_canonical_arguments_memo_gives_a_fresh_sorted_parse_for_every_text():
+    """Issue 24 item 1 (ours): metrics' re-execution key memoizes a call's canonical arguments by their text;
+    each text, asked for twice and interleaved with others, must read as json.dumps(json.loads(text),
+    sort_keys=True) does (the text itself when it does not parse, "{}" when empty)."""
+    from harness.metrics import call_key, canonical_arguments
+
+    texts = ['{"b": 1, "a": [2, {"d": 0.5, "c": "\\u00e9"}]}', '{"a":1,"b":2}', '{"path": "x"}', "not json", "",
+             '{"x": 1e-05}', '[1, 2]', '{"a": null}']
+    for text in texts * 2:
+        try:
+            expected = json.dumps(json.loads(text or "{}"), sort_keys=True)
+        except json.JSONDecodeError:
+            expected = text
+        assert canonical_arguments(text) == expected, text
+        assert call_key({"name": "read", "arguments": text}) == ("read", expected)
+    assert call_key({"name": "read"}) == ("read", "{}")
