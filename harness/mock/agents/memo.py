@@ -125,10 +125,10 @@ class Pattern:
 
 
 class LinePattern(Pattern):
-    """A Pattern none of whose matches holds a line break, and with a required literal: findall scans
-    and search scan only the lines that hold one (the same matches, in order, as a scan of the whole text). A scan
-    tries the pattern at every position of the text; for a pattern starting with a word (`\\b(\\w+) ...`)
-    that is slow over a long log with a few matching lines."""
+    """A Pattern none of whose matches holds a line break, and with a required literal: its findall and
+    search scan only the lines that hold one (the same matches, in order, as a scan of the whole text).
+    A scan tries the pattern at every position of the text; for a pattern starting with a word
+    (`\\b(\\w+) ...`) that is slow over a long log with a few matching lines."""
 
     def __init__(self, expression: str, flags: int = 0):
         super().__init__(expression, flags)
