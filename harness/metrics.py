@@ -73,6 +73,7 @@ holds) minus this request's cached tokens, floored at 0.
 """
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from typing import Any, Iterable, Mapping
@@ -93,11 +94,18 @@ LOOP_CONDENSATIONS = 3
 
 def call_key(function: Mapping[str, Any]) -> tuple[str, str]:
     """A tool call's name and its arguments in canonical JSON (as given when they do not parse)."""
+    return function.get("name", ""), canonical_arguments(function.get("arguments") or "")
+
+
+@functools.lru_cache(maxsize=4096)
+def canonical_arguments(text: str) -> str:
+    """A call's JSON arguments text with sorted keys (`text` itself when it does not parse). A pure function
+    of the text, memoized: each call is keyed when it is made and again when a run's rereads are counted,
+    and agents repeat their calls' arguments."""
     try:
-        arguments = sorted_json(json.loads(function.get("arguments") or "{}"))
+        return sorted_json(json.loads(text or "{}"))
     except json.JSONDecodeError:
-        arguments = function.get("arguments") or ""
-    return function.get("name", ""), arguments
+        return text
 
 
 # Ours: bounds of a row's `detail` (bounded_detail). A checker's expected-vs-given fits in them; a 100k-character

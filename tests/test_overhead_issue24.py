@@ -90,3 +90,74 @@ def _call(name: str):
     from tasks.base import ToolCall
 
     return ToolCall(id="c1", name=name, arguments="{}", args={})
+
+
+def test_line_pattern_findall_equals_a_whole_text_scan():
+    """Issue 24 item 1 (ours): a LinePattern's findall scans only the lines holding its required literal,
+    and must give a whole-text findall's matches in order: several per line, at the text's ends, words
+    joined across a line break, a literal with no match, texts without it."""
+    import re
+
+    from harness.mock.agents.memo import LinePattern
+    from harness.mock.agents.repo_maintenance import STATED_FAILURE
+
+    expression = r"\b(\w+) in (\S+) should be (-?\d+)\b"
+    whole, lines = re.compile(expression), LinePattern(expression)
+    assert isinstance(STATED_FAILURE, LinePattern) and STATED_FAILURE.regex.pattern == expression
+    rng = random.Random(24)
+    pieces = ["A in a.py should be 3", "B in b/c.py should be -41", " should be ", "x", "\n", " in ", "C_2",
+              "7", "AssertionError: D in d.py should be 5, found 6", "should be 1", "\n\n", "E in e.py should be"]
+    texts = ["", "A in a.py should be 3", "\nA in a.py should be 3\n", "A in a.py\nshould be 3",
+             "A in a.py should be 3 B in b.py should be 4\nC in c.py should be 5"]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 40))) for _ in range(3000)]
+    for text in texts:
+        assert lines.findall(text) == tuple(whole.findall(text)), text
+        first, found = whole.search(text), lines.search(text)
+        assert (first and (first.span(), first.groups())) == (found and (found.span(), found.groups())), text
+
+
+def test_line_pattern_search_finds_the_test_summary_a_whole_text_search_finds():
+    """Issue 24 item 1 (ours): repo_maintenance's SUMMARY is a LinePattern; its search gives the whole
+    text's first match (span and groups) in a log with "=" rules and a passed/failed line."""
+    import re
+
+    from harness.mock.agents.memo import LinePattern
+    from harness.mock.agents.repo_maintenance import SUMMARY
+
+    assert isinstance(SUMMARY, LinePattern)
+    whole = re.compile(SUMMARY.regex.pattern)
+    for text in ["===== test session starts =====\nx\n== 2 failed, 8 passed in 0.12s ==\n",
+                 "=== 10 passed in 1.5s ===", "10 passed in 1s\n=== 3 passed in 2s ===\n=== 1 failed, 2 passed in 3s =",
+                 "no summary passed in here\n", ""]:
+        first, found = whole.search(text), SUMMARY.search(text)
+        assert (first and (first.span(), first.groups())) == (found and (found.span(), found.groups())), text
+
+
+def test_line_pattern_refuses_patterns_it_cannot_scan_by_lines():
+    """Issue 24 item 1 (ours): no required literal, or an anchor (which would match at a line's ends
+    inside the text): ValueError at construction, so no pattern reads differently by lines."""
+    import pytest
+
+    from harness.mock.agents.memo import LinePattern
+
+    for expression in (r"(\w+) = (\d+)", r"^Fixed (\w+) in (\S+)$", r"Fixed (\w+) in (\S+)$"):
+        with pytest.raises(ValueError):
+            LinePattern(expression)
+
+
+def test_canonical_arguments_memo_gives_a_fresh_sorted_parse_for_every_text():
+    """Issue 24 item 1 (ours): metrics' re-execution key memoizes a call's canonical arguments by their text;
+    each text, asked for twice and interleaved with others, must read as json.dumps(json.loads(text),
+    sort_keys=True) does (the text itself when it does not parse, "{}" when empty)."""
+    from harness.metrics import call_key, canonical_arguments
+
+    texts = ['{"b": 1, "a": [2, {"d": 0.5, "c": "\\u00e9"}]}', '{"a":1,"b":2}', '{"path": "x"}', "not json", "",
+             '{"x": 1e-05}', '[1, 2]', '{"a": null}']
+    for text in texts * 2:
+        try:
+            expected = json.dumps(json.loads(text or "{}"), sort_keys=True)
+        except json.JSONDecodeError:
+            expected = text
+        assert canonical_arguments(text) == expected, text
+        assert call_key({"name": "read", "arguments": text}) == ("read", expected)
+    assert call_key({"name": "read"}) == ("read", "{}")

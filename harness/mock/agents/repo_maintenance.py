@@ -17,15 +17,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.mock.agents.common import Exchange, Visible
-from harness.mock.agents.memo import Pattern, pattern
+from harness.mock.agents.memo import LinePattern, Pattern, pattern
 from harness.mock.agents.reading import obtain, reading, shows_whole_file
 
 TASK = Pattern(r"Make the test suite pass: call run_tests\(\)")
 FAILURE = Pattern(r"AssertionError: (\w+) in (\S+) should be (-?\d+), found")
-SUMMARY = Pattern(r"=+ (?:(\d+) failed, )?\d+ passed in [\d.]+s =+")
+SUMMARY = LinePattern(r"=+ (?:(\d+) failed, )?\d+ passed in [\d.]+s =+")
 FIXED = Pattern(r"^Fixed (\w+) in (\S+)\.$", re.MULTILINE)
 # A failure as a log, its notes or its own narration state it: "NAME in PATH should be VALUE".
-STATED_FAILURE = Pattern(r"\b(\w+) in (\S+) should be (-?\d+)\b")
+STATED_FAILURE = LinePattern(r"\b(\w+) in (\S+) should be (-?\d+)\b")
 # Its narration of an edit, or of a line found already right, as a summary may carry it.
 SET = Pattern(r"Setting (\w+) to -?\d+ in (\S+)\.")
 ALREADY = Pattern(r"(\w+) in (\S+) already reads -?\d+;")
