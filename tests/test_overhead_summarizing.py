@@ -1,0 +1,55 @@
+"""Issue 24 item 1 on the summarizing path (llm_summarizing, hard_summarize): each shortcut or memo
+gives what a fresh reading of the request gives."""
+from __future__ import annotations
+
+import random
+
+from harness.mock.agents import memo
+from harness.mock.agents.common import Knobs, Visible
+from harness.mock.summarizer import IDENTIFIER, HEADER, _kept_without_task
+from harness.tokens import stable_hash
+
+
+def test_a_certain_or_impossible_chance_answers_without_a_draw_as_the_draw_would():
+    """Issue 24 item 1 (ours): `Visible.chance` skips the seeded draw when the probability is outside (0, 1),
+    since a draw in [0, 1) is always below 1 and never below 0; the answer is the draw's for any key."""
+    visible = Visible([{"role": "user", "content": "task"}], [], seed=5, knobs=Knobs())
+    for n in range(300):
+        fresh = random.Random(stable_hash([5, "fact", str(n)])).random()
+        for probability in (-1.0, 0.0, 1.0, 2.5, float("nan")):
+            assert visible.chance(probability, "fact", n) == (fresh < probability)
+
+
+def _fresh_kept(previews: list[tuple[str, str]]) -> list[str]:
+    """`_kept_without_task` as first written: every line of every preview scanned afresh, no memo."""
+    said = "\n".join(body for role, body in previews if role == "assistant")
+    wanted = set(IDENTIFIER.findall(said))
+    lines: list[str] = []
+    for role, body in previews:
+        if role == "assistant":
+            lines.extend(line for line in body.splitlines() if line.strip())
+        elif HEADER in body:
+            lines.extend(line for line in body.split(HEADER, 1)[1].splitlines() if line.strip())
+        else:
+            lines.extend(line for line in body.splitlines() if wanted & set(IDENTIFIER.findall(line)))
+    return list(dict.fromkeys(lines))
+
+
+def test_the_summarizers_named_lines_memo_keys_on_the_preview_alone_not_on_what_the_agent_asked():
+    """Issue 24 item 1 (ours): the mock summarizer memoizes each preview's lines that name an identifier by
+    the preview's text; which of them a summary keeps depends on what the agent named in *that* request, so
+    the same result shown in two requests whose agent asked for different codes keeps different lines, as a
+    fresh reading does (a memo of the kept lines would keep the first request's)."""
+    memo.forget()
+    result = "A-17 is blue\nno code here\nB22 is red\nA-17 and B22 both\r\nx9\x0bC3 tail"
+    for asked in ("look up A-17", "look up B22", "look up C3 and x9", "nothing"):
+        previews = [("assistant", asked), ("tool", result), ("user", "task T1")]
+        assert _kept_without_task(previews) == _fresh_kept(previews)
+    rng = random.Random(24)
+    words = ["A1", "b-2", "zz", "Q7x", "k", "r2d2", "-3", "é4", "\n", "\r\n", " ", "\x1c", "\u2028"]
+    for _ in range(300):
+        texts = ["".join(rng.choice(words) + rng.choice(" \n") for _ in range(rng.randint(0, 30)))
+                 for _ in range(4)]
+        previews = [("assistant", texts[0]), ("tool", texts[1]), ("tool", texts[2]), ("assistant", texts[3]),
+                    ("tool", texts[1])]
+        assert _kept_without_task(previews) == _fresh_kept(previews)
