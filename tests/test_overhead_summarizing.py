@@ -53,3 +53,44 @@ def test_the_summarizers_named_lines_memo_keys_on_the_preview_alone_not_on_what_
         previews = [("assistant", texts[0]), ("tool", texts[1]), ("tool", texts[2]), ("assistant", texts[3]),
                     ("tool", texts[1])]
         assert _kept_without_task(previews) == _fresh_kept(previews)
+
+
+def test_view_events_kept_per_message_list_what_a_fresh_reading_of_the_edited_view_lists():
+    """Issue 24 item 1 (ours): `ViewEvents` keeps each message's OpenHands events (by message id) across
+    condensations and lists an edited view from them; after every append, replace and set (a condensation's
+    head + summary + tail, a reordering, a message brought back) it equals `view_events` read afresh."""
+    from harness.view import ViewState
+    from strategies.summaries import SUMMARY_HEADER, ViewEvents, view_events
+
+    view, kept, next_id = ViewState(count=lambda message: 1), ViewEvents(), 0
+
+    def add(message: dict, origin: str = "run", placement: str = "append") -> int:
+        nonlocal next_id
+        next_id += 1
+        view.apply({"type": "message", "id": next_id, "message": message, "origin": origin, "placement": placement})
+        return next_id
+
+    def check() -> None:
+        assert kept.of(view) == view_events(view)
+
+    add({"role": "system", "content": "sys"})
+    add({"role": "user", "content": "task"}, origin="user")
+    check()
+    for n in range(6):
+        calls = [{"id": f"c{n}-{k}", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+                 for k in range(n % 3)]
+        add({"role": "assistant", "content": f"step {n}", "tool_calls": calls} if calls else
+            {"role": "assistant", "content": f"step {n}"})
+        for call in calls:
+            add({"role": "tool", "tool_call_id": call["id"], "name": "f", "content": f"result {n}"})
+        check()
+    summary = add({"role": "user", "content": SUMMARY_HEADER + "facts"}, origin="strategy", placement="none")
+    ids = list(view.ids)
+    for new_ids in (ids[:2] + [summary] + ids[-4:], ids[:2] + [summary] + ids[-4:] + [ids[3]], ids[::-1], ids):
+        view.apply({"type": "condensation", "view_ops": [{"op": "set", "ids": new_ids}]})
+        check()
+        add({"role": "assistant", "content": "after"})
+        check()
+    view.apply({"type": "masking", "view_ops": [{"op": "replace", "id": ids[3], "message": {"role": "assistant",
+                                                                                           "content": "masked"}}]})
+    check()
