@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from harness.config import option, require
 from harness.errors import CtxbenchError
@@ -72,9 +72,9 @@ class HardResetConfig:
                 f"hard_context_reset_context_scaling must be in (0, 1), got {self.hard_context_reset_context_scaling}")
 
 
-@dataclass(frozen=True)
-class Event:
-    """One OpenHands event of a view message: `call` is the tool call's index for an ActionEvent."""
+class Event(NamedTuple):
+    """One OpenHands event of a view message: `call` is the tool call's index for an ActionEvent. A named
+    tuple, made ~3x faster than a frozen dataclass: one is made for each event of every message read."""
 
     message_id: int
     kind: str
