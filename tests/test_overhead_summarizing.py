@@ -6,7 +6,7 @@ import random
 
 from harness.mock.agents import memo
 from harness.mock.agents.common import Knobs, Visible
-from harness.mock.summarizer import IDENTIFIER, HEADER, _kept_without_task
+from harness.mock.summarizer import IDENTIFIER, _kept_without_task
 from harness.tokens import stable_hash
 
 
@@ -20,18 +20,12 @@ def test_a_certain_or_impossible_chance_answers_without_a_draw_as_the_draw_would
             assert visible.chance(probability, "fact", n) == (fresh < probability)
 
 
-def _fresh_kept(previews: list[tuple[str, str]]) -> list[str]:
-    """`_kept_without_task` as first written: every line of every preview scanned afresh, no memo."""
-    said = "\n".join(body for role, body in previews if role == "assistant")
-    wanted = set(IDENTIFIER.findall(said))
-    lines: list[str] = []
-    for role, body in previews:
-        if role == "assistant":
-            lines.extend(line for line in body.splitlines() if line.strip())
-        elif HEADER in body:
-            lines.extend(line for line in body.split(HEADER, 1)[1].splitlines() if line.strip())
-        else:
-            lines.extend(line for line in body.splitlines() if wanted & set(IDENTIFIER.findall(line)))
+def _fresh_kept(asked: str, results: list[str]) -> list[str]:
+    """What the summarizer keeps of the agent's words `asked` and tool `results`, every line scanned afresh."""
+    wanted = set(IDENTIFIER.findall(asked))
+    lines = [line for line in asked.splitlines() if line.strip()]
+    for result in results:
+        lines += [line for line in result.splitlines() if wanted & set(IDENTIFIER.findall(line))]
     return list(dict.fromkeys(lines))
 
 
@@ -43,16 +37,14 @@ def test_the_summarizers_named_lines_memo_keys_on_the_preview_alone_not_on_what_
     memo.forget()
     result = "A-17 is blue\nno code here\nB22 is red\nA-17 and B22 both\r\nx9\x0bC3 tail"
     for asked in ("look up A-17", "look up B22", "look up C3 and x9", "nothing"):
-        previews = [("assistant", asked), ("tool", result), ("user", "task T1")]
-        assert _kept_without_task(previews) == _fresh_kept(previews)
+        assert _kept_without_task([("assistant", asked), ("tool", result)]) == _fresh_kept(asked, [result])
     rng = random.Random(24)
     words = ["A1", "b-2", "zz", "Q7x", "k", "r2d2", "-3", "é4", "\n", "\r\n", " ", "\x1c", "\u2028"]
     for _ in range(300):
         texts = ["".join(rng.choice(words) + rng.choice(" \n") for _ in range(rng.randint(0, 30)))
                  for _ in range(4)]
-        previews = [("assistant", texts[0]), ("tool", texts[1]), ("tool", texts[2]), ("assistant", texts[3]),
-                    ("tool", texts[1])]
-        assert _kept_without_task(previews) == _fresh_kept(previews)
+        previews = [("assistant", texts[0]), ("tool", texts[1]), ("tool", texts[2]), ("tool", texts[1])]
+        assert _kept_without_task(previews) == _fresh_kept(texts[0], [texts[1], texts[2], texts[1]])
 
 
 def test_view_events_kept_per_message_list_what_a_fresh_reading_of_the_edited_view_lists():
