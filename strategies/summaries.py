@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from harness.config import option, require
 from harness.errors import CtxbenchError
@@ -72,9 +72,9 @@ class HardResetConfig:
                 f"hard_context_reset_context_scaling must be in (0, 1), got {self.hard_context_reset_context_scaling}")
 
 
-@dataclass(frozen=True)
-class Event:
-    """One OpenHands event of a view message: `call` is the tool call's index for an ActionEvent."""
+class Event(NamedTuple):
+    """One OpenHands event of a view message: `call` is the tool call's index for an ActionEvent. A named
+    tuple, made ~3x faster than a frozen dataclass: one is made for each event of every message read."""
 
     message_id: int
     kind: str
@@ -117,19 +117,25 @@ def _events_of(view: ViewState, message_id: int) -> list[Event]:
 
 class ViewEvents:
     """The view as OpenHands' event list, kept while the view only grows: a request costs O(new
-    messages), as OpenHands' View grows by `append_event`. An edited view is read afresh."""
+    messages), as OpenHands' View grows by `append_event`. An edited view is listed afresh from each
+    message's events, read once: they depend on the logged message and its origin alone, both fixed."""
 
     def __init__(self) -> None:
         self._ids: list[int] | None = None  # the view's id list read (the same list object while it grows)
         self._edits = -1
         self._read = 0
         self.events: list[Event] = []
+        self._of_message: dict[int, list[Event]] = {}  # message id -> its events
 
     def of(self, view: ViewState) -> list[Event]:
         if self._ids is not view.ids or self._edits != view.edits or self._read > len(view.ids):
             self._ids, self._read, self.events = view.ids, 0, []
+        known = self._of_message
         for message_id in view.ids[self._read:]:
-            self.events.extend(_events_of(view, message_id))
+            events = known.get(message_id)
+            if events is None:
+                events = known[message_id] = _events_of(view, message_id)
+            self.events.extend(events)
         self._read, self._edits = len(view.ids), view.edits
         return self.events
 

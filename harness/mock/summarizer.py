@@ -22,6 +22,7 @@ from typing import Any
 from harness.config import build_dataclass, require
 from harness.mock.agents import AGENTS
 from harness.mock.agents.common import Knobs, Visible, Writer, text_reply
+from harness.mock.agents.memo import Readings
 
 SUMMARIZER_PREFIX = "summarizer"
 HEADER = "USER_CONTEXT and CURRENT_STATE (from the events shown):\n"
@@ -65,6 +66,16 @@ def openhands_previews(text: str) -> list[tuple[str, str]]:
             for kind, source, body in OPENHANDS_EVENT.findall(text)]
 
 
+def _read_named_lines(body: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """Each line of `body` that names an identifier, with the identifiers it names."""
+    return tuple((line, frozenset(names)) for line in body.splitlines() if (names := IDENTIFIER.findall(line)))
+
+
+# A preview's named lines, by its text (a pure function of it, as the agent's memos): a tool result the
+# agent fetched again is shown again in the next summary request, and each line is scanned once.
+_named_lines = Readings(_read_named_lines)
+
+
 def _kept_without_task(previews: list[tuple[str, str]]) -> list[str]:
     """What the agent said, earlier summaries, and shown lines naming an identifier the agent named."""
     said = "\n".join(body for role, body in previews if role == "assistant")
@@ -76,9 +87,8 @@ def _kept_without_task(previews: list[tuple[str, str]]) -> list[str]:
         elif HEADER in body:
             lines.extend(line for line in body.split(HEADER, 1)[1].splitlines() if line.strip())
         else:
-            lines.extend(line for line in body.splitlines() if wanted & set(IDENTIFIER.findall(line)))
+            lines.extend(line for line, names in _named_lines[body] if not wanted.isdisjoint(names))
     return list(dict.fromkeys(lines))
-
 
 def _transcript_previews(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """A request shaped as the conversation itself followed by one summary instruction (Inspect AI's

@@ -432,7 +432,10 @@ class Visible:
         return self.exchange(self.messages[-1].get("tool_call_id"))
 
     def chance(self, probability: float, *key: Any) -> bool:
-        """A draw seeded by the run seed and a key of visible facts: same input, same choice."""
+        """A draw seeded by the run seed and a key of visible facts: same input, same choice. A draw is in
+        [0, 1), so a probability of 1 or more always holds and one of 0 or less never does: no draw needed."""
+        if not 0.0 < probability < 1.0:
+            return probability >= 1.0
         return _first_draws[stable_hash([self.seed, *map(str, key)])] < probability
 
     def keeps(self, *fact: Any) -> bool:
