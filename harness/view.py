@@ -80,8 +80,11 @@ class ViewState:
 
     def to_messages(self) -> list[Message]:
         """A new list of the messages as sent (shared message objects); O(new messages) while the view grows."""
-        self._sent.extend(self.message(i) for i in self.ids[len(self._sent):])
-        return list(self._sent)
+        sent = self._sent
+        if len(sent) < len(self.ids):  # after an edit ~20 messages back (masking, clearing) those are taken again
+            overrides, messages = self._overrides, self._messages
+            sent += [overrides.get(i) or messages[i] for i in self.ids[len(sent):]]  # `message`, inlined
+        return list(sent)
 
     def hash(self, tools_hash: str = "") -> str:
         """Hash of the view as sent; O(1) amortized while the view only grows (after an edit at
