@@ -19,6 +19,7 @@ in the view (OpenHands #7512), and whether the task statement (the first user me
 """
 from __future__ import annotations
 
+from hashlib import blake2b
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping
 
@@ -42,7 +43,7 @@ class ViewState:
         self._overrides: dict[int, Message] = {}
         self._tokens: dict[int, int] = {}
         self._digests: dict[int, bytes] = {}  # of each message as sent
-        self._prefix: list[bytes] = []  # digest of the view up to each position, valid up to its length
+        self._prefix: list[str] = []  # hex digest of the view up to each position, valid up to its length
         self._sent: list[Message] = []  # the messages of `ids` as sent, valid up to its length
         self._by_role: dict[str, tuple[list[int], int, list[int]]] = {}  # role -> (ids read, how far, its ids)
         self.total_tokens = 0
@@ -79,19 +80,23 @@ class ViewState:
 
     def to_messages(self) -> list[Message]:
         """A new list of the messages as sent (shared message objects); O(new messages) while the view grows."""
-        self._sent.extend(self.message(i) for i in self.ids[len(self._sent):])
-        return list(self._sent)
+        sent = self._sent
+        if len(sent) < len(self.ids):  # after an edit ~20 messages back (masking, clearing) those are taken again
+            overrides, messages = self._overrides, self._messages
+            sent += [overrides.get(i) or messages[i] for i in self.ids[len(sent):]]  # `message`, inlined
+        return list(sent)
 
     def hash(self, tools_hash: str = "") -> str:
         """Hash of the view as sent; O(1) amortized while the view only grows (after an edit at
         position p, the chain is extended again from p: one short hash per message). Each link
         hashes the hex text of the one before and of the message's own hash."""
-        prefix = self._prefix
-        previous = prefix[-1] if prefix else b""
-        for message_id in self.ids[len(prefix):]:
-            previous = stable_digest(previous.hex() + self._message_digest(message_id).hex())
+        prefix, digests = self._prefix, self._digests
+        previous = prefix[-1] if prefix else ""
+        for message_id in self.ids[len(prefix):]:  # a strategy editing ~20 messages back re-links them all
+            digest = digests.get(message_id) or self._message_digest(message_id)
+            previous = blake2b((previous + digest.hex()).encode(), digest_size=12).hexdigest()  # stable_digest's
             prefix.append(previous)
-        return stable_hash(tools_hash + previous.hex())
+        return stable_hash(tools_hash + previous)
 
     @property
     def orphaned_tool_ids(self) -> int:
@@ -170,7 +175,8 @@ class ViewState:
         self.edits += 1
         if kind == "replace":
             message_id = op["id"]
-            in_view = message_id in self.ids
+            position = _position(self.ids, message_id)
+            in_view = position is not None
             if in_view:
                 self.total_tokens -= self.tokens(message_id)
                 self._enter(message_id, -1)
@@ -180,7 +186,7 @@ class ViewState:
             if in_view:
                 self.total_tokens += self.tokens(message_id)
                 self._enter(message_id, 1)
-                self._invalidate_from(self.ids.index(message_id))
+                self._invalidate_from(position)
         elif kind == "drop":
             doomed = set(op["ids"])
             first = next((p for p, i in enumerate(self.ids) if i in doomed), len(self.ids))
@@ -202,6 +208,14 @@ class ViewState:
             self._invalidate_from(common)
         else:
             raise ValueError(f"unknown view op {kind!r}")
+
+
+def _position(ids: list[int], message_id: int) -> int | None:
+    """Where a message is in the view (None: not in it), in one scan."""
+    try:
+        return ids.index(message_id)
+    except ValueError:
+        return None
 
 
 def fold(events: Iterable[Mapping[str, Any]]) -> ViewState:

@@ -234,7 +234,8 @@ class CompactionLadder(Strategy):
         config = self.config
         groups = history.library_messages(view)
         keep_from = max(len(groups) - max(config.window_keep_messages, 1), 0)
-        cuts = [c for c in safe_cuts(view, groups) if c <= min(keep_from, turn_start_group(view, groups))]
+        latest = min(keep_from, turn_start_group(view, groups))  # once, not per cut (each is a scan of the groups)
+        cuts = [c for c in safe_cuts(view, groups) if c <= latest]
         if len(groups) > config.window_max_messages:
             cut = max(cuts, default=0)  # the library: cut to the kept tail, earlier if a pair would split
         else:
@@ -264,8 +265,9 @@ class CompactionLadder(Strategy):
 
 def clearable_pairs(view: "ViewState", keep_pairs: int) -> list[history.ToolPair]:
     """Every returned pair but the last `keep_pairs`, in the order the results came (ClearToolResults.compact)."""
+    position = {message_id: at for at, message_id in enumerate(view.ids)}  # one pass, not an index() per pair
     answered = sorted((p for p in history.tool_pairs(view) if p.result_id is not None),
-                      key=lambda p: view.ids.index(p.result_id))
+                      key=lambda p: position[p.result_id])
     return answered[: max(0, len(answered) - keep_pairs)]
 
 
@@ -274,7 +276,19 @@ def safe_cuts(view: "ViewState", groups: list[list[int]]) -> list[int]:
     group_of = {i: g for g, group in enumerate(groups) for i in group}
     spans = [(group_of[p.assistant_id], group_of[p.result_id]) for p in history.tool_pairs(view)
              if p.result_id is not None]
-    return [cut for cut in range(1, len(groups) + 1) if not any(call < cut <= result for call, result in spans)]
+    # A cut is unsafe inside a span (call < cut <= result): count the spans open at each cut in one pass over
+    # them and one over the cuts, not every span per cut (a window pass over a long context: ~1 ms -> ~0.1 ms).
+    opened = [0] * (len(groups) + 2)
+    for call, result in spans:
+        if call < result:
+            opened[call + 1] += 1
+            opened[result + 1] -= 1
+    cuts, inside = [], 0
+    for cut in range(1, len(groups) + 1):
+        inside += opened[cut]
+        if not inside:
+            cuts.append(cut)
+    return cuts
 
 
 def turn_start_group(view: "ViewState", groups: list[list[int]]) -> int:

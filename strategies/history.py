@@ -82,12 +82,14 @@ def library_messages(view: ViewState) -> list[list[int]]:
     """The view as pydantic-ai counts messages: each assistant response alone, each run of consecutive
     request-side messages (system, user, tool) as one ModelRequest."""
     groups: list[list[int]] = []
+    messages, extends = view.messages, False  # whether the last group is request-side (a message joins it)
     for message_id in view.ids:
-        request_side = view.messages[message_id].get("role") != "assistant"
-        if request_side and groups and view.messages[groups[-1][0]].get("role") != "assistant":
+        request_side = messages[message_id].get("role") != "assistant"
+        if request_side and extends:
             groups[-1].append(message_id)
         else:
             groups.append([message_id])
+        extends = request_side
     return groups
 
 

@@ -434,3 +434,57 @@ def test_window_counts_messages_as_pydantic_ai_does_and_keeps_at_least_the_kept_
     assert [e["step"] for e in compactions(ctx)] == ["window"]
     assert ctx.view.ids == ctx.view.ids[:2] + [i for block in blocks[4:] for i in block] + [ctx.view.ids[-1]]
     assert ctx.view.ids[:2] == [0, 1] and pairing_intact(ctx) and replays(ctx)
+
+
+def _random_view(rng):
+    """A view of parallel calls whose results come late, out of order, or never; plain messages between."""
+    from harness.events import EventLog
+    from harness.view import ViewState
+    log, view, pending, n = EventLog(), ViewState(), [], 0
+    view.apply(log.append("message", message={"role": "user", "content": "task"}, origin="user"))
+    for _ in range(rng.randint(0, 40)):
+        kind = rng.random()
+        if kind < 0.35:
+            calls = [{"id": f"c{n}_{k}", "type": "function", "function": {"name": "search", "arguments": "{}"}}
+                     for k in range(rng.randint(1, 3))]
+            n += 1
+            pending += [c["id"] for c in calls]
+            message = {"role": "assistant", "content": "", "tool_calls": calls}
+        elif kind < 0.75 and pending:
+            call_id = pending.pop(rng.randrange(len(pending)))
+            message = {"role": "tool", "tool_call_id": call_id, "name": "search", "content": call_id}
+        else:
+            message = {"role": rng.choice(["user", "assistant"]), "content": "note"}
+        view.apply(log.append("message", message=message, origin="agent"))
+    return view
+
+
+def test_library_messages_safe_cuts_and_clearable_pairs_equal_their_definitions_on_random_views():
+    """Issue 24 item 1 (ours): library_messages tracks the last group's side, safe_cuts counts the spans open
+    at each cut in one pass and clearable_pairs sorts by a position table; each must give what its definition
+    gives (pydantic-ai's message count; no cut inside a call..result span; every returned pair but the last
+    keep, in result order)."""
+    import random
+
+    from strategies.compaction_ladder import clearable_pairs, safe_cuts
+    rng = random.Random(24)
+    for _ in range(300):
+        view = _random_view(rng)
+        groups = history.library_messages(view)
+        by_definition: list[list[int]] = []  # each response alone, each run of request-side messages as one
+        for message_id in view.ids:
+            request_side = view.messages[message_id].get("role") != "assistant"
+            if request_side and by_definition and view.messages[by_definition[-1][0]].get("role") != "assistant":
+                by_definition[-1].append(message_id)
+            else:
+                by_definition.append([message_id])
+        assert groups == by_definition
+        group_of = {i: g for g, group in enumerate(groups) for i in group}
+        spans = [(group_of[p.assistant_id], group_of[p.result_id]) for p in history.tool_pairs(view)
+                 if p.result_id is not None]
+        assert safe_cuts(view, groups) == [
+            cut for cut in range(1, len(groups) + 1) if not any(call < cut <= result for call, result in spans)]
+        answered = sorted((p for p in history.tool_pairs(view) if p.result_id is not None),
+                          key=lambda p: view.ids.index(p.result_id))
+        for keep in (0, 2):
+            assert clearable_pairs(view, keep) == answered[: max(0, len(answered) - keep)]

@@ -142,3 +142,30 @@ def test_a_run_log_kept_on_disk_alone_hands_each_event_on_and_says_where_its_eve
         log.events
     with pytest.raises(ValueError, match="kept nowhere"):
         EventLog(in_memory=False)
+
+
+def _chain_by_definition(view, tools_hash):
+    """The view hash as recorded in every event log: each link stable_digest(hex of the link before + hex of the
+    message's stable_digest), the whole stable_hash(tools hash + hex of the last link)."""
+    from harness.tokens import stable_digest, stable_hash
+    link = b""
+    for message_id in view.ids:
+        link = stable_digest(link.hex() + stable_digest(view.message(message_id)).hex())
+    return stable_hash(tools_hash + link.hex())
+
+
+def test_view_hash_keeps_its_recorded_definition_through_replaces_in_the_middle():
+    """Issue 24 item 1 (ours): the hash chain is kept as hex texts and re-linked after a replace ~20 messages
+    back (masking, clearing); the value must stay the one logs recorded, after every edit."""
+    log, view = _log_with_messages(30)
+    assert view.hash("t") == _chain_by_definition(view, "t")
+    for message_id in (9, 25, 3, 29, 9):
+        view.apply(log.append("compaction", view_ops=[{"op": "replace", "id": message_id,
+                                                        "message": {"role": "assistant", "content": f"[{message_id}]"}}]))
+        assert view.hash("t") == _chain_by_definition(view, "t")
+    view.apply(log.append("compaction", view_ops=[{"op": "drop", "ids": [4]}]))
+    view.apply(log.append("compaction", view_ops=[{"op": "replace", "id": 4,  # not in the view: nothing re-linked
+                                                    "message": {"role": "assistant", "content": "[4]"}}]))
+    view.apply(log.append("message", message={"role": "user", "content": "end"}, origin="user"))
+    assert 4 not in view.ids and view.message(4)["content"] == "[4]"
+    assert view.hash("") == _chain_by_definition(view, "")
