@@ -39,23 +39,25 @@ class Guarded:
         if not callable(value):
             return value  # a state (e.g. `submitted`): read afresh each time
 
-        def guarded(*args: Any, **kwargs: Any) -> Any:  # guarded_call's body inlined: it runs for every hook call
-            try:
-                return value(*args, **kwargs)
-            except (KeyboardInterrupt, RunCrash):
-                raise
-            except BaseException as exc:
-                raise RunCrash(f"{self._owner}'s {name}", exc) from exc
-
+        guarded = guard(f"{self._owner}'s {name}", value)
         setattr(self, name, guarded)  # found here from now on: one lookup per method per run
         return guarded
 
 
+def guard(where: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn`, whatever it raises (but a KeyboardInterrupt) raised again as a RunCrash naming `where`: one frame
+    around each call, as `Guarded` calls every hook through it."""
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (KeyboardInterrupt, RunCrash):
+            raise
+        except BaseException as exc:
+            raise RunCrash(where, exc) from exc
+
+    return guarded
+
+
 def guarded_call(where: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """`fn(*args, **kwargs)`, whatever it raises (but a KeyboardInterrupt) raised again as a RunCrash naming `where`."""
-    try:
-        return fn(*args, **kwargs)
-    except (KeyboardInterrupt, RunCrash):
-        raise
-    except BaseException as exc:
-        raise RunCrash(where, exc) from exc
+    """`fn(*args, **kwargs)` through `guard`: for the calls a run makes once (building its task and strategy)."""
+    return guard(where, fn)(*args, **kwargs)
