@@ -37,7 +37,7 @@ def _install_note(cls: type[Strategy]) -> str:
     library = cls.library
     if library is None:
         return ""
-    if library.version() and sys.version_info >= library.min_python:
+    if library.available():
         return f"; runs {library.distribution} {library.version()}"
     return f"; needs {library.distribution}: {library.install_hint()}"
 

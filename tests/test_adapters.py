@@ -98,7 +98,7 @@ def test_the_strategy_list_names_each_adapters_library_and_its_version_or_how_to
              if line.startswith(("* ", "  ")) and not line.startswith("   ")}
     for name in ADAPTERS:
         library = strategy_class(name).library
-        if library.version() and sys.version_info >= library.min_python:
+        if library.available():
             assert f"runs {library.distribution} {library.version()}" in lines[name]
         else:
             assert f"pip install -e '.[{library.extra}]'" in lines[name]

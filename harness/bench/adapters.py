@@ -7,7 +7,6 @@ native strategy's it mirrors.
 from __future__ import annotations
 
 import statistics
-import sys
 import tempfile
 import time
 from typing import Any
@@ -78,7 +77,7 @@ def adapters() -> list[Figure]:
     figures = []
     for name, (config, native) in ADAPTER_BENCH.items():
         library = strategy_class(name).library
-        if library is None or library.version() is None or sys.version_info < library.min_python:
+        if library is None or not library.available():
             continue
         few = min(_strategy_per_request(name, config, 40)[0] for _ in range(FLAT_REPEATS))
         many, inside = min(_strategy_per_request(name, config, 400) for _ in range(FLAT_REPEATS))

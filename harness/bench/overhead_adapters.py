@@ -11,7 +11,6 @@ bench with that interpreter (here `/work/venv312/bin/python -m harness.bench --f
 """
 from __future__ import annotations
 
-import sys
 import tempfile
 
 from harness.bench.common import OVERHEAD_REPEATS, BenchOptions, Figure
@@ -32,8 +31,7 @@ def adapter_names() -> list[str]:
 def installed(name: str) -> bool:
     from strategies import strategy_class
 
-    library = strategy_class(name).library
-    return library.version() is not None and sys.version_info >= library.min_python
+    return strategy_class(name).library.available()
 
 
 def overhead_adapters(suite: str, repeats: int = OVERHEAD_REPEATS) -> list[Figure]:

@@ -54,6 +54,10 @@ class Library:
         """The installed version, read from package metadata without importing the library."""
         return installed_version(self.distribution)
 
+    def available(self) -> bool:
+        """Whether it can run here: installed, on a Python it supports."""
+        return sys.version_info >= self.min_python and self.version() is not None
+
     @property
     def label(self) -> str:
         return f"{self.distribution} {self.version() or '(not installed)'}"
@@ -66,7 +70,7 @@ class Library:
 
     def load(self, where: str, module: str | None = None) -> ModuleType:
         """Import the library (or one of its modules), or fail naming the extra to install."""
-        if sys.version_info < self.min_python or self.version() is None:
+        if not self.available():
             raise ConfigError(f"{where} runs the real {self.distribution}, which is not installed: "
                               f"{self.install_hint()}")
         try:
