@@ -6,8 +6,8 @@ The workload: 64 runs of the default suite (its first tasks x the comparison str
 `openai/mock-summarizer` on the same server).
 
 The floor does the client work minus the harness:
-* The same requests. Before timing, the runs are made once one by one in this process against a
-  zero-latency serve-mock, `litellm.completion` wrapped to record each call's keyword arguments
+* The same requests. Before timing, the runs are made once one by one, in a forked child of this
+  process, against a zero-latency serve-mock, `litellm.completion` wrapped to record each call's keyword arguments
   (a run's calls in the order it sent them; the runs are deterministic, so these are the requests
   every measured harness run sends, which the figure checks by their count). The floor sends them
   as recorded: the same messages, tools, litellm parameters (seed, api_key, max_retries, the

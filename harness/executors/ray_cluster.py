@@ -83,26 +83,18 @@ class RayLedger:
 
 class _SlotsActor:
     """The per-model request slots of the whole cluster (an async Ray actor: waiting holders do not block
-    it); `peak` says the most held at once, per model key."""
+    it)."""
 
     def __init__(self, keys: list[tuple[str, int]]) -> None:
         import asyncio
 
         self.free = {key: asyncio.Semaphore(key[1]) for key in keys}
-        self.held = {key: 0 for key in keys}
-        self.most = {key: 0 for key in keys}
 
     async def acquire(self, key: tuple[str, int]) -> None:
         await self.free[key].acquire()
-        self.held[key] += 1
-        self.most[key] = max(self.most[key], self.held[key])
 
     async def release(self, key: tuple[str, int]) -> None:
-        self.held[key] -= 1
         self.free[key].release()
-
-    async def peak(self) -> dict[tuple[str, int], int]:
-        return dict(self.most)
 
 
 class RaySlot:
