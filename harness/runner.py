@@ -114,7 +114,7 @@ def run_cell(cell: Cell, client: Callable[..., LLMClient] = LLMClient) -> dict[s
     clock = RunClock(build_dataclass(ClockConfig, cell.clock, "clock"), [cell.task.task_id, cell.seed])
     ctx = RunContext(log, profiles, run_id=cell.run_id, seed=cell.seed, clock=clock)
     main = client(profiles[MAIN_PROFILE], session=cell.run_id, seed=cell.seed,
-                     on_retry=ctx.retry_listener(MAIN_PROFILE))
+                  on_retry=ctx.retry_listener(MAIN_PROFILE))
     termination, error, transient = "error", None, False
     environment = None
     libraries: list[str] = []
