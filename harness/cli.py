@@ -511,16 +511,21 @@ def _resume(args: argparse.Namespace) -> Path:
 
 def _dry_run(options: dict[str, Any], launch: Callable[..., Path], cache_style: str | None) -> int:
     """Run the matrix with the mock standing in for every real model, in a temporary directory; print the
-    cells and the estimate (harness.dryrun). `launch` is api.run or api.sweep with its matrix bound."""
+    cells and the estimate (harness.dryrun). `launch` is api.run or api.sweep with its matrix bound.
+
+    The mock's cells run on local processes whatever `--executor` says (ours): an estimate needs no cluster,
+    and starting Ray would cost more than the mock's runs; the executor options are still checked."""
     import tempfile
 
     from harness.dryrun import estimate_text, in_matrix_order, stand_in_profiles
+    from harness.executors import check_executor
     from harness.results import CONFIG_FILE, read_runs
 
+    check_executor(options["executor"], options["ray_address"])
     profiles = stand_in_profiles(options["profiles"], cache_style)
     with tempfile.TemporaryDirectory(prefix="ctxbench-dry-run-") as temp:
         out = launch(**{**options, "profiles": profiles, "out": Path(temp) / "dry-run", "cache": None,
-                        "max_total_cost_usd": None, "command_line": None})
+                        "max_total_cost_usd": None, "command_line": None, "executor": "local", "ray_address": None})
         rows = in_matrix_order(read_runs(out), json.loads((out / CONFIG_FILE).read_text(encoding="utf-8")))
     print(estimate_text(rows, profiles, options["max_total_cost_usd"]))
     return 0

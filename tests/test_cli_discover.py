@@ -198,6 +198,23 @@ def test_dry_run_figures_are_the_mock_runs_own(tmp_path, capsys):
            f"${sum(r['cost_usd_uncached'] for r in rows):,.2f} without" in text
 
 
+def test_dry_run_runs_here_whatever_the_executor(capsys, monkeypatch):
+    """Ours: `--dry-run --executor ray` estimates on local processes without starting Ray (the mock's runs need
+    no cluster); the executor options are still checked (an address without `--executor ray` exits 2)."""
+    from harness.executors import ray_cluster
+
+    monkeypatch.setattr(ray_cluster, "import_ray", lambda: None)  # as if the extra were installed
+
+    def no_cluster(*args, **kwargs):
+        raise AssertionError("a dry run started Ray")
+
+    monkeypatch.setattr(ray_cluster, "RayCluster", no_cluster)
+    assert main(["run", *DRY, "--dry-run", "--executor", "ray"]) == 0
+    assert "10 cells" in capsys.readouterr().out
+    assert main(["run", *DRY, "--dry-run", "--ray-address", "localhost:6379"]) == 2
+    assert "--ray-address" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("argv, style", [
     (["--model", "gpt-4o"], "openai"), (["--model", "anthropic/claude-sonnet-4-5"], "anthropic"),
     (["--model", "gpt-4o", "--cache-style", "none"], "none"),
