@@ -203,3 +203,17 @@ def test_an_unknown_executor_is_a_config_error():
     """Bad input is a ConfigError naming it (ours)."""
     with pytest.raises(ConfigError, match="executor: 'cluster' is not one of"):
         make_executor("cluster", 2, fake_cells(2))
+
+
+@pytest.mark.parametrize("address, level", [(None, "ERROR"), ("auto", "WARNING")])
+def test_ray_prints_its_errors_only_for_a_local_ray_and_its_warnings_too_for_a_cluster(address, level):
+    """Ours: a local Ray started for one invocation keeps its INFO/WARNING lines (token authentication, "Started
+    a local Ray instance") off the user's stderr; a cluster joined shows its owner's warnings."""
+    import logging
+
+    from harness.executors.ray_cluster import start_ray
+
+    calls: list[dict[str, Any]] = []
+    start_ray(SimpleNamespace(init=lambda **kwargs: calls.append(kwargs)), 2, address)
+    assert calls[0]["logging_level"] == getattr(logging, level)
+    assert calls[0]["log_to_driver"] is False

@@ -12,6 +12,7 @@ multiprocessing objects. Ray is imported only when this executor runs.
 from __future__ import annotations
 
 import copy
+import logging
 import os
 import time
 import shutil
@@ -260,12 +261,16 @@ class RayCluster:
 
 def start_ray(ray: Any, workers: int, address: str | None) -> None:
     """Join the cluster at `address`, or start a local Ray of `workers` CPUs (its workers inherit this
-    process's environment and working directory, so they import this ctxbench)."""
+    process's environment and working directory, so they import this ctxbench).
+
+    Ray's own log lines on stderr (ours): a local Ray started here prints only its errors (its INFO and
+    WARNING lines, "Started a local Ray instance", token authentication, are about an instance that lives
+    for this invocation alone); a cluster joined prints its warnings too, as they are its owner's to see."""
     try:
         if address:
-            ray.init(address=address, log_to_driver=False)
+            ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
         else:
-            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
     except (ConnectionError, ValueError, RuntimeError) as exc:
         from harness.secrets import redact_text
 
