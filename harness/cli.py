@@ -8,7 +8,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 import harness  # noqa: F401  (offline environment before anything imports litellm)
 from harness.errors import ConfigError, CtxbenchError
@@ -262,9 +262,22 @@ def _add_show_parser(commands: argparse._SubParsersAction) -> None:
                       help="ANSI colour (default auto: when stdout is a terminal and NO_COLOR is unset)")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser whose usage errors are scrubbed of secrets: its message quotes the value it refused
+    (`--workers sk-...`, an unrecognized argument), which may be a key pasted in the wrong place. Its
+    subcommands' parsers are of this class too (argparse makes them of their parent's class)."""
+
+    def error(self, message: str) -> NoReturn:
+        from harness.secrets import remember, scrub
+
+        remember()  # this environment's secret values, as the writers scrub them
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {scrub(message)}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The `ctxbench` parser with every subcommand (building it imports no heavy library)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="ctxbench",
         description="Benchmark context-management strategies of LLM agents: tokens, prompt-cache hits, "
                     "resets, cost and task success.")

@@ -55,6 +55,15 @@ _QUERY = re.compile(r"(?<=[?&;])([A-Za-z0-9_.\-]{1,100})=([^\s&#'\"<>]+)")
 # `api_key: value`, `password=value` in free text (an error message, a YAML error's quoted line)
 _KEY_VALUE = re.compile(r"(?<![\w-])([A-Za-z][\w-]{0,100})(['\"]?\s*[:=]\s*['\"]?)([^\s,'\"<>(){}\[\]]{8,})")
 _BEARER = re.compile(r"\b(Bearer|Basic)\s+[A-Za-z0-9\-._~+/]{8,}=*", re.IGNORECASE)
+# Credentials known by their shape alone, wherever they stand (a value pasted as the wrong argument, an
+# error quoting one): the providers' documented key formats (OpenAI/Anthropic `sk-...`, AWS access key ids,
+# Google API keys and OAuth tokens, GitHub, Hugging Face, Slack, Groq, xAI tokens), JSON web tokens and PEM
+# private keys; litellm's secret_redaction.py knows several of these shapes too.
+_KEY_SHAPES = re.compile(
+    r"\b(?:sk-[A-Za-z0-9_-]{20,}|(?:AKIA|ASIA)[0-9A-Z]{16}\b|AIza[0-9A-Za-z_-]{35}|ya29\.[A-Za-z0-9_.~+/-]{20,}"
+    r"|gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}|hf_[A-Za-z0-9]{30,}|xox[abprs]-[A-Za-z0-9-]{10,}"
+    r"|gsk_[A-Za-z0-9]{20,}|xai-[A-Za-z0-9]{20,}|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*)"
+    r"|-----BEGIN[A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END[A-Z ]*PRIVATE KEY-----|\Z)")
 
 
 def is_secret_key(key: Any) -> bool:
@@ -77,7 +86,8 @@ def is_secret_path(dotted: str) -> bool:
 
 def redact_text(text: str) -> str:
     """`text` without the credentials it carries in URLs (userinfo, secret-named query parameters),
-    as `secret_name: value` or as an HTTP authorization value (`Bearer ...`)."""
+    as `secret_name: value`, as an HTTP authorization value (`Bearer ...`) or in a known key shape
+    (`sk-...`, `AKIA...`, a JSON web token, a private key)."""
     if "://" in text:
         text = _USERINFO.sub(REDACTED, text)
     if "=" in text:
@@ -86,7 +96,7 @@ def redact_text(text: str) -> str:
         text = _KEY_VALUE.sub(lambda m: f"{m[1]}{m[2]}{REDACTED}" if is_secret_key(m[1]) else m[0], text)
     if "earer" in text or "asic" in text:
         text = _BEARER.sub(lambda m: f"{m[1]} {REDACTED}", text)
-    return text
+    return _KEY_SHAPES.sub(REDACTED, text)
 
 
 def redact(data: Any) -> Any:

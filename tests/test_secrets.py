@@ -118,3 +118,36 @@ def test_resume_refuses_strategies_that_differed_only_in_secrets(tmp_path):
                  "--suite", "smoke", "--no-progress", "--out", str(out)]) == 0
     (out / "runs.jsonl").write_text("")
     assert main(["run", "--resume", str(out), "--no-progress"]) == 2
+
+
+def test_credentials_known_by_their_shape_are_cut_from_any_text():
+    """Ours: a credential in a provider's documented format is redacted wherever it stands in free text (a key
+    pasted as the wrong argument, quoted by an error), with no secret-named key next to it; identifiers of the
+    same alphabet that are not keys stay."""
+    from harness.secrets import REDACTED, redact_text
+
+    keys = ["sk-ant-api03-" + "a1B2" * 10, "sk-proj-" + "Zx9_" * 8, "AKIA" + "ABCDEFGHIJ234567",
+            "AIza" + "b" * 35, "ghp_" + "c3" * 18, "github_pat_" + "d4" * 12, "hf_" + "e5" * 16,
+            "xoxb-1234567890-abcdefghij", "gsk_" + "f6" * 12, "xai-" + "g7" * 12,
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.sig",
+            "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----"]
+    for key in keys:
+        text = redact_text(f"argument --workers: expected an integer, got '{key}'")
+        assert key not in text and REDACTED in text, key
+    for plain in ["chained_lookup-long-0--none--s0", "task-abcdefghijklmnopqrstuvwxyz0123", "ask-abcdefghijklmnopqrstu",
+                  "gpt-4o-mini", "anthropic/claude-sonnet-4-5", "ENT-4821"]:
+        assert redact_text(plain) == plain
+
+
+def test_a_usage_error_does_not_echo_a_secret(capsys, monkeypatch):
+    """Ours: argparse quotes the value it refused; a key pasted in the wrong place, or any secret value of the
+    environment given as an argument, is redacted from that message (exit 2 as argparse gives)."""
+    import pytest
+
+    monkeypatch.setenv("OPENAI_API_KEY", "plainvalue12345")
+    for argv in (["run", "--workers", "sk-ant-" + "k" * 30], ["run", "--bogus", "plainvalue12345"]):
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        assert exited.value.code == 2
+        err = capsys.readouterr().err
+        assert argv[-1] not in err and "<redacted>" in err and "error:" in err
