@@ -326,3 +326,14 @@ def test_adapters_convert_the_view_in_time_of_the_new_messages():
     if not figures:
         pytest.skip("no adapter library installed: pip install -e '.[pydantic-ai,inspect]'")
     assert all(figure.met for figure in figures), "\n".join(figure.line() for figure in figures)
+
+
+def test_the_real_floors_request_limits_are_keyed_by_endpoint_as_the_harnesss_slots():
+    """Issue 23 item 4: the floor holds the harness's own slots (harness.limits.model_slot keys a limit by
+    `LLMProfile.endpoint`, one model at one API base): one model at two bases is two limits, not one."""
+    from types import SimpleNamespace
+
+    profiles = {"main": {"model": "openai/m", "api_base": "http://h1/v1", "max_concurrency": 2},
+                "summarizer": {"model": "openai/m", "api_base": "http://h2/v1", "max_concurrency": 3}}
+    assert real.request_limits([SimpleNamespace(profiles=profiles)]) == {"openai/m@http://h1/v1": 2,
+                                                                         "openai/m@http://h2/v1": 3}

@@ -166,7 +166,7 @@ def _send_runs(runs: list[Run], url: str, taken: Any, slots: dict[str, Any], thr
         try:
             while (index := taken()) is not None:
                 for call, raised in runs[index]:
-                    with slots[call["model"]]:
+                    with slots[f"{call['model']}@{url}"]:
                         try:
                             litellm.completion(**{**call, "api_base": url})
                         except Exception:
@@ -186,7 +186,8 @@ def _send_runs(runs: list[Run], url: str, taken: Any, slots: dict[str, Any], thr
 
 def floor(runs: list[Run], url: str, layout: tuple[int, int], limits: dict[str, int]) -> float:
     """Wall seconds of a bare litellm.completion loop sending `runs` to `url`: `layout`'s (processes, threads)
-    runs at once, each run's requests in sequence, at most `limits[model]` requests of a model at once."""
+    runs at once, each run's requests in sequence, at most `limits[endpoint]` requests of one model at `url`
+    at once (an endpoint as `LLMProfile.endpoint` names it)."""
     processes, threads = layout
     context = multiprocessing.get_context("fork")  # the children inherit the recorded runs
     indexes = context.Queue()
@@ -224,10 +225,11 @@ def _client_cpu_seconds() -> float:
 
 
 def request_limits(cells: list[Any]) -> dict[str, int]:
-    """Each model's request limit in these cells' profiles (harness.limits.model_slot's)."""
+    """Each endpoint's request limit in these cells' profiles, keyed as the harness's slots are
+    (harness.limits.model_slot of `LLMProfile.endpoint`: one model at one API base)."""
     from harness.profiles import build_profiles
 
-    return {p.model: p.max_concurrency for p in build_profiles(cells[0].profiles).values() if p.max_concurrency}
+    return {p.endpoint: p.max_concurrency for p in build_profiles(cells[0].profiles).values() if p.max_concurrency}
 
 
 def real(suite: str = "default", runs: int = REAL_RUNS, pairs: int = REAL_PAIRS) -> list[Figure]:
