@@ -178,8 +178,11 @@ def _recording_mock_server(received: list[tuple[str, str, dict]]):
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             received.append((self.headers.get(SESSION_HEADER), (self.headers.get(REQUEST_HEADER),
                                                                 self.headers.get(CLOCK_HEADER), json.loads(body))))
-            self.rfile = io.BytesIO(body)
-            super()._chat()
+            connection, self.rfile = self.rfile, io.BytesIO(body)  # the handler reads the body it was given...
+            try:
+                super()._chat()
+            finally:  # ...and the connection's next request from the connection: else it sees EOF and closes a
+                self.rfile = connection  # kept-alive connection the client may be sending on ("Server disconnected")
 
     server = MockServer(0, MockConfig())
     server.RequestHandlerClass = Recording
