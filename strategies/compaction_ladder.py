@@ -133,6 +133,10 @@ class CompactionLadder(Strategy):
     source = "seed 002; pydantic-ai-harness compaction"
     Config = LadderConfig
 
+    def __init__(self, config: LadderConfig | None = None):
+        super().__init__(config)
+        self.library_count = history.LibraryMessageCount()
+
     @classmethod
     def from_config(cls, data: Mapping[str, Any] | None, where: str | None = None) -> "CompactionLadder":
         return cls(build_ladder_config(data, where or f"strategy {cls.name}"))
@@ -158,7 +162,7 @@ class CompactionLadder(Strategy):
     # ----- the ladder
     def fits(self, ctx: "RunContext", target: int, max_messages: int) -> bool:
         """Within the token target and within the message count, messages counted as pydantic-ai does."""
-        return ctx.prompt_tokens_estimate() <= target and len(history.library_messages(ctx.view)) <= max_messages
+        return ctx.prompt_tokens_estimate() <= target and self.library_count.of(ctx.view) <= max_messages
 
     def compact(self, ctx: "RunContext", target: int, trigger: str) -> bool:
         """Run the ladder down to `target`; True if the view got smaller."""

@@ -93,6 +93,29 @@ def library_messages(view: ViewState) -> list[list[int]]:
     return groups
 
 
+class LibraryMessageCount:
+    """`len(library_messages(view))`, kept while the view only grows: the ladder asks at every turn start
+    whether the context fits, and a request costs O(new messages); an edited view is counted afresh."""
+
+    def __init__(self) -> None:
+        self._ids: list[int] | None = None  # the view's id list counted (the same list object while it grows)
+        self._edits = -1
+        self._read = 0
+        self._count = 0
+        self._extends = False  # whether the last group counted is request-side (the next such message joins it)
+
+    def of(self, view: ViewState) -> int:
+        if self._ids is not view.ids or self._edits != view.edits or self._read > len(view.ids):
+            self._ids, self._read, self._count, self._extends = view.ids, 0, 0, False
+        messages, count, extends = view.messages, self._count, self._extends
+        for message_id in view.ids[self._read:]:
+            request_side = messages[message_id].get("role") != "assistant"
+            count += not (request_side and extends)
+            extends = request_side
+        self._count, self._extends, self._read, self._edits = count, extends, len(view.ids), view.edits
+        return count
+
+
 def placeholder(message: Message, verb: str, tokens: int) -> Message:
     """A cleared/masked rendering of a tool result: starts with '[' and says how to recover."""
     name = message.get("name") or "the tool"

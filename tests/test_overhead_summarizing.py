@@ -1,4 +1,4 @@
-"""Issue 24 item 1 on the summarizing path (llm_summarizing, hard_summarize): each shortcut or memo
+"""Issue 24 item 1 on the summarizing path (llm_summarizing, hard_summarize) and the ladder: each shortcut or memo
 gives what a fresh reading of the request gives."""
 from __future__ import annotations
 
@@ -86,3 +86,73 @@ def test_view_events_kept_per_message_list_what_a_fresh_reading_of_the_edited_vi
     view.apply({"type": "masking", "view_ops": [{"op": "replace", "id": ids[3], "message": {"role": "assistant",
                                                                                            "content": "masked"}}]})
     check()
+
+
+def test_event_blocks_found_by_string_search_are_the_openhands_pattern_s_matches():
+    """Issue 24 item 1 (ours; the block format is OpenHands' summarizing_events.j2): `_event_blocks` finds the
+    `<EVENT>` blocks with `str.find` instead of the lazy regex; on well-formed prompts and on texts with
+    unclosed blocks, bad headers, nested or adjacent tags and empty bodies it gives `OPENHANDS_EVENT.findall`."""
+    from harness.mock.summarizer import OPENHANDS_EVENT, _event_blocks
+    from strategies.summaries import summary_request
+
+    well_formed = summary_request(["ActionEvent (agent)\n  Thought: x", "ObservationEvent (environment)\n  Result: ",
+                                   "MessageEvent (user)\n  user: <EVENT>\nnested\n</EVENT> tail"])[1]["content"]
+    assert _event_blocks(well_formed) == OPENHANDS_EVENT.findall(well_formed)
+    pieces = ["<EVENT>\n", "\n</EVENT>", "</EVENT>", "A (b)\n", "A(b)\n", "é (ü)\n", "x", "\n", " ", "<EVENT>",
+              "Kind (src)\nbody", "\n\n"]
+    rng = random.Random(241)
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+        assert _event_blocks(text) == OPENHANDS_EVENT.findall(text), text
+
+
+def test_the_summarizers_assistant_readings_memo_gives_the_joined_reading_of_every_assistant_preview():
+    """Issue 24 item 1 (ours): the identifiers the agent named are read per assistant preview (memoized by its
+    text) and united; a request with several assistant previews, some repeated, some shared with an earlier
+    request, keeps what a fresh scan of all of them joined by line breaks keeps."""
+    memo.forget()
+    rng = random.Random(7)
+    words = ["A1", "b-2", "zz", "Q7x", "k", "r2d2", "-3", "é4", "\n", " ", "\u2028"]
+    pool = ["".join(rng.choice(words) + rng.choice(" \n") for _ in range(rng.randint(0, 12))) for _ in range(8)]
+    for _ in range(300):
+        said = [rng.choice(pool) for _ in range(rng.randint(1, 4))]
+        results = [rng.choice(pool) for _ in range(3)]
+        previews = [("assistant", s) for s in said] + [("tool", r) for r in results]
+        wanted = set(IDENTIFIER.findall("\n".join(said)))
+        fresh = [line for s in said for line in s.splitlines() if line.strip()]
+        fresh += [line for r in results for line in r.splitlines() if wanted & set(IDENTIFIER.findall(line))]
+        assert _kept_without_task(previews) == list(dict.fromkeys(fresh))
+
+
+def test_library_message_count_kept_across_requests_equals_a_fresh_count_after_every_edit():
+    """Issue 24 item 1 (ours; pydantic-ai's message grouping, strategies.history.library_messages): the ladder's
+    `LibraryMessageCount` counts only new messages while the view grows and counts afresh after an edit; after
+    appends, a replace, a drop and a set it equals `len(library_messages(view))`, and a second count object
+    that is not told of the edit would be stale (the edit changes the count)."""
+    from harness.view import ViewState
+    from strategies.history import LibraryMessageCount, library_messages
+
+    view, counted, next_id = ViewState(count=lambda message: 1), LibraryMessageCount(), 0
+
+    def add(role: str) -> int:
+        nonlocal next_id
+        next_id += 1
+        view.apply({"type": "message", "id": next_id, "message": {"role": role, "content": str(next_id)},
+                    "origin": "run", "placement": "append"})
+        return next_id
+
+    rng = random.Random(3)
+    for _ in range(40):
+        add(rng.choice(["system", "user", "assistant", "tool", "assistant"]))
+        assert counted.of(view) == len(library_messages(view))
+    before = counted.of(view)
+    ids = list(view.ids)
+    for op in ({"op": "replace", "id": ids[5], "message": {"role": "assistant", "content": "x"}},
+               {"op": "drop", "ids": [i for i in ids[3:20] if view.messages[i]["role"] == "assistant"]},
+               {"op": "set", "ids": ids[:2] + ids[30:]}, {"op": "set", "ids": ids[::-1]}):
+        view.apply({"type": "edit", "view_ops": [op]})
+        assert counted.of(view) == len(library_messages(view))
+        add("user")
+        add("assistant")
+        assert counted.of(view) == len(library_messages(view))
+    assert len(library_messages(view)) != before

@@ -29,6 +29,8 @@ HEADER = "USER_CONTEXT and CURRENT_STATE (from the events shown):\n"
 # OpenHands' summarizing prompt (openhands-sdk condenser/prompts/summarizing_events.j2): one
 # `<EVENT>\nstr(event)\n</EVENT>` block per event, str(event) opening with "Class (source)".
 OPENHANDS_EVENT = re.compile(r"<EVENT>\n(\w+) \((\w+)\)\n(.*?)\n</EVENT>", re.DOTALL)
+EVENT_OPEN, EVENT_CLOSE = "<EVENT>\n", "\n</EVENT>"
+EVENT_HEAD = re.compile(r"(\w+) \((\w+)\)\n")  # OPENHANDS_EVENT's header, matched right after EVENT_OPEN
 OPENHANDS_ROLES = {"ActionEvent": "assistant", "ObservationEvent": "tool", "CondensationSummaryEvent": "summary"}
 IDENTIFIER = re.compile(r"\b[A-Za-z][\w-]*\d[\w-]*\b")  # codes, ids, versioned names: words with a digit
 
@@ -63,7 +65,25 @@ def is_summarizer(model: str) -> bool:
 def openhands_previews(text: str) -> list[tuple[str, str]]:
     """(role, shown text) of each event block of OpenHands' summarizing prompt."""
     return [(OPENHANDS_ROLES.get(kind, "assistant" if source == "agent" else source), body)
-            for kind, source, body in OPENHANDS_EVENT.findall(text)]
+            for kind, source, body in _event_blocks(text)]
+
+
+def _event_blocks(text: str) -> list[tuple[str, str, str]]:
+    """`OPENHANDS_EVENT.findall(text)`, found with `str.find`: the pattern's lazy body tries the closing
+    tag at every character of a ~30k-character request; this jumps from tag to tag. As the regex, a block
+    whose header does not match, or that is never closed, is skipped and the scan resumes one character
+    past its opening tag (the next match can only start at a later opening tag)."""
+    blocks: list[tuple[str, str, str]] = []
+    start = text.find(EVENT_OPEN)
+    while start >= 0:
+        head = EVENT_HEAD.match(text, start + len(EVENT_OPEN))
+        end = text.find(EVENT_CLOSE, head.end()) if head else -1
+        if end < 0:
+            start = text.find(EVENT_OPEN, start + 1)
+            continue
+        blocks.append((head[1], head[2], text[head.end():end]))
+        start = text.find(EVENT_OPEN, end + len(EVENT_CLOSE))
+    return blocks
 
 
 def _read_named_lines(body: str) -> tuple[tuple[str, frozenset[str]], ...]:
@@ -71,19 +91,29 @@ def _read_named_lines(body: str) -> tuple[tuple[str, frozenset[str]], ...]:
     return tuple((line, frozenset(names)) for line in body.splitlines() if (names := IDENTIFIER.findall(line)))
 
 
-# A preview's named lines, by its text (a pure function of it, as the agent's memos): a tool result the
-# agent fetched again is shown again in the next summary request, and each line is scanned once.
+def _read_said(body: str) -> tuple[frozenset[str], tuple[str, ...]]:
+    """What an assistant preview says: the identifiers it names and its non-blank lines."""
+    return frozenset(IDENTIFIER.findall(body)), tuple(line for line in body.splitlines() if line.strip())
+
+
+# A preview's readings, by its text (pure functions of it, as the agent's memos): a tool result the agent
+# fetched again, or an assistant step it repeated, is shown again in the next summary request and read once.
 _named_lines = Readings(_read_named_lines)
+_said = Readings(_read_said)
 
 
 def _kept_without_task(previews: list[tuple[str, str]]) -> list[str]:
-    """What the agent said, earlier summaries, and shown lines naming an identifier the agent named."""
-    said = "\n".join(body for role, body in previews if role == "assistant")
-    wanted = set(IDENTIFIER.findall(said))
+    """What the agent said, earlier summaries, and shown lines naming an identifier the agent named.
+    The identifiers are those of each assistant preview together: none spans a line break, so they are
+    the identifiers of the previews joined by line breaks."""
+    wanted: set[str] = set()
+    for role, body in previews:
+        if role == "assistant":
+            wanted |= _said[body][0]
     lines: list[str] = []
     for role, body in previews:
         if role == "assistant":
-            lines.extend(line for line in body.splitlines() if line.strip())
+            lines.extend(_said[body][1])
         elif HEADER in body:
             lines.extend(line for line in body.split(HEADER, 1)[1].splitlines() if line.strip())
         else:
