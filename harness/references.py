@@ -30,6 +30,11 @@ from typing import Any, Iterable, Mapping
 # which Python 3.10 (no possessive quantifiers) uses.
 _TOKEN = re.compile(r"(?<![\w./:@#-])[^\W\d_]*+(?:[:@#-]+[^\W\d_]*+)*+[\d/_.][\w./:@#-]*+" if sys.version_info >= (3, 11)
                     else r"(?<![\w./:@#-])[\w./:@#-]*[\d/_.][\w./:@#-]*")
+# The same pattern over an ASCII text's bytes, where \\w is [A-Za-z0-9_] and \\d is [0-9]: the byte engine's class
+# checks are table lookups, ~3x faster than the Unicode ones on the traces' texts (all ASCII), same matches.
+_ASCII_TOKEN = re.compile(rb"(?<![A-Za-z0-9_./:@#-])[A-Za-z:@#-]*+[0-9/_.][A-Za-z0-9_./:@#-]*+"
+                          if sys.version_info >= (3, 11)
+                          else rb"(?<![A-Za-z0-9_./:@#-])[A-Za-z0-9_./:@#-]*[0-9/_.][A-Za-z0-9_./:@#-]*")
 _QUOTED = re.compile(r'"([^"\n]{3,100})"|`([^`\n]{3,100})`|\u201c([^\u201d\n]{3,100})\u201d')
 _STRIP = ".,:;/#@-"
 _NUMBER = re.compile(r"\d[\d.,]*\d")
@@ -59,7 +64,10 @@ def text_references(text: str, into: set[str] | None = None) -> set[str]:
         value = next(group for group in match.groups() if group is not None).strip()
         if len(value) >= 3:
             found.add(value)
-    found.update(filter(None, map(_kept, _TOKEN.findall(text))))
+    if text.isascii():
+        found.update(filter(None, map(_kept_ascii, _ASCII_TOKEN.findall(text.encode("ascii")))))
+    else:
+        found.update(filter(None, map(_kept, _TOKEN.findall(text))))
     return found
 
 
@@ -71,9 +79,15 @@ def _kept(token: str) -> str | None:
     return token if _is_reference(token) else None
 
 
+@lru_cache(maxsize=1 << 16)
+def _kept_ascii(token: bytes) -> str | None:
+    """_kept of an ASCII text's token, found as bytes."""
+    return _kept(token.decode("ascii"))
+
+
 def forget() -> None:
     """Drop every memoized reading, so a measured replay reads each text as a fresh process would."""
-    for memo in (_kept, _content_references, _argument_references):
+    for memo in (_kept, _kept_ascii, _content_references, _argument_references):
         memo.cache_clear()
 
 
@@ -130,9 +144,11 @@ def message_references(message: Mapping[str, Any]) -> frozenset[str]:
 
 class ReferenceIndex:
     """How many messages of the view hold each reference, kept as messages enter and leave it
-    (ViewState.watch), so a request's check costs its own references, not the view's size."""
+    (ViewState.watch), so a request's check costs its own references, not the view's size. Given `wanted`
+    (those a check may ask about: a replay's recorded responses' references), it counts only those."""
 
-    def __init__(self) -> None:
+    def __init__(self, wanted: frozenset[str] | None = None) -> None:
+        self.wanted = wanted
         self.holders: dict[str, int] = {}
         self._cache: dict[int, tuple[Mapping[str, Any], frozenset[str]]] = {}  # message id -> (as sent, references)
 
@@ -141,6 +157,8 @@ class ReferenceIndex:
         if cached is not None and cached[0] is message:
             return cached[1]
         found = message_references(message)
+        if self.wanted is not None:
+            found = found & self.wanted
         self._cache[message_id] = (message, found)
         return found
 
@@ -154,5 +172,5 @@ class ReferenceIndex:
                 holders.pop(reference, None)
 
     def missing(self, references: Iterable[str]) -> list[str]:
-        """Those of `references` no message of the view holds, sorted."""
+        """Those of `references` (all of them wanted) no message of the view holds, sorted."""
         return sorted(r for r in references if r not in self.holders)

@@ -103,7 +103,9 @@ class _Replay:
 
     def __init__(self, cell: TraceCell, ctx: RunContext, main: LLMClient, strategy: Any):
         self.cell, self.ctx, self.main, self.strategy = cell, ctx, main, strategy
-        self.index = ReferenceIndex()
+        # Only the recorded responses' references are ever checked (`uses`): the index counts those alone.
+        self.index = ReferenceIndex(frozenset().union(*(message_references(message) for message in cell.trace.messages
+                                                        if message["role"] == "assistant")))
         ctx.view.watch = self.index.watch
         self.seen: set[str] = set()  # references of the trace's messages so far
         self.calls: dict[str, ToolCall] = {}
