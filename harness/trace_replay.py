@@ -122,7 +122,7 @@ class _Replay:
         started = False
         for position, message in enumerate(trace.messages):
             role = message["role"]
-            references = message_references(message)
+            references = message_references(message, self.index.wanted)
             if role != "system" and not started:
                 strategy.on_run_start(ctx)
                 started = True

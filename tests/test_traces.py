@@ -99,16 +99,18 @@ def _str_references(text: str) -> set[str]:
 
     found = {value.strip() for match in references._QUOTED.finditer(text)
              for value in match.groups() if value is not None and len(value.strip()) >= 3}
-    return found | set(filter(None, map(references._kept, references._TOKEN.findall(text))))
+    tokens = {token.strip(references._STRIP) for token in references._TOKEN.findall(text)}
+    return found | {token for token in tokens if references._is_reference(token)}
 
 
 @pytest.mark.parametrize("text", ASCII_CASES)
 def test_ascii_token_pattern_matches_the_unicode_pattern(text):
-    """Ours (issue 24 item 1, trace replay's overhead): an ASCII text's tokens, found by the byte pattern, are
-    the Unicode pattern's, in order, and its references are the same."""
+    """Ours (issue 24 item 1, trace replay's overhead): an ASCII text's tokens, found stripped by the byte
+    pattern, are the Unicode pattern's stripped, and its references are the same."""
     from harness import references
 
-    assert [token.decode() for token in references._ASCII_TOKEN.findall(text.encode())] == references._TOKEN.findall(text)
+    unicode = {token.strip(references._STRIP) for token in references._TOKEN.findall(text)} - {""}
+    assert {token.decode() for token in references._ASCII_STRIPPED.findall(text.encode())} == unicode
     assert text_references(text) == _str_references(text)
 
 
@@ -122,6 +124,21 @@ def test_ascii_references_match_the_unicode_reading_on_random_texts():
     for _ in range(3000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
         assert text_references(text) == _str_references(text), repr(text)
+
+
+@pytest.mark.parametrize("text", ASCII_CASES + [case for case in TOKEN_CASES if not case.isascii()])
+def test_wanted_references_are_the_references_that_are_wanted(text):
+    """Ours (issue 24 item 1): a message's references read for a wanted set (tokens judged only where wanted)
+    are its full references intersected with that set, for any wanted set, ASCII or not."""
+    from harness import references
+
+    message = {"role": "tool", "content": text}
+    full = message_references(message)
+    candidates = sorted(full | {"tail", "plain", "a.b", "1,000", "ab", "x_", "ENT-4821"})
+    for size in (0, 1, 3, len(candidates)):
+        wanted = frozenset(candidates[:size])
+        references.forget()
+        assert message_references(message, wanted) == full & wanted
 
 
 def test_forgetting_references_reads_each_text_afresh():
