@@ -19,7 +19,7 @@ import dataclasses
 import json
 import threading
 import warnings
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping, Sequence
 
 from harness.errors import ConfigError
 from strategies.adapters import PYDANTIC_AI_HARNESS, Library, apply_view, run_sync
