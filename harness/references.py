@@ -21,7 +21,7 @@ import json
 import re
 import sys
 from functools import lru_cache
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 # Tokens (runs of [\w./:@#-]) holding a digit, a slash, an underscore or a dot (plain words are skipped in
 # the regex engine); the lookbehind starts each match at its token's start, so matching stays linear in the
@@ -30,6 +30,16 @@ from typing import Any, Iterable, Mapping
 # which Python 3.10 (no possessive quantifiers) uses.
 _TOKEN = re.compile(r"(?<![\w./:@#-])[^\W\d_]*+(?:[:@#-]+[^\W\d_]*+)*+[\d/_.][\w./:@#-]*+" if sys.version_info >= (3, 11)
                     else r"(?<![\w./:@#-])[\w./:@#-]*[\d/_.][\w./:@#-]*")
+# An ASCII text's tokens as _TOKEN finds them, by classes spelled out in ASCII (in an ASCII text \w is
+# [A-Za-z0-9_] and \d is [0-9]), which the engine checks by table lookup, ~2x faster than the Unicode ones
+# (on another text, a letter such as é would end a token here and not in _TOKEN). Each is captured stripped of
+# the punctuation at either end (_STRIP; `,;` never occur inside one): from its first letter, digit or
+# underscore to its last.
+_ASCII_STRIPPED = re.compile(r"(?<![A-Za-z0-9_./:@#-])(?=[A-Za-z:@#-]*+[0-9/_.])[.:/#@-]*+"
+                             r"([A-Za-z0-9_](?:[A-Za-z0-9_./:@#-]*[A-Za-z0-9_])?)" if sys.version_info >= (3, 11)
+                             else r"(?<![A-Za-z0-9_./:@#-])(?=[A-Za-z:@#-]*[0-9/_.])[.:/#@-]*"
+                             r"([A-Za-z0-9_](?:[A-Za-z0-9_./:@#-]*[A-Za-z0-9_])?)")
+_QUOTES = ('"', "`", "\u201c")  # what a quoted value starts with
 _QUOTED = re.compile(r'"([^"\n]{3,100})"|`([^`\n]{3,100})`|\u201c([^\u201d\n]{3,100})\u201d')
 _STRIP = ".,:;/#@-"
 _NUMBER = re.compile(r"\d[\d.,]*\d")
@@ -52,28 +62,41 @@ def _is_reference(token: str) -> bool:
     return False
 
 
-def text_references(text: str, into: set[str] | None = None) -> set[str]:
-    """The references in a text (tokens and quoted values)."""
-    found = set() if into is None else into
+def _tokens(text: str) -> Iterable[str]:
+    """A text's tokens, stripped of their end punctuation: the candidates for its references."""
+    if text.isascii():
+        return _ASCII_STRIPPED.findall(text)
+    return {token.strip(_STRIP) for token in _TOKEN.findall(text)}
+
+
+def _quoted(text: str) -> Iterator[str]:
+    """A text's quoted values (each a reference); most texts hold no quote mark, found without the engine."""
+    if not any(quote in text for quote in _QUOTES):
+        return
     for match in _QUOTED.finditer(text):
         value = next(group for group in match.groups() if group is not None).strip()
         if len(value) >= 3:
-            found.add(value)
-    found.update(filter(None, map(_kept, _TOKEN.findall(text))))
+            yield value
+
+
+def text_references(text: str, into: set[str] | None = None) -> set[str]:
+    """The references in a text (tokens and quoted values)."""
+    found = set() if into is None else into
+    found.update(_quoted(text))
+    found.update(filter(_kept, _tokens(text)))
     return found
 
 
 @lru_cache(maxsize=1 << 16)
-def _kept(token: str) -> str | None:
-    """A token as a reference (its trailing punctuation stripped), or None: memoized, as the same
-    identifiers recur across a trace's texts (~4 readings of each)."""
-    token = token.strip(_STRIP)
-    return token if _is_reference(token) else None
+def _kept(token: str) -> bool:
+    """Whether a (stripped) token is a reference: memoized, as the same identifiers recur across a trace's
+    texts (~4 readings of each)."""
+    return _is_reference(token)
 
 
 def forget() -> None:
     """Drop every memoized reading, so a measured replay reads each text as a fresh process would."""
-    for memo in (_kept, _content_references, _argument_references):
+    for memo in (_kept, _readings, _content_references, _wanted_references, _argument_references):
         memo.cache_clear()
 
 
@@ -102,6 +125,25 @@ def _content_references(text: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=8192)
+def _readings(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """A text's tokens and quoted values, unjudged, memoized by text."""
+    return frozenset(_tokens(text)), frozenset(_quoted(text))
+
+
+@lru_cache(maxsize=8192)
+def _wanted_references(text: str, wanted: frozenset[str]) -> frozenset[str]:
+    """Those of a content's references that are `wanted`: its tokens are judged only where wanted, so a long
+    text full of ids nobody asks about costs one scan, not a judgement per id (the same set as
+    `_content_references(text) & wanted`)."""
+    tokens, quoted = _readings(text)
+    return frozenset(filter(_kept, tokens & wanted)) | (quoted & wanted)
+
+
+def _content(text: str, wanted: frozenset[str] | None) -> frozenset[str]:
+    return _content_references(text) if wanted is None else _wanted_references(text, wanted)
+
+
+@lru_cache(maxsize=8192)
 def _argument_references(arguments: str) -> frozenset[str]:
     found: set[str] = set()
     try:
@@ -111,28 +153,31 @@ def _argument_references(arguments: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def message_references(message: Mapping[str, Any]) -> frozenset[str]:
-    """The references of one chat message: its content's, and its tool calls' argument values."""
+def message_references(message: Mapping[str, Any], wanted: frozenset[str] | None = None) -> frozenset[str]:
+    """The references of one chat message: its content's, and its tool calls' argument values; given `wanted`,
+    only those of them that are wanted."""
     content = message.get("content")
     calls = message.get("tool_calls")
     if isinstance(content, str) and not calls:
-        return _content_references(content)
-    found: set[str] = set(_content_references(content)) if isinstance(content, str) else set()
+        return _content(content, wanted)
+    found: set[str] = set(_content(content, wanted)) if isinstance(content, str) else set()
     if isinstance(content, list):
         for part in content:
             if isinstance(part, Mapping) and isinstance(part.get("text"), str):
-                found |= _content_references(part["text"])
+                found |= _content(part["text"], wanted)
     for call in calls or ():
         found |= _argument_references((call.get("function") or {}).get("arguments") or "")
     found.discard("")
-    return frozenset(found)
+    return frozenset(found) if wanted is None else frozenset(found & wanted)
 
 
 class ReferenceIndex:
     """How many messages of the view hold each reference, kept as messages enter and leave it
-    (ViewState.watch), so a request's check costs its own references, not the view's size."""
+    (ViewState.watch), so a request's check costs its own references, not the view's size. Given `wanted`
+    (those a check may ask about: a replay's recorded responses' references), it counts only those."""
 
-    def __init__(self) -> None:
+    def __init__(self, wanted: frozenset[str] | None = None) -> None:
+        self.wanted = wanted
         self.holders: dict[str, int] = {}
         self._cache: dict[int, tuple[Mapping[str, Any], frozenset[str]]] = {}  # message id -> (as sent, references)
 
@@ -140,7 +185,7 @@ class ReferenceIndex:
         cached = self._cache.get(message_id)
         if cached is not None and cached[0] is message:
             return cached[1]
-        found = message_references(message)
+        found = message_references(message, self.wanted)
         self._cache[message_id] = (message, found)
         return found
 
@@ -154,5 +199,5 @@ class ReferenceIndex:
                 holders.pop(reference, None)
 
     def missing(self, references: Iterable[str]) -> list[str]:
-        """Those of `references` no message of the view holds, sorted."""
+        """Those of `references` (all of them wanted) no message of the view holds, sorted."""
         return sorted(r for r in references if r not in self.holders)

@@ -103,9 +103,13 @@ class _Replay:
 
     def __init__(self, cell: TraceCell, ctx: RunContext, main: LLMClient, strategy: Any):
         self.cell, self.ctx, self.main, self.strategy = cell, ctx, main, strategy
-        self.index = ReferenceIndex()
+        # The recorded responses' references, by position: only those are ever checked (`uses`), so the index
+        # counts those alone, and the other messages are read for those alone.
+        self.responses = {position: message_references(message) for position, message in enumerate(cell.trace.messages)
+                          if message["role"] == "assistant"}
+        self.index = ReferenceIndex(frozenset().union(*self.responses.values()))
         ctx.view.watch = self.index.watch
-        self.seen: set[str] = set()  # references of the trace's messages so far
+        self.seen: set[str] = set()  # references of the trace's messages so far (those wanted)
         self.calls: dict[str, ToolCall] = {}
 
     def run(self) -> tuple[str, str | None]:
@@ -120,7 +124,8 @@ class _Replay:
         started = False
         for position, message in enumerate(trace.messages):
             role = message["role"]
-            references = message_references(message)
+            references = self.responses[position] if role == "assistant" else \
+                message_references(message, self.index.wanted)
             if role != "system" and not started:
                 strategy.on_run_start(ctx)
                 started = True

@@ -88,6 +88,59 @@ def test_token_pattern_matches_what_the_plain_pattern_matched(text):
     assert references._TOKEN.findall(text) == plain.findall(text)
 
 
+ASCII_CASES = [case for case in TOKEN_CASES if case.isascii()] + [
+    '"a.b" `x_1` "ab"c" say "  ENT-1 " ok', "(src/app.py) [v1.2] {k:v_2} <a@b.c> 'x-1'", "..:://##@@-- _ __ ___",
+    "1.2.3. 100, 1,000. -42- 0x1F/ab", "line\nbreak_1\r\n\ttab.2\x1c\x1fctl_3", "a" * 5000 + "_"]
+
+
+def _str_references(text: str) -> set[str]:
+    """text_references by the Unicode token pattern alone: what every text was read with before the ASCII path."""
+    from harness import references
+
+    found = {value.strip() for match in references._QUOTED.finditer(text)
+             for value in match.groups() if value is not None and len(value.strip()) >= 3}
+    tokens = {token.strip(references._STRIP) for token in references._TOKEN.findall(text)}
+    return found | {token for token in tokens if references._is_reference(token)}
+
+
+@pytest.mark.parametrize("text", ASCII_CASES)
+def test_ascii_token_pattern_matches_the_unicode_pattern(text):
+    """Ours (issue 24 item 1, trace replay's overhead): an ASCII text's tokens, found stripped by the byte
+    pattern, are the Unicode pattern's stripped, and its references are the same."""
+    from harness import references
+
+    unicode = {token.strip(references._STRIP) for token in references._TOKEN.findall(text)} - {""}
+    assert {token for token in references._ASCII_STRIPPED.findall(text)} == unicode
+    assert text_references(text) == _str_references(text)
+
+
+def test_ascii_references_match_the_unicode_reading_on_random_texts():
+    """Ours (issue 24 item 1): on 3,000 random ASCII texts (token characters, quotes, punctuation, control
+    characters, spaces), the byte path reads the same references as the Unicode one."""
+    import random
+
+    rng = random.Random(24)
+    alphabet = "aZ09_./:@#-,;!?()[]{}\"'`\n\t \x1c\x7f" + "xy" * 4 + "7" * 3
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
+        assert text_references(text) == _str_references(text), repr(text)
+
+
+@pytest.mark.parametrize("text", ASCII_CASES + [case for case in TOKEN_CASES if not case.isascii()])
+def test_wanted_references_are_the_references_that_are_wanted(text):
+    """Ours (issue 24 item 1): a message's references read for a wanted set (tokens judged only where wanted)
+    are its full references intersected with that set, for any wanted set, ASCII or not."""
+    from harness import references
+
+    message = {"role": "tool", "content": text}
+    full = message_references(message)
+    candidates = sorted(full | {"tail", "plain", "a.b", "1,000", "ab", "x_", "ENT-4821"})
+    for size in (0, 1, 3, len(candidates)):
+        wanted = frozenset(candidates[:size])
+        references.forget()
+        assert message_references(message, wanted) == full & wanted
+
+
 def test_forgetting_references_reads_each_text_afresh():
     """Ours: harness.references.forget() empties its memos (the overhead bench times a fresh process's reading)."""
     from harness import references
@@ -196,6 +249,38 @@ def test_reference_index_matches_a_recount_of_the_view(tmp_path):
             for reference in message_references(view.message(message_id)):
                 recount[reference] = recount.get(reference, 0) + 1
         assert index.holders == recount, strategy
+
+
+def test_an_index_of_wanted_references_matches_a_fresh_reading_of_each_view(tmp_path):
+    """Ours (issue 24 item 1): a replay's index counts only the recorded responses' references; after every
+    view op its count of each wanted reference equals a fresh reading of the view's messages as sent."""
+    from harness.view import fold
+
+    for strategy, config in (("observation_masking", {"keep_last": 1}), ("hard_summarize", None)):
+        trace = lookup_trace(hops=8, filler=400)
+        row = replay(tmp_path, trace, strategy, config, window=3000)
+        wanted = frozenset().union(*(message_references(m) for m in trace.messages if m["role"] == "assistant"))
+        index = ReferenceIndex(wanted)
+        view = fold([])
+        view.watch = index.watch
+        for event in events_of(tmp_path, row):
+            view.apply(event)
+            fresh: dict[str, int] = {}
+            for message_id in view.ids:
+                for reference in message_references(view.message(message_id)) & wanted:
+                    fresh[reference] = fresh.get(reference, 0) + 1
+            assert index.holders == fresh, strategy
+            assert index.missing(wanted) == sorted(wanted - set(fresh))
+
+
+def test_an_index_rereads_a_message_replaced_under_its_id():
+    """Ours (issue 24 item 1): the index's memo of a message's references is keyed by the message as sent, so a
+    message replaced under the same id (masked, truncated) is read again, not answered from the stale memo."""
+    index = ReferenceIndex(frozenset({"KEY-1", "KEY-2"}))
+    index.watch(3, {"role": "tool", "content": "KEY-1 and KEY-2"}, 1)
+    index.watch(3, {"role": "tool", "content": "KEY-1 and KEY-2"}, -1)
+    index.watch(3, {"role": "tool", "content": "masked: KEY-2 only"}, 1)
+    assert index.holders == {"KEY-2": 1} and index.missing(["KEY-1", "KEY-2"]) == ["KEY-1"]
 
 
 # ----- what a replay refuses (issue 19 part 3, part 2)

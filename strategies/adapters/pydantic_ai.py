@@ -19,7 +19,7 @@ import dataclasses
 import json
 import threading
 import warnings
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping, Sequence
 
 from harness.errors import ConfigError
 from strategies.adapters import PYDANTIC_AI_HARNESS, Library, apply_view, run_sync
@@ -455,6 +455,7 @@ class ToolOutputLimitsAdapter(Strategy):
         self.capability, self.lib, self.store, self.model_seam = capability, lib, store, model_seam
         self.model: Any = None
         self.read_tool = capability.get_toolset().tools[lib["tool_output_limits"].READ_TOOL_NAME]
+        self.read_name = self.read_tool.name  # asked per tool result: Tool.tool_def builds a definition per read
 
     @classmethod
     def from_config(cls, data: Mapping[str, Any] | None, where: str | None = None) -> "ToolOutputLimitsAdapter":
@@ -497,7 +498,7 @@ class ToolOutputLimitsAdapter(Strategy):
             run_sync(self.capability.before_run(run_context(self.lib, ctx, self.model, [])))
 
     def transform_tool_result(self, ctx: "RunContext", call: ToolCall, result: ToolResult) -> ToolResult:
-        if call.name == self.read_tool.tool_def.name or result.is_error:
+        if call.name == self.read_name or result.is_error:
             return result  # the library exempts its own reader; errors are raised, never returned, live
         mod = self.lib["pydantic_ai.messages"]
         part = mod.ToolCallPart(call.name, call.arguments or "{}", tool_call_id=call.id)
@@ -518,7 +519,7 @@ class ToolOutputLimitsAdapter(Strategy):
         return ToolResult(shown, is_error=result.is_error)
 
     def handle_tool_call(self, ctx: "RunContext", call: ToolCall) -> ToolResult | None:
-        if call.name != self.read_tool.tool_def.name:
+        if call.name != self.read_name:
             return None
         if call.parse_error is not None:
             return tool_error(f"{call.name}: {call.parse_error}")
