@@ -55,6 +55,9 @@ class Assignment(Fold):
                 self.ledger.put(position, self.state, "latest", found)
 
 
+STATEMENT = (OPENING,)  # find_task finds a task only in a message whose content as sent one of these matches
+
+
 def find_task(visible: Visible) -> Task | None:
     state = visible.fold(Assignment).state
     dumps, latest = state["dumps"], state["latest"]

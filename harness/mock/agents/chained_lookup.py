@@ -30,6 +30,9 @@ class Task:
     hops: int
 
 
+STATEMENT = (TASK,)  # find_task finds a task only in a message whose content as sent one of these matches
+
+
 def find_task(visible: Visible) -> Task | None:
     match = visible.first(TASK)
     return Task(match.group(1), int(match.group(2))) if match else None

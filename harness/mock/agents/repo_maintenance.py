@@ -38,6 +38,9 @@ class Task:
     marker: str = "repo"
 
 
+STATEMENT = (TASK,)  # find_task finds a task only in a message whose content as sent one of these matches
+
+
 def find_task(visible: Visible) -> Task | None:
     return Task() if visible.first(TASK, ("user", "tool")) else None
 

@@ -48,6 +48,9 @@ class Tickets(Fold):
                 self.ledger.put(position, self.latest, "task", Task(int(n), int(t), o))
 
 
+STATEMENT = (TICKET,)  # find_task finds a task only in a message whose content as sent one of these matches
+
+
 def find_task(visible: Visible) -> Task | None:
     return visible.fold(Tickets).latest.get("task")
 
