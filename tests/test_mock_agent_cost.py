@@ -75,3 +75,83 @@ def test_the_earlier_families_literals_are_those_of_their_statement_patterns():
     assert agents.EARLIER[AGENTS[0]] == ()
     for index, agent in enumerate(AGENTS):
         assert set(agents.EARLIER[agent]) == {literal for earlier in AGENTS[:index] for literal in _literals(earlier)}
+
+
+def _texts_of_a_run(tmp_path, strategy: str = "tool_output_limits") -> set[str]:
+    from harness import api
+    import json
+    api.run("smoke", strategies=strategy, profiles=api.mock_profiles(window=60_000), out=tmp_path)
+    return {str(json.loads(line)["message"].get("content") or "") for log in (tmp_path / "events").glob("*.jsonl")
+            for line in log.read_text().splitlines() if json.loads(line)["type"] == "message"}
+
+
+def test_a_results_opening_is_tried_only_against_the_shapes_that_start_with_its_first_character(tmp_path):
+    """Ours (issue 24 item 1): answers._shape tries a result's opening only against the SHAPES whose
+    matches can start with its first character: the same shape, in SHAPES order, as trying every one."""
+    from harness.mock.agents import answers
+
+    def every_shape(text: str):
+        spill = answers.SPILLED.regex.match(text)
+        start = spill.end() if spill else 0
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end + 1
+        for tool, shape, names in answers.SHAPES:
+            match = shape.match(text, start, end)
+            if match:
+                return tool, tuple((name, value) for name, value in zip(names, match.groups()) if value is not None)
+        return None
+
+    texts = _texts_of_a_run(tmp_path) | {"", "x", "3 match(es) for 'AB-1234':\na.py:3", "No matches for 'x'.",
+                                         "== dump D1 (4 requests) ==\n", "Recorded 3 for a.log.", "Recorded ORD-1. ok"}
+    shaped = 0
+    for text in texts:
+        assert answers._shape(text) == every_shape(text), text[:200]
+        shaped += every_shape(text) is not None
+    assert shaped > 20, "few texts had a shape: the test would prove little"
+
+
+def test_a_record_line_is_known_by_its_key_as_by_a_scan_of_every_known_line():
+    """Ours (issue 24 item 1): work_queue's narration checks the latest result's first line against the
+    record it names, instead of every known line: the same answer for known lines, other records'
+    lines, cut lines and lines with text after the record."""
+    from harness.mock.agents import work_queue
+    messages, tools, _ = _drive("work_queue", 25)
+    visible = Visible(messages, tools, seed=0, knobs=Knobs())
+    known = work_queue._known(visible)
+    assert len(known.lines) > 3
+    lines = {line for m in messages for line in _content(m).split("\n")}
+    lines |= {line[:-1] for line in known.lines.values()} | {line + " x" for line in known.lines.values()}
+    lines |= {"Order ORD-999 | customer CUS-1 | sku SKU-a | quantity 2", "Customer CUS-0 | region west"}
+    for line in lines:
+        assert work_queue._is_record_line(line, known) == (line in known.lines.values()), line
+    assert sum(work_queue._is_record_line(line, known) for line in lines) >= len(known.lines)
+
+
+def test_what_is_derived_from_the_visible_calls_follows_a_result_cleared_in_place():
+    """Ours (issue 24 item 1): Visible.derived keeps a list worked out from the calls and results (the repo
+    agent's edits) until they change: a cleared edit result drops the edit, as a fresh reading does."""
+    from harness.mock.agents import repo_maintenance
+    from harness.mock.agents.memory import Memory
+    messages, tools, _ = _drive("repo_maintenance", 12)
+    memory = Memory()
+    edits = repo_maintenance._edits(Visible(messages, tools, seed=0, knobs=Knobs(), memory=memory))
+    assert edits
+    at = next(i for i, m in enumerate(messages) if m.get("tool_call_id") == edits[-1].call_id)
+    cleared = [*messages[:at], {**messages[at], "content": "[cleared]"}, *messages[at + 1:]]
+    kept = repo_maintenance._edits(Visible(cleared, tools, seed=0, knobs=Knobs(), memory=memory))
+    assert [e.call_id for e in kept] == [e.call_id for e in repo_maintenance._edits(
+        Visible(cleared, tools, seed=0, knobs=Knobs()))] == [e.call_id for e in edits[:-1]]
+
+
+def test_the_tool_names_follow_the_tool_list_of_each_request():
+    """Ours (issue 24 item 1): the names of the request's tools are kept with the session's memory while its
+    tool list holds the same schemas; a list with another tool, or without one, gives its own names."""
+    from harness.mock.agents.memory import Memory
+    memory = Memory()
+    schema = lambda name: {"type": "function", "function": {"name": name}}  # noqa: E731
+    first = [schema("read_file"), schema("condense")]
+    for tools, names in ((first, {"read_file", "condense"}), (list(first), {"read_file", "condense"}),
+                         ([first[0]], {"read_file"}), ([first[0], schema("read_tool_result")],
+                                                       {"read_file", "read_tool_result"}), ([], set())):
+        visible = Visible([{"role": "user", "content": "hi"}], tools, seed=0, knobs=Knobs(), memory=memory)
+        assert visible.tool_names == names == Visible([], tools, seed=0, knobs=Knobs()).tool_names

@@ -350,11 +350,11 @@ class Visible:
                  memory: Memory | None = None, writer: Writer | None = None):
         self.messages = messages
         self.frozen = tuple(messages)  # what the folds remember having read
-        self.tool_names = {t.get("function", {}).get("name") for t in tools}
         self.seed = seed
         self.knobs = knobs
         self.writer = writer or notes_writer(knobs)  # who writes `notes()` over this context
         self.memory = memory or Memory()
+        self.tool_names = _tool_names(self.memory, tools)  # shared with the memory: read-only
         self._synced: set[Hashable] = set()
         self._prefixes: dict[int, tuple[tuple[dict[str, Any], ...], int]] = {}
         self._replaced: dict[int, tuple[tuple[dict[str, Any], ...], list[int]]] = {}
@@ -388,6 +388,11 @@ class Visible:
             changed = list(compress(range(start, end), map(is_not, old[start:end], self.messages[start:end])))
             known = self._replaced[id(old)] = (old, changed)
         return known[1]
+
+    def derived(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """`compute()` from the visible calls and results alone, worked out again only once they have changed
+        (several steps of one request ask for the same list)."""
+        return self._calls.derived(key, lambda _: compute())
 
     @property
     def exchanges(self) -> list[Exchange]:
@@ -450,6 +455,15 @@ class Visible:
         return {"role": "assistant", "content": content,
                 "tool_calls": [{"id": call_id, "type": "function",
                                 "function": {"name": name, "arguments": sorted_json(args)}}]}
+
+
+def _tool_names(memory: Memory, tools: list[dict[str, Any]]) -> set[str]:
+    """The names of the request's tools, worked out again only when the list holds other schemas than the
+    session's previous request (the very objects, which the harness never changes once sent, or equal ones)."""
+    listed = tuple(tools)
+    if memory.tools is None or memory.tools[0] != listed:
+        memory.tools = (listed, {t.get("function", {}).get("name") for t in tools})
+    return memory.tools[1]
 
 
 def answered(visible: Visible, message: dict[str, Any]) -> bool:

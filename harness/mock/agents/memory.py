@@ -130,5 +130,6 @@ class Memory:
     def __init__(self) -> None:
         self.folds: dict[Hashable, Fold] = {}
         self.family: Family | None = None  # found in the session's latest request (harness.mock.agents._family)
+        self.tools: tuple[tuple[dict[str, Any], ...], set[str]] | None = None  # the latest tool list, its names
         self.lock = threading.Lock()
 
