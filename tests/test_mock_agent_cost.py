@@ -155,3 +155,30 @@ def test_the_tool_names_follow_the_tool_list_of_each_request():
                                                        {"read_file", "read_tool_result"}), ([], set())):
         visible = Visible([{"role": "user", "content": "hi"}], tools, seed=0, knobs=Knobs(), memory=memory)
         assert visible.tool_names == names == Visible([], tools, seed=0, knobs=Knobs()).tool_names
+
+
+@pytest.mark.parametrize("text", [
+    "", "req-0000000a host=h status=200", "x\nreq-0000000a host=h status=200\nreq-0000000a host=h status=500",
+    "req-0000000b host=h status=1\nreq-0000000c host=h status=2 latency=3\n\nreq-0000000b host=h status=3\n",
+    " req-0000000d host=h status=1\nreq-0000000e host= status=2\nreq-0000000f host=a b status=3"])
+def test_a_dumps_first_status_of_each_request_is_what_a_scan_of_every_line_gives(text):
+    """Ours (issue 24 item 1): big_output maps each request to its first status line with STATUS on the first
+    line and LATER_STATUS after it, as STATUS.findall over every line (first of each request kept) does."""
+    from harness.mock.agents import big_output
+    expected: dict[str, str] = {}
+    for request, status in big_output.STATUS.findall(text):
+        expected.setdefault(request, status)
+    assert big_output._first_statuses(text) == expected
+
+
+def test_the_first_statuses_of_every_dump_of_a_run_are_what_a_scan_of_every_line_gives():
+    """The same over the dumps a big_output smoke run fetches."""
+    from harness.mock.agents import big_output
+    messages, _, _ = _drive("big_output", 8)
+    dumps = [_content(m) for m in messages if " status=" in _content(m)]
+    assert dumps
+    for text in dumps:
+        expected: dict[str, str] = {}
+        for request, status in big_output.STATUS.findall(text):
+            expected.setdefault(request, status)
+        assert big_output._first_statuses(text) == expected and expected

@@ -333,10 +333,11 @@ class Found(Fold):
             self.ledger.put(position, self.items, item, None)
 
 
-# The first random() of a generator seeded with a string, by that string: a pure function of it, memoized like the
-# agent's other readings (a writer's notes draw each fact again on every request that writes them; seeding the
-# Mersenne Twister from a string costs ~4 us).
-_first_draws = Readings(lambda seed: random.Random(seed).random())
+# The first random() of a generator seeded with the stable hash of a draw's key (the run seed and the key's
+# strings), by that key: a pure function of it, memoized like the agent's other readings (a writer's notes draw
+# each fact again on every request that writes them; seeding the Mersenne Twister from a string costs ~4 us, and
+# the hash's canonical JSON and digest ~3 us more, so the memo is keyed by the key itself).
+_first_draws = Readings(lambda key: random.Random(stable_hash(list(key))).random())
 
 
 class Visible:
@@ -441,7 +442,7 @@ class Visible:
         [0, 1), so a probability of 1 or more always holds and one of 0 or less never does: no draw needed."""
         if not 0.0 < probability < 1.0:
             return probability >= 1.0
-        return _first_draws[stable_hash([self.seed, *map(str, key)])] < probability
+        return _first_draws[(self.seed, *map(str, key))] < probability
 
     def keeps(self, *fact: Any) -> bool:
         """Whether the writer of notes over this context writes this fact down (see Writer)."""
