@@ -55,19 +55,29 @@ def test_a_family_found_last_request_yields_to_an_earlier_familys_statement_in_a
 
 def test_a_family_found_last_request_is_asked_first_when_new_messages_state_no_earlier_task(monkeypatch):
     """Ours (issue 24 item 1): the families before the one found last request are not asked again while the
-    messages only grow by messages holding none of their statement literals; after a view change they are."""
+    messages added, or put in place of earlier ones (a cleared result, a dropped message), hold none of their
+    statement literals; a message in place of another that states an earlier task makes every family asked."""
     messages, tools, memory = _drive("repo_maintenance", 6)
     respond(messages, tools, seed=0, memory=memory)
     asked: list[str] = []
+    originals = {agent: agent.find_task for agent in AGENTS[:-1]}
     for agent in AGENTS[:-1]:
-        monkeypatch.setattr(agent, "find_task", lambda visible, name=agent.__name__: asked.append(name))
-    grown = [*messages, {"role": "user", "content": "Please go on."}]
-    assert respond(grown, tools, seed=0, memory=memory) == respond(grown, tools, seed=0)
-    assert len(asked) == len(AGENTS) - 1  # only the fresh agent asked them
+        monkeypatch.setattr(agent, "find_task", lambda visible, a=agent: asked.append(a.__name__) or originals[a](visible))
+    tool_at = max(i for i, m in enumerate(messages) if m.get("role") == "tool")
+    views = [[*messages, {"role": "user", "content": "Please go on."}],
+             [*messages[:tool_at], {**messages[tool_at], "content": "[Tool result cleared]"}, *messages[tool_at + 1:]],
+             messages[:2] + messages[3:]]
+    for view in views:
+        assert respond(view, tools, seed=0, memory=memory) == respond(view, tools, seed=0)
+        assert len(asked) == len(AGENTS) - 1  # only the fresh agent asked them
+        asked.clear()
+    respond(messages, tools, seed=0, memory=memory)
     asked.clear()
-    changed = grown[:2] + grown[3:]
-    respond(changed, tools, seed=0, memory=memory)
-    assert len(asked) == len(AGENTS) - 1, "after a view change every family is asked in order"
+    stated = {**messages[tool_at], "content": _statement_of("chained_lookup")}
+    view = [*messages[:tool_at], stated, *messages[tool_at + 1:], {"role": "user", "content": "Please go on."}]
+    assert respond(view, tools, seed=0, memory=memory) == respond(view, tools, seed=0)
+    assert asked == [chained_lookup.__name__] * 2  # the memory and the fresh agent asked it first, and found it
+    assert memory.family.agent is chained_lookup
 
 
 def test_the_earlier_families_literals_are_those_of_their_statement_patterns():

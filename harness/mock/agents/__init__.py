@@ -9,6 +9,7 @@ These modules must never import `tasks` (a test checks this).
 """
 from __future__ import annotations
 
+from itertools import chain
 from types import ModuleType
 from typing import Any
 
@@ -60,19 +61,19 @@ def _respond(visible: Visible) -> dict[str, Any]:
 def _family(visible: Visible) -> tuple[ModuleType, Any] | None:
     """The first family in AGENTS whose task statement is visible, with its task.
 
-    A family found last request is asked first when this request adds messages to that one's in a regular
-    context and none of the new messages holds a statement literal of a family before it: those found none
-    in the earlier messages, which read as they did, and a statement needs one of its literals (ours, issue
-    24 item 1: the earlier families' folds are not read on every request for nothing). Else, or when it finds
-    none now, every family in order, as without the memory.
+    A family found last request is asked first when this request, in a regular context, holds that one's
+    messages except for some it drops and some in their place or after them that hold no statement literal
+    of a family before it: those families found none in the messages kept, which read as they did (a result
+    by its call, which comes before it), and a statement needs one of its literals (ours, issue 24 item 1:
+    the earlier families' folds are not read on every request for nothing). Else, or when it finds none now,
+    every family in order, as without the memory.
     """
     memory = visible.memory
     known, memory.family = memory.family, None
     if known is not None and visible.regular:
         agent, read = known
         literals = EARLIER[agent]
-        if literals is not None and visible.shared_prefix(read) == len(read) and not any(
-                literal in _content(message) for message in visible.messages[len(read):] for literal in literals):
+        if literals is not None and _unstated(visible, read, literals):
             task = agent.find_task(visible)
             if task is not None:
                 memory.family = Family(agent, visible.frozen)
@@ -83,3 +84,15 @@ def _family(visible: Visible) -> tuple[ModuleType, Any] | None:
             memory.family = Family(agent, visible.frozen) if visible.regular else None
             return agent, task
     return None
+
+
+def _unstated(visible: Visible, read: tuple[dict[str, Any], ...], literals: tuple[str, ...]) -> bool:
+    """Whether none of the messages this request holds in place of those of `read`, or after them, holds one of
+    `literals` in its content (the messages before are those of `read`, or equal ones)."""
+    messages = visible.messages
+    for position in chain(visible.replaced(read), range(len(read), len(messages))):
+        content = _content(messages[position])
+        for literal in literals:
+            if literal in content:
+                return False
+    return True
