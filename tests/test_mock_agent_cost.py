@@ -192,3 +192,14 @@ def test_the_first_statuses_of_every_dump_of_a_run_are_what_a_scan_of_every_line
         for request, status in big_output.STATUS.findall(text):
             expected.setdefault(request, status)
         assert big_output._first_statuses(text) == expected and expected
+
+
+def test_a_calls_arguments_text_is_their_sorted_json_for_every_visible_call():
+    """Ours (issue 24 item 1): Exchange.args_text, worked out once per call, is sorted_json of its arguments,
+    which chained_lookup's refetch count compares calls by."""
+    from harness.fast_json import sorted_json
+    messages, tools, _ = _drive("chained_lookup", 20)
+    exchanges = Visible(messages, tools, seed=0, knobs=Knobs()).exchanges
+    assert len(exchanges) > 5
+    for exchange in exchanges:
+        assert exchange.args_text == sorted_json(exchange.args) == exchange.args_text

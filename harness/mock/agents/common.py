@@ -193,7 +193,7 @@ F = TypeVar("F", bound=Fold)
 class Exchange:
     """One tool call the agent can still see, with its result if that is visible too."""
 
-    __slots__ = ("call_id", "name", "args", "position", "_results", "_result_key")
+    __slots__ = ("call_id", "name", "args", "position", "_results", "_result_key", "_args_text")
 
     def __init__(self, call_id: str, name: str, args: dict[str, Any], position: int,
                  results: dict[Any, str], result_key: Any):
@@ -203,10 +203,18 @@ class Exchange:
         self.position = position  # index of the assistant message that made the call
         self._results = results  # the latest visible result of each call id, kept by Calls
         self._result_key = result_key
+        self._args_text: str | None = None
 
     @property
     def result(self) -> str | None:
         return self._results.get(self._result_key)
+
+    @property
+    def args_text(self) -> str:
+        """The arguments as sorted JSON, to compare calls by (worked out once: the call outlives its request)."""
+        if self._args_text is None:
+            self._args_text = sorted_json(self.args)
+        return self._args_text
 
 
 class Calls(Fold):
@@ -353,7 +361,7 @@ class Visible:
         self.frozen = tuple(messages)  # what the folds remember having read
         self.seed = seed
         self.knobs = knobs
-        self.writer = writer or notes_writer(knobs)  # who writes `notes()` over this context
+        self._writer = writer  # who writes `notes()` over this context (None: the agent, see `writer`)
         self.memory = memory or Memory()
         self.tool_names = _tool_names(self.memory, tools)  # shared with the memory: read-only
         self._synced: set[Hashable] = set()
@@ -444,9 +452,15 @@ class Visible:
             return probability >= 1.0
         return _first_draws[(self.seed, *map(str, key))] < probability
 
+    @property
+    def writer(self) -> Writer:
+        """Who writes `notes()` over this context: the one given, else the agent (made only when notes are)."""
+        return self._writer or notes_writer(self.knobs)
+
     def keeps(self, *fact: Any) -> bool:
         """Whether the writer of notes over this context writes this fact down (see Writer)."""
-        return self.chance(self.writer.completeness, self.writer.name, *fact)
+        writer = self.writer
+        return self.chance(writer.completeness, writer.name, *fact)
 
     def call(self, name: str, args: dict[str, Any], content: str = "") -> dict[str, Any]:
         """An assistant message with one tool call, its id derived from the visible context."""
