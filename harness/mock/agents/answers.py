@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from harness.mock.agents.memo import Pattern
+from harness.mock.agents.memo import Pattern, re_constants, re_parser
 
 _QUOTED = r"(?:'([^'\\]*)'|\"([^\"\\]*)\")"  # a handle as Python's repr() shows it (no escapes in ctxbench's handles)
 SPILLED = Pattern(r"\[Tool output too large \(([\d,]+) (chars|tokens)\); stored to handle " + _QUOTED
@@ -55,13 +55,52 @@ ERROR_NAMES = {"read_file": ("path",), "write_file": ("path",), "edit_file": ("p
                "read_tool_result": ("result_id", "handle")}
 
 
+def first_characters(regex: re.Pattern[str]) -> frozenset[str] | None:
+    """The characters every match of `regex` can start with (None: not known, any may)."""
+    return None if regex.flags & re.IGNORECASE else _starts(list(re_parser.parse(regex.pattern, regex.flags)))
+
+
+def _starts(sequence: list[Any]) -> frozenset[str] | None:
+    if not sequence:
+        return None
+    op, value = sequence[0]
+    if op is re_constants.LITERAL:
+        return frozenset(chr(value))
+    if op is re_constants.SUBPATTERN:
+        return _starts(list(value[-1]))
+    if op is re_constants.BRANCH:
+        branches = [_starts(list(branch)) for branch in value[1]]
+        return None if None in branches else frozenset().union(*branches)  # type: ignore[arg-type]
+    if op in (re_constants.MAX_REPEAT, re_constants.MIN_REPEAT) and value[0] >= 1:
+        return _starts(list(value[2]))
+    if op is re_constants.IN and all(kind is re_constants.LITERAL for kind, _ in value):
+        return frozenset(chr(code) for _, code in value)
+    if op is re_constants.IN and value == [(re_constants.CATEGORY, re_constants.CATEGORY_DIGIT)]:
+        return frozenset("0123456789")
+    return None
+
+
+def _by_first_character() -> tuple[dict[str, tuple[Any, ...]], tuple[Any, ...]]:
+    """SHAPES by the character an opening starts with, each in SHAPES order; and those that may start with any."""
+    starts = [first_characters(shape) for _, shape, _ in SHAPES]
+    anywhere = tuple(entry for entry, chars in zip(SHAPES, starts) if chars is None)
+    table = {char: tuple(entry for entry, chars in zip(SHAPES, starts) if chars is None or char in chars)
+             for chars in starts if chars for char in chars}
+    return table, anywhere
+
+
+# A text's opening is tried only against the shapes that can start with its first character (ours: ~1 regex
+# match per result instead of ~10; the same first match as trying every shape in order).
+_SHAPES_BY_START, _SHAPES_ANYWHERE = _by_first_character()
+
+
 def _shape(text: str) -> tuple[str, tuple[tuple[str, str], ...]] | None:
     """(tool, (argument, value) pairs) of the call a text opens as the answer of (None: no known shape)."""
     spill = SPILLED.regex.match(text)
     start = spill.end() if spill else 0
     end = text.find("\n", start)
     end = len(text) if end < 0 else end + 1  # the opening line, read in place (no copy of it is kept)
-    for tool, shape, names in SHAPES:
+    for tool, shape, names in _SHAPES_BY_START.get(text[start:start + 1], _SHAPES_ANYWHERE):
         match = shape.match(text, start, end)
         if match:
             return tool, tuple((name, value) for name, value in zip(names, match.groups()) if value is not None)

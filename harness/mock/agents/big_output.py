@@ -21,6 +21,9 @@ QUESTION = Pattern(r"Question (\d+) of (\d+): in dump (D\d+), what is the status
 ANSWERED = Pattern(r"Answer (\d+) recorded\.|question (\d+) is already answered")
 GONE = Pattern(r"dump (D\d+) was already fetched")
 STATUS = re.compile(r"^(req-[0-9a-f]{8}) host=\S+ status=(\d+)", re.MULTILINE)  # read once per text (Statuses)
+# STATUS after the first line: a line break opens it, a literal the regular expression's scan skips to (ours,
+# issue 24 item 1: ~30% less than trying `^` at every position of a dump).
+LATER_STATUS = re.compile(r"\n(req-[0-9a-f]{8}) host=\S+ status=(\d+)")
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,9 @@ class Assignment(Fold):
             latest = self.state["latest"]
             if latest is None or int(found[0]) >= int(latest[0]):
                 self.ledger.put(position, self.state, "latest", found)
+
+
+STATEMENT = (OPENING,)  # find_task finds a task only in a message whose content as sent one of these matches
 
 
 def find_task(visible: Visible) -> Task | None:
@@ -120,10 +126,14 @@ class Statuses(ReadableFold):
 
 
 def _first_statuses(text: str) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for request, status in STATUS.findall(text):
-        found.setdefault(request, status)
-    return found
+    """Each request's first status in the text (STATUS.findall's items; a match never holds a line break, so
+    those after the first line are LATER_STATUS's). Built backwards, so an earlier line wins: only lookups
+    read the map, never its order."""
+    items = LATER_STATUS.findall(text)
+    first = STATUS.match(text)
+    if first:
+        items.insert(0, first.groups())
+    return dict(reversed(items))
 
 
 def _status(visible: Visible, request: str) -> str | None:

@@ -13,7 +13,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.fast_json import sorted_json
 from harness.mock.agents.common import Exchange, Visible
 from harness.mock.agents.memo import Pattern
 from harness.mock.agents.reading import (PAGER, ReadableFold, is_clamped, page_call, page_calls, reading,
@@ -28,6 +27,9 @@ SEARCH_HIT = Pattern(r"^(\S+):(\d+)$", re.MULTILINE)
 class Task:
     start: str
     hops: int
+
+
+STATEMENT = (TASK,)  # find_task finds a task only in a message whose content as sent one of these matches
 
 
 def find_task(visible: Visible) -> Task | None:
@@ -92,7 +94,7 @@ def _refetches(visible: Visible, code: str, paths: list[str]) -> int:
     for calls in (visible.calls_with("search", "text", code), reads, pages):
         seen: set[str] = set()
         for exchange in calls:
-            key = sorted_json(exchange.args)
+            key = exchange.args_text
             repeats += key in seen
             seen.add(key)
     return repeats

@@ -193,7 +193,7 @@ F = TypeVar("F", bound=Fold)
 class Exchange:
     """One tool call the agent can still see, with its result if that is visible too."""
 
-    __slots__ = ("call_id", "name", "args", "position", "_results", "_result_key")
+    __slots__ = ("call_id", "name", "args", "position", "_results", "_result_key", "_args_text")
 
     def __init__(self, call_id: str, name: str, args: dict[str, Any], position: int,
                  results: dict[Any, str], result_key: Any):
@@ -203,10 +203,18 @@ class Exchange:
         self.position = position  # index of the assistant message that made the call
         self._results = results  # the latest visible result of each call id, kept by Calls
         self._result_key = result_key
+        self._args_text: str | None = None
 
     @property
     def result(self) -> str | None:
         return self._results.get(self._result_key)
+
+    @property
+    def args_text(self) -> str:
+        """The arguments as sorted JSON, to compare calls by (worked out once: the call outlives its request)."""
+        if self._args_text is None:
+            self._args_text = sorted_json(self.args)
+        return self._args_text
 
 
 class Calls(Fold):
@@ -333,10 +341,11 @@ class Found(Fold):
             self.ledger.put(position, self.items, item, None)
 
 
-# The first random() of a generator seeded with a string, by that string: a pure function of it, memoized like the
-# agent's other readings (a writer's notes draw each fact again on every request that writes them; seeding the
-# Mersenne Twister from a string costs ~4 us).
-_first_draws = Readings(lambda seed: random.Random(seed).random())
+# The first random() of a generator seeded with the stable hash of a draw's key (the run seed and the key's
+# strings), by that key: a pure function of it, memoized like the agent's other readings (a writer's notes draw
+# each fact again on every request that writes them; seeding the Mersenne Twister from a string costs ~4 us, and
+# the hash's canonical JSON and digest ~3 us more, so the memo is keyed by the key itself).
+_first_draws = Readings(lambda key: random.Random(stable_hash(list(key))).random())
 
 
 class Visible:
@@ -350,11 +359,11 @@ class Visible:
                  memory: Memory | None = None, writer: Writer | None = None):
         self.messages = messages
         self.frozen = tuple(messages)  # what the folds remember having read
-        self.tool_names = {t.get("function", {}).get("name") for t in tools}
         self.seed = seed
         self.knobs = knobs
-        self.writer = writer or notes_writer(knobs)  # who writes `notes()` over this context
+        self._writer = writer  # who writes `notes()` over this context (None: the agent, see `writer`)
         self.memory = memory or Memory()
+        self.tool_names = _tool_names(self.memory, tools)  # shared with the memory: read-only
         self._synced: set[Hashable] = set()
         self._prefixes: dict[int, tuple[tuple[dict[str, Any], ...], int]] = {}
         self._replaced: dict[int, tuple[tuple[dict[str, Any], ...], list[int]]] = {}
@@ -388,6 +397,11 @@ class Visible:
             changed = list(compress(range(start, end), map(is_not, old[start:end], self.messages[start:end])))
             known = self._replaced[id(old)] = (old, changed)
         return known[1]
+
+    def derived(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """`compute()` from the visible calls and results alone, worked out again only once they have changed
+        (several steps of one request ask for the same list)."""
+        return self._calls.derived(key, lambda _: compute())
 
     @property
     def exchanges(self) -> list[Exchange]:
@@ -436,11 +450,17 @@ class Visible:
         [0, 1), so a probability of 1 or more always holds and one of 0 or less never does: no draw needed."""
         if not 0.0 < probability < 1.0:
             return probability >= 1.0
-        return _first_draws[stable_hash([self.seed, *map(str, key)])] < probability
+        return _first_draws[(self.seed, *map(str, key))] < probability
+
+    @property
+    def writer(self) -> Writer:
+        """Who writes `notes()` over this context: the one given, else the agent (made only when notes are)."""
+        return self._writer or notes_writer(self.knobs)
 
     def keeps(self, *fact: Any) -> bool:
         """Whether the writer of notes over this context writes this fact down (see Writer)."""
-        return self.chance(self.writer.completeness, self.writer.name, *fact)
+        writer = self.writer
+        return self.chance(writer.completeness, writer.name, *fact)
 
     def call(self, name: str, args: dict[str, Any], content: str = "") -> dict[str, Any]:
         """An assistant message with one tool call, its id derived from the visible context."""
@@ -450,6 +470,15 @@ class Visible:
         return {"role": "assistant", "content": content,
                 "tool_calls": [{"id": call_id, "type": "function",
                                 "function": {"name": name, "arguments": sorted_json(args)}}]}
+
+
+def _tool_names(memory: Memory, tools: list[dict[str, Any]]) -> set[str]:
+    """The names of the request's tools, worked out again only when the list holds other schemas than the
+    session's previous request (the very objects, which the harness never changes once sent, or equal ones)."""
+    listed = tuple(tools)
+    if memory.tools is None or memory.tools[0] != listed:
+        memory.tools = (listed, {t.get("function", {}).get("name") for t in tools})
+    return memory.tools[1]
 
 
 def answered(visible: Visible, message: dict[str, Any]) -> bool:

@@ -105,6 +105,11 @@ class Pattern:
         self._findalls = Readings(lambda text: tuple(self.regex.findall(text)) if self._may_match(text) else ())
         self._finditers = Readings(lambda text: tuple(self.regex.finditer(text)) if self._may_match(text) else ())
 
+    @property
+    def required(self) -> tuple[str, ...]:
+        """Literals of which every match holds one (empty: none known, so no text is ruled out)."""
+        return self._needs
+
     def _may_match(self, text: str) -> bool:
         for literal in self._needs:  # a plain loop: a generator's frame would cost more than most scans
             if literal in text:

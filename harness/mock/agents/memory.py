@@ -21,7 +21,7 @@ Two readings depend on later messages, so they are checked again on every reques
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, Hashable
+from typing import TYPE_CHECKING, Any, Hashable, NamedTuple
 
 if TYPE_CHECKING:
     from harness.mock.agents.common import Fold
@@ -116,10 +116,20 @@ class Ledger:
             self.version += 1
 
 
+class Family(NamedTuple):
+    """The task family found in a request's messages (a regular context), the first in order whose task
+    statement they show: the families before it showed none there."""
+
+    agent: Any  # the family's agent module
+    messages: tuple[dict[str, Any], ...]
+
+
 class Memory:
     """One session's folds, by kind and parameters; `lock` keeps concurrent requests of a session apart."""
 
     def __init__(self) -> None:
         self.folds: dict[Hashable, Fold] = {}
+        self.family: Family | None = None  # found in the session's latest request (harness.mock.agents._family)
+        self.tools: tuple[tuple[dict[str, Any], ...], set[str]] | None = None  # the latest tool list, its names
         self.lock = threading.Lock()
 

@@ -89,6 +89,9 @@ def _is_notes_read(exchange: Exchange | None) -> bool:
             and str(exchange.args.get("path", "")).strip().startswith("notes/"))
 
 
+STATEMENT = (BATCH, QUESTIONS)  # find_task finds a task only in a message whose content as sent one of these matches
+
+
 def find_task(visible: Visible) -> Task | None:
     state = visible.fold(Statements).state
     batch, questions = state["batch"], state["questions"]

@@ -38,12 +38,16 @@ class Task:
     marker: str = "repo"
 
 
+STATEMENT = (TASK,)  # find_task finds a task only in a message whose content as sent one of these matches
+
+
 def find_task(visible: Visible) -> Task | None:
     return Task() if visible.first(TASK, ("user", "tool")) else None
 
 
 def _edits(visible: Visible) -> list[Exchange]:
-    return [e for e in visible.calls("edit_file") if (e.result or "").startswith("Edited")]
+    """Its edits the tool made, in order (read-only: kept until the visible calls or results change)."""
+    return visible.derived("edits", lambda: [e for e in visible.calls("edit_file") if (e.result or "").startswith("Edited")])
 
 
 def _fixed(visible: Visible, after: int) -> set[tuple[str, str]]:

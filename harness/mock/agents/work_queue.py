@@ -48,6 +48,9 @@ class Tickets(Fold):
                 self.ledger.put(position, self.latest, "task", Task(int(n), int(t), o))
 
 
+STATEMENT = (TICKET,)  # find_task finds a task only in a message whose content as sent one of these matches
+
+
 def find_task(visible: Visible) -> Task | None:
     return visible.fold(Tickets).latest.get("task")
 
@@ -161,12 +164,23 @@ def notes(visible: Visible, task: Task) -> str:
     return "\n".join(lines)
 
 
+def _is_record_line(line: str, known: Known) -> bool:
+    """Whether `line` is one of the record lines it knows (`line in known.lines.values()`, looked up by the key
+    the line names instead of compared with every line: a record line is a whole match of its pattern)."""
+    for pattern, key in ((ORDER, lambda m: m.group(1)), (CUSTOMER, lambda m: m.group(1)),
+                         (PRICE, lambda m: f"{m.group(1)}@{m.group(2)}")):
+        match = pattern.regex.match(line)
+        if match and match.end() == len(line):
+            return known.lines.get(key(match)) == line
+    return False
+
+
 def _narration(visible: Visible, known: Known) -> str:
     """Restate the record just found on a line of its own, as a model thinking aloud might."""
     latest = visible.last_result()
     if latest is None or not latest.result:
         return ""
     head = latest.result.split("\n", 1)[0]
-    if head in known.lines.values() and visible.chance(visible.knobs.narrate, "narrate", head):
+    if _is_record_line(head, known) and visible.chance(visible.knobs.narrate, "narrate", head):
         return head + "\n"
     return ""
