@@ -19,9 +19,11 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from hashlib import blake2b
 from typing import Any, Sequence
 
 from harness.config import require
+from harness.fast_json import canonical_json
 from harness.tokens import stable_hash
 
 CLOCK_HEADER = "X-Ctxbench-Clock-S"  # the run's clock when a request is sent (request header)
@@ -41,8 +43,31 @@ def draw_s(span: Range, *key: Any) -> float:
     low, high = span
     if high <= low or low <= 0:
         return float(low)
-    unit = int(stable_hash(["clock", *key])[:13], 16) / 16 ** 13
+    return _log_uniform(low, high, stable_hash(["clock", *key]))
+
+
+def _log_uniform(low: float, high: float, hex_hash: str) -> float:
+    """The point of [low, high] (low < high) that a draw's hash picks, log-uniformly."""
+    unit = int(hex_hash[:13], 16) / 16 ** 13
     return low * math.exp(unit * math.log(high / low))
+
+
+class _CountedDraws:
+    """`draw_s(span, *key, n)` for n = 0, 1, 2, ... of one key, from the hash state of the key's canonical JSON
+    made once: the JSON of ["clock", *key, n] is that of ["clock", *key] with ",n]" for its "]" (ours, issue 24
+    item 1: a run draws one duration per tool call, and hashing the whole list each time was ~1% of its CPU)."""
+
+    def __init__(self, key: Sequence[Any]):
+        prefix = canonical_json(["clock", *key])
+        self._state = blake2b(prefix[:-1] + b",", digest_size=12)
+
+    def draw_s(self, span: Range, count: int) -> float:
+        low, high = span
+        if high <= low or low <= 0:
+            return float(low)
+        state = self._state.copy()
+        state.update(b"%d]" % count)
+        return _log_uniform(low, high, state.hexdigest())
 
 
 def _check_range(value: Any, where: str) -> Range:
@@ -91,12 +116,16 @@ class RunClock:
         self.key = list(key)  # the run's task and seed: what the draws depend on
         self.now_s = 0.0
         self._tools: Counter[str] = Counter()  # calls of each tool so far
+        self._tool_draws: dict[str, _CountedDraws] = {}  # of each tool called so far
         self._users = 0  # later user messages so far
 
     def tool(self, name: str, family_range: Range) -> float:
         """Advance by one call of tool `name` (its family's [low, high] unless overridden); returns its seconds."""
         span = self.config.tool_ranges.get(name, family_range)
-        seconds = draw_s(span, *self.key, "tool", name, self._tools[name]) * self.config.tool_scale
+        draws = self._tool_draws.get(name)
+        if draws is None:
+            draws = self._tool_draws[name] = _CountedDraws([*self.key, "tool", name])
+        seconds = draws.draw_s(span, self._tools[name]) * self.config.tool_scale
         self._tools[name] += 1
         self.now_s += seconds
         return seconds

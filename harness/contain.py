@@ -8,6 +8,7 @@ it, and it stops the invocation.
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Callable
 
 
@@ -33,9 +34,13 @@ class Guarded:
     def __init__(self, target: Any, owner: str):
         self._target = target
         self._owner = owner
+        self._readers: dict[str, Callable[[], Any]] = {}  # name -> its guarded read, made once (states are read often)
 
     def __getattr__(self, name: str) -> Any:
-        value = guarded_call(f"{self._owner}'s {name}", getattr, self._target, name)
+        read = self._readers.get(name)
+        if read is None:
+            read = self._readers[name] = guard(f"{self._owner}'s {name}", partial(getattr, self._target, name))
+        value = read()
         if not callable(value):
             return value  # a state (e.g. `submitted`): read afresh each time
 

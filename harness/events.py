@@ -22,6 +22,10 @@ from harness.secrets import scrub
 # The fields where text from outside (exception messages, tracebacks) enters a log: they may echo a URL,
 # a header or a key, so they are scrubbed of secrets (harness.secrets) as they are appended.
 OUTSIDE_TEXT_FIELDS = ("error", "traceback")
+# Ours (issue 24 item 1): the log file's write buffer. A tool result's line is tens of kB: with io's default 8 kB
+# buffer each such line is its own write(2) (~6 us of a ~19 us append of a 22 kB line); with 1 MiB, lines are
+# copied into the buffer and written a MiB at a time. The log is flushed when the run closes it, as before.
+WRITE_BUFFER_BYTES = 1 << 20
 
 
 class EventLog:
@@ -38,7 +42,7 @@ class EventLog:
         self._file = None
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(path, "wb")
+            self._file = open(path, "wb", buffering=WRITE_BUFFER_BYTES)
 
     @property
     def events(self) -> list[dict[str, Any]]:

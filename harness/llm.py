@@ -5,6 +5,7 @@ Usage fields a provider did not report stay None (unknown), never 0.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import random
@@ -274,6 +275,7 @@ def _message_dict(message: Any) -> dict[str, Any]:
     return out
 
 
+_NO_SLOT = contextlib.nullcontext()  # a model without a concurrency limit holds no slot (harness.limits.model_slot)
 SESSION_HEADER = "X-Ctxbench-Session"  # lets an HTTP mock keep per-run state (its prompt cache)
 REQUEST_HEADER = "X-Ctxbench-Request"  # the request's index in its session (its retries share it)
 ATTEMPT_HEADER = "X-Ctxbench-Attempt"  # 0, then 1 for its first retry, ...; request 0 attempt 0 starts the session
@@ -305,6 +307,8 @@ class LLMClient:
             from harness.response_cache import open_cache
 
             self._cache = open_cache(profile.response_cache)
+        self._kwargs_tools: list[dict[str, Any]] | None = None  # the tool list `_kwargs_made` was made for
+        self._kwargs_made: dict[str, Any] | None = None
         self._mock = None
         if profile.is_mock:
             from harness.mock.provider import MockConfig, register_mock_provider
@@ -314,6 +318,13 @@ class LLMClient:
             self._mock_config.knobs_for(profile.model)  # built (and checked) once for the session
 
     def _kwargs(self, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+        """The request's keyword arguments (read-only: callers add theirs to a copy), made once per tool list: a
+        run sends one list with every request (ours, issue 24 item 1: per-request bookkeeping done once)."""
+        if tools is not self._kwargs_tools or self._kwargs_made is None:
+            self._kwargs_tools, self._kwargs_made = tools, self._make_kwargs(tools)
+        return self._kwargs_made
+
+    def _make_kwargs(self, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         kwargs: dict[str, Any] = dict(self.profile.params)
         if tools:
             kwargs["tools"] = tools
@@ -335,7 +346,7 @@ class LLMClient:
         if reply is not None:
             if self._mock is None:
                 raise ValueError(f"{self.profile.model}: only a mock/... model can be told its reply")
-            kwargs["mock_reply"] = reply
+            kwargs = {**kwargs, "mock_reply": reply}
             return self._send(messages, kwargs, clock_s)
         if self._cache is None:
             return self._send(messages, kwargs, clock_s)
@@ -378,12 +389,13 @@ class LLMClient:
             if clock_s is not None:
                 headers[CLOCK_HEADER] = repr(clock_s)
             kwargs = {**kwargs, "extra_headers": headers}
-        elif self._mock is not None:
-            kwargs = {**kwargs, "mock_request": request, **({"mock_clock_s": clock_s} if clock_s is not None else {})}
         direct = self._mock is not None and self._mock_config.via == "direct"
+        if self._mock is not None and not direct:
+            kwargs = {**kwargs, "mock_request": request, **({"mock_clock_s": clock_s} if clock_s is not None else {})}
         if not direct and self._litellm_prices is None:
             self._litellm_prices = litellm_prices(self.profile.model, self._pricing)
-        with model_slot(self.profile.endpoint, self.profile.max_concurrency):
+        limit = self.profile.max_concurrency
+        with model_slot(self.profile.endpoint, limit) if limit is not None else _NO_SLOT:
             started = time.perf_counter()
             served_latency = None  # serve-mock's simulated latency, from its response header
             if direct:

@@ -112,6 +112,8 @@ class RepoMaintenance(WorkspaceEnvironment):
         self.modules = modules
         self.passing, self.log_state = self._passing_lines(f"{FAMILY}:{seed}:log")
         self.edits_applied = 0
+        self._checked_paths = sorted({bug.path for bug in self.bugs})
+        self._last_log: tuple[tuple[str | None, ...], str] | None = None  # (those files' texts, their test log)
 
     def initial_user_messages(self) -> list[str]:
         return [TASK]
@@ -149,6 +151,14 @@ class RepoMaintenance(WorkspaceEnvironment):
         return lines, rng.getstate()
 
     def _log(self) -> str:
+        """The test log of the files as they are; the last one is kept with the texts it was made of, as the log
+        depends on nothing else (ours, issue 24 item 1: an agent runs the tests again and again between edits)."""
+        texts = tuple(self.fs.files.get(path) for path in self._checked_paths)
+        if self._last_log is None or self._last_log[0] != texts:
+            self._last_log = (texts, self._fresh_log())
+        return self._last_log[1]
+
+    def _fresh_log(self) -> str:
         rng = random.Random()
         rng.setstate(self.log_state)
         failing = self._failing()

@@ -168,3 +168,17 @@ def api_clock(data):
     from harness.config import build_dataclass
 
     return build_dataclass(ClockConfig, data, "clock")
+
+
+@pytest.mark.parametrize("key", [["t1", 0, "tool", "read_file"], ["tâche", 3, "tool", "ré"], ["t", 1.5, "tool", "x"],
+                                 ["t", 2**70, "tool", 'q"\x7f']])
+def test_counted_draws_equal_draw_s_of_the_whole_key(key):
+    """Ours (issue 24 item 1): a run's tool durations come from a hash state of the key made once per tool
+    (harness.clock._CountedDraws); each draw equals draw_s of the whole key, counts past 9 and odd keys
+    (non-ASCII, a float, a big int, DEL: the json module's spelling) included."""
+    from harness.clock import _CountedDraws
+
+    draws = _CountedDraws(key)
+    for count in (0, 1, 9, 10, 123):
+        for span in ((1.0, 60.0), (0.5, 0.5), (0.0, 3.0)):
+            assert draws.draw_s(span, count) == draw_s(span, *key, count)

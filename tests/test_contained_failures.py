@@ -245,3 +245,25 @@ def test_a_row_with_a_lone_surrogate_is_written_and_reads_back_the_same(tmp_path
     assert read_runs(tmp_path) == [{"run_id": "a", "error": "rerun"}]
     results.rewrite_runs([{"run_id": "b", "error": "bad \ud800 arg"}])
     assert read_runs(tmp_path) == [{"run_id": "b", "error": "bad \ud800 arg"}]
+
+
+def test_a_guarded_state_is_read_afresh_each_time_and_its_failure_names_it():
+    """Issue 20 part 6, with ours (issue 24 item 1: Guarded makes each state's guarded read once, not per read):
+    a state (`submitted`) is read afresh every time, and when reading it raises, the RunCrash names it."""
+    from harness.contain import Guarded, RunCrash
+
+    class Task:
+        reads = 0
+
+        @property
+        def submitted(self) -> bool:
+            self.reads += 1
+            if self.reads > 2:
+                raise SystemExit("the task's state exits")
+            return self.reads == 2
+
+    guarded = Guarded(Task(), "task t")
+    assert guarded.submitted is False and guarded.submitted is True
+    with pytest.raises(RunCrash) as info:
+        guarded.submitted
+    assert info.value.where == "task t's submitted" and isinstance(info.value.error, SystemExit)

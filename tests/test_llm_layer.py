@@ -175,3 +175,23 @@ def test_litellm_gets_the_profiles_prices_for_a_model_it_cannot_price_and_they_a
         server.shutdown()
     assert result.cost_usd == pytest.approx(3 * pricing.input + 1 * pricing.output)
     assert [sorted(key for key in body if "cost" in key) for body in bodies] == [[]]
+
+
+@pytest.mark.parametrize("via", ["direct", "litellm"])
+def test_request_arguments_made_once_per_tool_list_follow_a_new_list_and_keep_no_reply(via):
+    """Ours (issue 24 item 1): a client makes its request arguments once per tool list (LLMClient._kwargs). A new
+    list (or none) is what the next request sends, not the memo's; a trace replay's reply is added to a copy, so
+    the request after it is the agent's own."""
+    register_mock_provider()
+    messages = [{"role": "system", "content": "You are an agent."}, {"role": "user", "content": "hello " * 1500}]
+    tools = [{"type": "function", "function": {"name": "f", "description": "d",
+                                               "parameters": {"type": "object", "properties": {}}}}]
+    client = LLMClient(LLMProfile(mock={"cache": "anthropic", "via": via}), session=f"t-kwargs-{via}")
+    with_tools = client.complete(messages, tools)
+    assert with_tools.usage.input_tokens == sum(count_message(m) for m in messages) + count_tools(tools)
+    without = client.complete(messages, None)
+    assert without.usage.input_tokens == sum(count_message(m) for m in messages)
+    told = {"role": "assistant", "content": "the recorded reply"}
+    assert client.complete(messages, tools, reply=told).message["content"] == "the recorded reply"
+    assert client.complete(messages, tools).message["content"] != "the recorded reply"
+    client.end_session()

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import random
 
-from harness.fast_json import _holds_float, canonical_json, sorted_json
+from harness.fast_json import _FLOAT, _OTHER, _scan, canonical_json, sorted_json
 from harness.frozen import freeze
 
 
@@ -39,9 +39,25 @@ def test_holds_float_finds_a_float_at_any_depth_and_of_any_float_type():
     flat = [1, "x", None, True, [1, "a", None], {"a": {"b": ("c", 2)}}, freeze({"m": [{"x": "y"}]}),
             {"e": type("Label", (str,), {})("1.5")}, dict_subclass(v=1), list_subclass(["2.5"])]
     for value in holding:
-        assert _holds_float(value), value
+        assert _scan(value) & _FLOAT, value
     for value in flat:
-        assert not _holds_float(value), value
+        assert not _scan(value) & _FLOAT, value
+
+
+def test_scan_tells_plain_data_from_data_holding_other_types():
+    """Ours (issue 24 item 1): canonical_json hands data of exact builtins and read-only messages to orjson whole
+    (no call back per message dict); anything else, at any depth (a str, int, dict or list subclass, an object),
+    must be found, as orjson without its pass-through would write those itself, not as the json module does."""
+    plain = [1, "x", None, True, 2.5, [1, ("a", None)], {"a": {"b": ("c", 2)}}, freeze({"m": [{"x": "y", "n": 1}]})]
+    label, record, row = type("Label", (str,), {}), type("Record", (dict,), {}), type("Row", (list,), {})
+    other = [label("a"), {"e": [label("1.5")]}, record(v=1), {"r": row([1])}, freeze({"m": [{"k": type("N", (int,), {})(3)}]}),
+             [object()], {"f": frozenset()}]
+    for value in plain:
+        assert not _scan(value) & _OTHER, value
+    for value in other:
+        assert _scan(value) & _OTHER, value
+    for value in plain[:-1] + other[:5]:
+        assert canonical_json(value) == json.dumps(value, sort_keys=True, separators=(",", ":")).encode(), value
 
 
 def test_canonical_json_still_the_json_modules_bytes_with_the_new_float_check():

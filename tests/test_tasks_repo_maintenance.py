@@ -57,3 +57,21 @@ def test_clamped_logs_hide_the_failures_and_paging_finds_them(run_suite, tmp_pat
                      window=400_000).set_index("strategy")
     assert runs.loc["none", "success"] and runs.loc["stand_ins:TruncateWithPaging", "success"]
     assert not runs.loc["stand_ins:ClampHeadTail", "success"]
+
+
+def test_the_kept_test_log_is_the_fresh_one_of_the_files_as_they_are_after_each_edit():
+    """Ours (issue 24 item 1): run_tests keeps its last log with the file texts it was made of; after every edit
+    (a fix, another change, an edit back) the log it returns is the one made afresh from the files, never the
+    kept one of older texts."""
+    env = build(Params(bugs=3, log_lines=50), seed=5)
+    first = call(env, "run_tests").content
+    assert call(env, "run_tests").content == first == env._fresh_log()
+    logs = {first}
+    for bug in env.bugs:
+        fix(env, bug)
+        log = call(env, "run_tests").content
+        assert log == env._fresh_log() and log not in logs
+        logs.add(log)
+    bug = env.bugs[0]
+    call(env, "edit_file", path=bug.path, old=bug.line(bug.right), new=bug.line(bug.wrong))
+    assert call(env, "run_tests").content == env._fresh_log() != log
