@@ -13,10 +13,10 @@ from typing import Any, Iterable
 
 from harness.tokens import message_text
 
-OVERHEAD_REPEATS = 3  # repeats of each strategy's runs and tokenizing; each side's best is taken
+OVERHEAD_REPEATS = 5  # repeats of each strategy's runs and tokenizing: median and best of each side (±15% between single repeats here)
 PARALLEL_REPEATS = 3  # pairs of 1-worker and 2-worker runs; the median ratio is taken
 PEER_REQUESTS = 200  # requests of the peers figure's shared conversation
-PEER_REPEATS = 3  # interleaved rounds of the peers figure; medians and spread reported
+PEER_REPEATS = 5  # interleaved rounds of the peers figure; medians and spread reported (a burst of the host moves one round)
 
 
 @dataclass
