@@ -102,9 +102,10 @@ def test_growth_is_late_over_early_cpu_per_request():
 
 
 @pytest.mark.benchmark
-@pytest.mark.xfail(reason="the ratio to the fastest peer without clearing is borderline on 2 shared cores: 22.0, 24.7 "
-                          "and 26.7 in bench runs, 19.4 in a pytest -m benchmark run (ctxbench 0.23-0.26 ms per request, "
-                          "~0.15 ms of it tiktoken; Inspect 5.1-6.2 ms); with clearing 37-48, late/early 0.95-1.00",
+@pytest.mark.xfail(reason="the ratio to the fastest peer without clearing is borderline on 2 shared cores: 22.0-39.1 "
+                          "in bench runs, 19.4 once in a pytest -m benchmark run (ctxbench 0.23-0.28 ms per request, "
+                          "~0.15 ms of it tiktoken; Inspect 5.5-9.3 ms as the host's noise moves it); with clearing "
+                          "42-78; late/early 0.95-1.03 in 5-round runs, one 3-round run 1.40 (a burst of the host)",
                    strict=False)
 def test_peers_goals():
     """Issue 24 item 2 goals: ctxbench at least 20x below the fastest peer, and flat (late/early <= 1.1),
