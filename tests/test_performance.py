@@ -157,6 +157,37 @@ def test_unknown_figure_is_refused(capsys):
     assert "unknown figure(s) ['speed']" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("argv, named", [
+    (["--figures", "overhead", "--strategies", "bogus"], "unknown strategy 'bogus'"),
+    (["--figures", "overhead", "--overhead-suite", "nosuch"], "unknown suite 'nosuch'"),
+    (["--figures", "parallel", "--repeats", "0"], "--repeats: at least 1"),
+    (["--figures", "peers", "--peer-repeats", "0"], "--peer-repeats: at least 1"),
+    (["--figures", "peers", "--peer-requests", "20"], "--peer-requests: at least 100"),
+])
+def test_bad_bench_options_exit_2_naming_them_before_anything_is_measured(capsys, monkeypatch, argv, named):
+    """Bad input (ours): an unknown strategy or suite, a repeat count under 1, a peers conversation too short for
+    its clearing run to clear are one line and exit 2 before any figure is measured (they were a traceback, or
+    a figure of 15,565 for a strategy that does not exist)."""
+    monkeypatch.setattr(bench, "measure", lambda *a, **k: pytest.fail("measured despite bad options"))
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert named in err and "Traceback" not in err
+
+
+def test_a_figure_that_cannot_be_measured_is_one_line_and_exit_1(capsys, monkeypatch):
+    """Ours: a figure whose measurement fails (a peer's run that did not do the work) ends the bench with one
+    line naming the error, exit 1, no traceback."""
+    def broken(*args, **kwargs):
+        raise RuntimeError("peer run ctxbench (clearing on): no tool result was cleared")
+
+    monkeypatch.setattr(bench, "measure", broken)
+    assert bench.main(["--figures", "flat"]) == 1
+    err = capsys.readouterr().err
+    assert "no tool result was cleared" in err and "Traceback" not in err
+
+
 def test_request_step_driver_grows_the_context():
     """The flat benchmark's driver sends real mock requests and reports the context it measured at."""
     seconds, tokens = flat.per_request_seconds(3_000, 12, steps=3, warm=1)

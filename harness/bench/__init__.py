@@ -28,9 +28,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import sys
 from typing import Callable, Iterable
 
 import harness  # noqa: F401  (offline environment first)
+from harness.errors import CtxbenchError
 from harness.bench.common import OVERHEAD_REPEATS, PARALLEL_REPEATS, PEER_REPEATS, PEER_REQUESTS, BenchOptions, Figure
 
 FIGURES = ("overhead", "overhead_traces", "overhead_adapters", "flat", "memory", "parallel", "real", "adapters",
@@ -50,6 +52,39 @@ def measure(names: Iterable[str], *, options: BenchOptions, echo: Callable[[str]
     return figures
 
 
+def _options(args: argparse.Namespace, names: list[str]) -> BenchOptions:
+    """The options of the figures named, every value checked first: an unknown figure, strategy or suite, a
+    repeat count under 1, a peers conversation too short for its clearing run to clear."""
+    from harness.errors import ConfigError
+    from strategies import comparison_strategies, strategy_class
+
+    unknown = sorted(set(names) - set(FIGURES))
+    if unknown:
+        raise ConfigError(f"unknown figure(s) {unknown}; choose from {', '.join(FIGURES)}")
+    for option in ("overhead_repeats", "repeats", "peer_repeats"):
+        if getattr(args, option) < 1:
+            raise ConfigError(f"--{option.replace('_', '-')}: at least 1, got {getattr(args, option)}")
+    if "peers" in names:
+        from harness.bench.peers import MIN_REQUESTS
+
+        if args.peer_requests < MIN_REQUESTS:
+            raise ConfigError(f"--peer-requests: at least {MIN_REQUESTS} (the clearing run's context must pass its "
+                              f"trigger), got {args.peer_requests}")
+    strategies = comparison_strategies() if args.strategies == "all" else [
+        name.strip() for name in args.strategies.split(",") if name.strip()]
+    if not strategies:
+        raise ConfigError(f"--strategies: none named in {args.strategies!r}")
+    for name in strategies:
+        strategy_class(name)  # a ConfigError naming an unknown strategy
+    if {"overhead", "overhead_adapters"} & set(names):
+        from tasks.suites import load_tasks
+
+        load_tasks(args.overhead_suite)  # a TaskFileError naming an unknown suite or a bad task file
+    return BenchOptions(strategies=strategies, overhead_suite=args.overhead_suite,
+                        overhead_repeats=args.overhead_repeats, repeats=args.repeats,
+                        peer_requests=args.peer_requests, peer_repeats=args.peer_repeats)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--figures", default=",".join(FIGURES),
@@ -63,27 +98,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=PARALLEL_REPEATS,
                         help=f"pairs of runs of the parallel and real figures, median taken (default {PARALLEL_REPEATS})")
     parser.add_argument("--peer-requests", type=int, default=PEER_REQUESTS,
-                        help=f"requests of the peers figure's conversation, at least 6 (default {PEER_REQUESTS})")
+                        help=f"requests of the peers figure's conversation, at least 100 (default {PEER_REQUESTS})")
     parser.add_argument("--peer-repeats", type=int, default=PEER_REPEATS,
                         help=f"interleaved rounds of the peers figure, medians taken (default {PEER_REPEATS})")
     parser.add_argument("--check", action="store_true", help="exit 1 when a measured figure misses its goal")
     args = parser.parse_args(argv)
-    from strategies import comparison_strategies
-
     names = [n.strip() for n in args.figures.split(",") if n.strip()]
-    unknown = sorted(set(names) - set(FIGURES))
-    if unknown:
-        parser.error(f"unknown figure(s) {unknown}; choose from {', '.join(FIGURES)}")
-    if args.overhead_repeats < 1:
-        parser.error(f"--overhead-repeats: at least 1 repeat, got {args.overhead_repeats}")
-    if args.peer_requests < 6 or args.peer_repeats < 1:
-        parser.error(f"--peer-requests must be at least 6 and --peer-repeats at least 1, got {args.peer_requests} "
-                     f"and {args.peer_repeats}")
-    strategies = comparison_strategies() if args.strategies == "all" else args.strategies.split(",")
-    options = BenchOptions(strategies=strategies, overhead_suite=args.overhead_suite,
-                           overhead_repeats=args.overhead_repeats, repeats=args.repeats,
-                           peer_requests=args.peer_requests, peer_repeats=args.peer_repeats)
-    figures = measure(names, options=options)
+    try:
+        options = _options(args, names)
+    except CtxbenchError as exc:  # bad input: one line and exit 2, before anything is measured
+        parser.error(str(exc))
+    try:
+        figures = measure(names, options=options)
+    except CtxbenchError as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a figure that could not be measured (a peer's run that did not do the work, ...)
+        print(f"{parser.prog}: error: a figure could not be measured: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
     missed = [f.name for f in figures if f.met is False and not f.name.startswith("  info")]
     if missed:
         print(f"missed goals: {', '.join(missed)}")

@@ -46,6 +46,7 @@ from tasks.suites import TaskRow
 
 RESULT_TOKENS = 750  # each tool result: 200 of them make the ~150k-token context of issue 24
 CLEAR_TRIGGER = 60_000  # tokens: clear_tool_uses' trigger and CompactionEdit's threshold
+MIN_REQUESTS = CLEAR_TRIGGER // RESULT_TOKENS + 20  # the clearing run's context passes its trigger, then clears
 EDGE = 0.2  # late/early: the last and first 20% of requests
 RATIO_GOAL = 20.0
 FLAT_GOAL = 1.1
