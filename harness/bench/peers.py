@@ -367,15 +367,31 @@ def _spread(values: list[float], scale: float = 1.0, digits: int = 2) -> str:
             f"[{min(values) * scale:.{digits}f}-{max(values) * scale:.{digits}f}]")
 
 
-def default_cells() -> tuple[float, float]:
-    """The default suite's cells under `none` with the mock, from their runs.jsonl rows: the mean requests per
-    cell and the mean CPU seconds per cell (the mock agent's replies included)."""
+def default_cells() -> tuple[float, float, float]:
+    """The default suite's cells with the mock: the mean requests of a cell under `none`, and the mean CPU seconds
+    per cell (the mock agent's replies included) two ways: a cell alone (`none`, its task generated for it, every
+    memo empty) and a cell of the default comparison run in one process as a worker runs its share (every
+    comparison strategy, each task generated once and copied, the token counts and the agent's readings of
+    texts it has seen before shared across the cells of one task)."""
+    from harness import tokens
     from harness.bench import common
+    from strategies import comparison_strategies
 
     common.warm_up()
     with tempfile.TemporaryDirectory() as tmp:
-        rows = [run_cell(cell) for cell in common.cells("default", ["none"], tmp)]
-    return statistics.fmean(row["requests"] for row in rows), statistics.fmean(row["cpu_s"] for row in rows)
+        alone = []
+        for cell in common.cells("default", ["none"], tmp + "/alone"):
+            tokens.forget_counts()
+            started = time.process_time()
+            alone.append(run_cell(cell))
+            alone[-1]["cpu_s"] = time.process_time() - started  # its task's generation included
+        tokens.forget_counts()
+        started = time.process_time()
+        cells = common.cells("default", comparison_strategies(), tmp + "/sweep")
+        for cell in cells:
+            run_cell(cell)
+        sweep_cpu = (time.process_time() - started) / len(cells)
+    return statistics.fmean(row["requests"] for row in alone), statistics.fmean(row["cpu_s"] for row in alone), sweep_cpu
 
 
 def missing_peers() -> list[Figure]:
@@ -388,7 +404,7 @@ def peers(requests: int = PEER_REQUESTS, repeats: int = PEER_REPEATS) -> list[Fi
     """The figures: per clearing setting, ctxbench's CPU per request, each peer's ratio to it, each one's growth;
     the peers not installed named with their extra; cells of a default-suite sweep per CPU-minute."""
     out: list[Figure] = []
-    cell_requests, cell_cpu = default_cells()
+    cell_requests, cell_cpu, sweep_cpu = default_cells()
     out.extend(missing_peers())
     for clearing in (False, True):
         runs = measure(requests, repeats, clearing)
@@ -421,6 +437,8 @@ def peers(requests: int = PEER_REQUESTS, repeats: int = PEER_REPEATS) -> list[Fi
         out.append(Figure(f"  info: cells per CPU-minute{label}", rates["ctxbench"], None,
                           note=", ".join(f"{name} {rate:,.0f}" for name, rate in rates.items())
                           + f": 60 s / (R x whole-run CPU per request), R = {cell_requests:.1f} requests, a "
-                            f"default-suite cell's mean (mock, strategy none; such a cell itself, its mock agent "
-                            f"included: {60 / cell_cpu:,.0f} cells/CPU-minute)"))
+                            f"default-suite cell's mean (mock, strategy none); such a cell itself, its mock agent "
+                            f"included: {60 / cell_cpu:,.0f} cells/CPU-minute alone (its task generated for it, "
+                            f"every memo empty), {60 / sweep_cpu:,.0f} within the default comparison run in one "
+                            f"process (tasks generated once, memos of seen texts shared)"))
     return out
