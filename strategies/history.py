@@ -93,26 +93,48 @@ def library_messages(view: ViewState) -> list[list[int]]:
     return groups
 
 
-class LibraryMessageCount:
-    """`len(library_messages(view))`, kept while the view only grows: the ladder asks at every turn start
-    whether the context fits, and a request costs O(new messages); an edited view is counted afresh."""
+class GrowingViewReading:
+    """A reading of the view kept while the view only grows (the same id list object, no edit since), so a
+    request costs O(new messages): `unread(view)` gives the ids not read yet, and every id, after `restart()`,
+    once the view was edited or replaced."""
 
     def __init__(self) -> None:
-        self._ids: list[int] | None = None  # the view's id list counted (the same list object while it grows)
+        self._ids: list[int] | None = None  # the view's id list read (the same list object while it grows)
         self._edits = -1
         self._read = 0
+
+    def restart(self) -> None:
+        """Forget what was read: the view is read afresh."""
+
+    def unread(self, view: ViewState) -> list[int]:
+        if self._ids is not view.ids or self._edits != view.edits or self._read > len(view.ids):
+            self._ids, self._read = view.ids, 0
+            self.restart()
+        new = view.ids[self._read:]
+        self._read, self._edits = len(view.ids), view.edits
+        return new
+
+
+class LibraryMessageCount(GrowingViewReading):
+    """`len(library_messages(view))`, kept while the view only grows: the ladder asks at every turn start
+    whether the context fits; an edited view is counted afresh."""
+
+    def __init__(self) -> None:
+        super().__init__()
         self._count = 0
         self._extends = False  # whether the last group counted is request-side (the next such message joins it)
 
+    def restart(self) -> None:
+        self._count, self._extends = 0, False
+
     def of(self, view: ViewState) -> int:
-        if self._ids is not view.ids or self._edits != view.edits or self._read > len(view.ids):
-            self._ids, self._read, self._count, self._extends = view.ids, 0, 0, False
+        new = self.unread(view)  # first: a restart resets the count
         messages, count, extends = view.messages, self._count, self._extends
-        for message_id in view.ids[self._read:]:
+        for message_id in new:
             request_side = messages[message_id].get("role") != "assistant"
             count += not (request_side and extends)
             extends = request_side
-        self._count, self._extends, self._read, self._edits = count, extends, len(view.ids), view.edits
+        self._count, self._extends = count, extends
         return count
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from harness.config import option, require
 from harness.errors import CtxbenchError
 from harness.view import ViewState
-from strategies.history import USER_ORIGIN
+from strategies.history import GrowingViewReading, USER_ORIGIN
 
 if TYPE_CHECKING:
     from harness.context import RunContext
@@ -115,28 +115,26 @@ def _events_of(view: ViewState, message_id: int) -> list[Event]:
     return message_events(message_id, view.messages[message_id])
 
 
-class ViewEvents:
+class ViewEvents(GrowingViewReading):
     """The view as OpenHands' event list, kept while the view only grows: a request costs O(new
     messages), as OpenHands' View grows by `append_event`. An edited view is listed afresh from each
     message's events, read once: they depend on the logged message and its origin alone, both fixed."""
 
     def __init__(self) -> None:
-        self._ids: list[int] | None = None  # the view's id list read (the same list object while it grows)
-        self._edits = -1
-        self._read = 0
+        super().__init__()
         self.events: list[Event] = []
         self._of_message: dict[int, list[Event]] = {}  # message id -> its events
 
+    def restart(self) -> None:
+        self.events = []
+
     def of(self, view: ViewState) -> list[Event]:
-        if self._ids is not view.ids or self._edits != view.edits or self._read > len(view.ids):
-            self._ids, self._read, self.events = view.ids, 0, []
         known = self._of_message
-        for message_id in view.ids[self._read:]:
+        for message_id in self.unread(view):
             events = known.get(message_id)
             if events is None:
                 events = known[message_id] = _events_of(view, message_id)
             self.events.extend(events)
-        self._read, self._edits = len(view.ids), view.edits
         return self.events
 
 
