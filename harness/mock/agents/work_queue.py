@@ -55,6 +55,18 @@ def find_task(visible: Visible) -> Task | None:
     return visible.fold(Tickets).latest.get("task")
 
 
+def _by_id(match: re.Match[str]) -> str:
+    return match.group(1)
+
+
+def _by_sku_region(match: re.Match[str]) -> str:
+    return f"{match.group(1)}@{match.group(2)}"
+
+
+# Each record line's pattern, and the key of `Known.lines` it is kept under (Records) and looked up by (narration)
+LINE_KEYS = ((ORDER, _by_id), (CUSTOMER, _by_id), (PRICE, _by_sku_region))
+
+
 @dataclass
 class Known:
     """What it knows of the records (shared with its memory: read-only)."""
@@ -89,13 +101,13 @@ class Records(ReadableFold):
         for match in ORDER.finditer(text):
             order, customer, sku, quantity = match.groups()
             put(position, self.orders, order, (customer, sku, int(quantity)))
-            put(position, self.lines, order, match.group(0))
+            put(position, self.lines, _by_id(match), match.group(0))
         for match in CUSTOMER.finditer(text):
             put(position, self.regions, match.group(1), match.group(2))
-            put(position, self.lines, match.group(1), match.group(0))
+            put(position, self.lines, _by_id(match), match.group(0))
         for match in PRICE.finditer(text):
             put(position, self.prices, (match.group(1), match.group(2)), int(match.group(3)))
-            put(position, self.lines, f"{match.group(1)}@{match.group(2)}", match.group(0))
+            put(position, self.lines, _by_sku_region(match), match.group(0))
 
 
 def _known(visible: Visible) -> Known:
@@ -167,8 +179,7 @@ def notes(visible: Visible, task: Task) -> str:
 def _is_record_line(line: str, known: Known) -> bool:
     """Whether `line` is one of the record lines it knows (`line in known.lines.values()`, looked up by the key
     the line names instead of compared with every line: a record line is a whole match of its pattern)."""
-    for pattern, key in ((ORDER, lambda m: m.group(1)), (CUSTOMER, lambda m: m.group(1)),
-                         (PRICE, lambda m: f"{m.group(1)}@{m.group(2)}")):
+    for pattern, key in LINE_KEYS:
         match = pattern.regex.match(line)
         if match and match.end() == len(line):
             return known.lines.get(key(match)) == line
