@@ -14,9 +14,9 @@ from __future__ import annotations
 import copy
 import logging
 import os
-import time
 import shutil
 import tempfile
+import time
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable
@@ -186,10 +186,8 @@ class RayActors:
         self.processes = max(1, int(ray.cluster_resources().get("CPU", 1)))
         runner = ray.remote(num_cpus=1, max_restarts=RETRIES_ON_WORKER_DEATH,
                             max_task_retries=RETRIES_ON_WORKER_DEATH)(_CellRunner)
-        began = time.perf_counter()
         self._actors = [runner.remote(slots, self._spending, warm) for _ in range(self.processes)]
-        ray.get([actor.ready.remote() for actor in self._actors])
-        self.ready_s = time.perf_counter() - began  # the actors' start and imports, in parallel: before any cell
+        ray.get([actor.ready.remote() for actor in self._actors])  # their start and imports, before any cell
         self._helpers = [actor for actor in (slots_actor,) if actor is not None]
 
     def submit_to(self, worker: int, run_cell: RunCell, cell: Any) -> Future:
