@@ -129,7 +129,7 @@ class RepoMaintenance(WorkspaceEnvironment):
     def _failing(self) -> list[Constant]:
         """The constants whose right line is not in their file; each file is framed by newlines once, not
         once per constant (a long suite's task checks 70 constants in 10 files on every test run)."""
-        framed = {path: "\n" + self.fs.files.get(path, "") for path in {bug.path for bug in self.bugs}}
+        framed = {path: "\n" + self.fs.files.get(path, "") for path in self._checked_paths}
         return [bug for bug in self.bugs if f"\n{bug.line(bug.right)}\n" not in framed[bug.path]]
 
     def _as_shipped(self, path: str, text: str) -> str:

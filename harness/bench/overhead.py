@@ -7,7 +7,7 @@ tokenized beforehand. As in a comparison, each task instance is generated once p
 before the runs (which copy it).
 
 Repeats and noise (issue 24 item 1): the strategies' runs take turns (`--overhead-repeats`, default
-3), each repeat followed by the best of 3 tokenizations of its texts, so both sides are sampled over
+common.OVERHEAD_REPEATS), each repeat followed by the best of 3 tokenizations of its texts, so both sides are sampled over
 the same minutes of the shared host. Each strategy gives two figures, both held to the goal (so
 `--check` fails when either misses): `median`, each side's median over the repeats (what a user
 typically sees), and `best`, each side's best (noise only adds CPU time, so this is the floor). The

@@ -120,6 +120,7 @@ def _kept_without_task(previews: list[tuple[str, str]]) -> list[str]:
             lines.extend(line for line, names in _named_lines[body] if not wanted.isdisjoint(names))
     return list(dict.fromkeys(lines))
 
+
 def _transcript_previews(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """A request shaped as the conversation itself followed by one summary instruction (Inspect AI's
     CompactionSummary): each message before the instruction is read as a preview of its role."""
