@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.numbers import USD
 
 SUMMARY_PROFILE = "summary"
 SHOWN_RUN_IDS = 5
@@ -116,5 +116,5 @@ def _sum(rows: list[dict[str, Any]], key: str) -> float | None:
 
 
 def _usd(value: float | None) -> str:
-    return "unknown (no prices)" if value is None else f"${value:,.2f}"
+    return USD(value, "unknown (no prices)")
 

@@ -7,26 +7,24 @@ working directory's or a parent's, so a notebook started in notebooks/ finds the
 "Newest" is by the modification time of config.json, which every run and sweep writes when it
 starts: directory names are the user's choice (`--out`), so a timestamp in them cannot be relied on.
 
-The tables are DataFrames of strings: counts with thousands separators, rates in %, dollars with
-4 significant digits, and intervals as `85% [70, 95]` (the bounds in the estimate's unit).
+The tables are DataFrames of strings, formatted as everything ctxbench prints (harness.numbers): counts with
+thousands separators, rates in %, dollars with 4 significant digits, and intervals as `85% [70, 95]` (the
+bounds in the estimate's unit).
 """
 from __future__ import annotations
 
-import math
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pandas as pd
 
 from harness.errors import ConfigError
+from harness.numbers import COUNT, MEAN, MISSING, PERCENT, POINTS, SIGNED_COUNT, SIGNED_USD, USD  # noqa: F401
 from harness.results import CONFIG_FILE
 from harness.sweep import SWEEP_FILE
 
 RESULTS_ENV = "CTXBENCH_RESULTS"
 RESULTS_ROOT = "results"
-MISSING = "n/a"
 FIRST_RUN = "ctxbench run --suite smoke"  # what to run when no results exist yet (seconds, with the mock)
 FIRST_SWEEP = "ctxbench sweep --strategy observation_masking --grid keep_last=1,3,10 --also none --suite smoke"
 
@@ -72,54 +70,6 @@ def results_dir(given: str | Path | None = None, *, sweep: bool = False, start: 
                           "to a results directory")
     return newest
 
-
-def _fixed(value: float, decimals: int = 0, signed: bool = False) -> str:
-    """`value` with thousands separators and `decimals` decimals; a value that rounds to zero reads `0`,
-    never `-0` or `+0`, and `signed` puts `+` before a positive one."""
-    if not math.isfinite(value):
-        return str(value)
-    if round(value, decimals) == 0:
-        return f"{0:.{decimals}f}"
-    return f"{value:{'+' if signed else ''},.{decimals}f}"
-
-
-def _significant(value: float, digits: int = 4, signed: bool = False) -> str:
-    """`value` with `digits` significant digits and never an exponent (0.04591, 12.35, 1,235)."""
-    if value == 0 or not math.isfinite(value):
-        return _fixed(value)
-    return _fixed(value, max(0, digits - 1 - math.floor(math.log10(abs(value)))), signed)
-
-
-@dataclass(frozen=True)
-class Format:
-    """How one kind of figure reads: `number` without its unit, which `prefix`/`suffix` add around it."""
-
-    number: Callable[[float], str]
-    prefix: str = ""
-    suffix: str = ""
-
-    def __call__(self, value: float) -> str:
-        if pd.isna(value):
-            return MISSING
-        text = self.number(float(value))
-        sign, text = (text[0], text[1:]) if text[:1] in "+-" else ("", text)
-        return f"{sign}{self.prefix}{text}{self.suffix}"
-
-    def interval(self, mean: float, lo: float, hi: float) -> str:
-        """`85% [70, 95]`: the estimate with its unit, then its interval's bounds."""
-        if pd.isna(mean):
-            return MISSING
-        bounds = ", ".join(MISSING if pd.isna(b) else self.number(float(b)) for b in (lo, hi))
-        return f"{self(mean)} [{bounds}]"
-
-
-COUNT = Format(_fixed)
-MEAN = Format(lambda v: _fixed(v, 2))
-PERCENT = Format(lambda v: _fixed(v * 100), suffix="%")
-USD = Format(_significant, prefix="$")
-POINTS = Format(lambda v: _fixed(v * 100, signed=True), suffix=" pt")  # a difference of two rates
-SIGNED_COUNT = Format(lambda v: _fixed(v, signed=True))
-SIGNED_USD = Format(lambda v: _significant(v, signed=True), prefix="$")
 
 # paired.csv's metrics: their titles, and how a difference reads (rates in percentage points).
 DIFFERENCES = {"success": ("success", POINTS), "cost_usd": ("cost per run", SIGNED_USD),

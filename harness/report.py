@@ -5,12 +5,12 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
 import pandas as pd
 
 from harness.errors import ConfigError
 from harness.events import read_events
 from harness.metrics import LOOP_CONDENSATIONS
+from harness.numbers import DOLLARS, SIGNED_USD, USD
 from harness.results import CONFIG_FILE, EVENTS_DIR, SUMMARY_FILE, read_runs
 from harness.verdict import checker_parts
 from harness.stats import (CLUSTER_KEY, DEFAULT_SEED, Estimate, bootstrap_mean, bootstrap_ratio,
@@ -230,14 +230,9 @@ def _show_interval(row: pd.Series, column: str, fmt: str, missing: str = "n/a") 
     return f"{fmt.format(row[column])} [{_show(row[f'{column}_lo'], fmt)}, {_show(row[f'{column}_hi'], fmt)}]"
 
 
-def money(value: float) -> str:
-    """A USD figure with at least three significant digits (costs span $0.0001 to $100 between models)."""
-    if pd.isna(value):
-        return "n/a"
-    if value == float("inf"):
-        return "inf"
-    digits = 2 if abs(value) >= 1 or value == 0 else 2 - int(np.floor(np.log10(abs(value))))
-    return f"{value:,.{digits}f}"
+def _dollar_interval(row: pd.Series, column: str, missing: str = "n/a") -> str:
+    """A dollar figure of a table whose header says the unit, with its 95% interval: `3.719 [1.821, 6.031]`."""
+    return DOLLARS.interval(row[column], row[f"{column}_lo"], row[f"{column}_hi"], missing)
 
 
 def _compact_interval(row: pd.Series, column: str, show: Callable[[float], str], missing: str = "n/a") -> str:
@@ -283,8 +278,8 @@ def console_table(summary: pd.DataFrame) -> str:
         "strategy": overall["strategy"].astype(str),
         "runs": overall["runs"].astype(int).astype(str),
         "success": overall.apply(_success_compact, axis=1),
-        "cost/success $": overall.apply(lambda r: _compact_interval(r, "cost_per_success", money, NO_SUCCESS), axis=1),
-        "cost/run $": overall["mean_cost_usd"].map(money),
+        "cost/success $": overall.apply(lambda r: _compact_interval(r, "cost_per_success", DOLLARS, NO_SUCCESS), axis=1),
+        "cost/run $": overall["mean_cost_usd"].map(DOLLARS),
         "cache hit": overall["cache_hit_rate"].map(lambda v: _show(v, "{:.1%}")),
         "cache saved": overall["cache_savings_rate"].map(lambda v: _show(v, "{:.0%}")),
         "resets": overall["mean_resets"].map("{:.2f}".format),
@@ -327,7 +322,7 @@ def markdown_table(summary: pd.DataFrame, family: bool = True) -> str:
               "cache hit rate", "resets", "compactions", "Pareto"]
     ordered = _in_decision_order(summary)
     rows = [[str(r["strategy"]), str(int(r["runs"])), _show_interval(r, "success_rate", "{:.0%}"),
-             _show_interval(r, "cost_per_success", "{:.4f}", NO_SUCCESS), _show_interval(r, "mean_cost_usd", "{:.4f}"),
+             _dollar_interval(r, "cost_per_success", NO_SUCCESS), _dollar_interval(r, "mean_cost_usd"),
              _show_interval(r, "mean_input_tokens", "{:,.0f}"), _show_interval(r, "cache_hit_rate", "{:.1%}"),
              f"{r['mean_resets']:.2f}", f"{r['mean_compactions']:.2f}", "yes" if bool(r.get("pareto", False)) else ""]
             for _, r in ordered.iterrows()]
@@ -361,9 +356,9 @@ def cost_table(summary: pd.DataFrame) -> str:
     """Cost per run and per success, without the cache, and what the cache saved (absolute and share)."""
     header = ["strategy", "cost per run (USD)", "cost per success (USD)", "uncached per run (USD)",
               "saved by the cache per run (USD)", "saved (%)"]
-    rows = [[str(r["strategy"]), _show_interval(r, "mean_cost_usd", "{:.4f}"),
-             _show_interval(r, "cost_per_success", "{:.4f}", NO_SUCCESS), _show(r["mean_cost_usd_uncached"], "{:.4f}"),
-             _show(r["cache_savings_usd"], "{:.4f}"), _show(r["cache_savings_rate"], "{:.1%}")]
+    rows = [[str(r["strategy"]), _dollar_interval(r, "mean_cost_usd"),
+             _dollar_interval(r, "cost_per_success", NO_SUCCESS), DOLLARS(r["mean_cost_usd_uncached"]),
+             DOLLARS(r["cache_savings_usd"]), _show(r["cache_savings_rate"], "{:.1%}")]
             for _, r in decision_order(summary[summary["family"] == "all"]).iterrows()]
     return markdown(header, rows, names=1)
 
@@ -375,13 +370,13 @@ def cost_total(runs: pd.DataFrame) -> str:
         return "No run has a known cost (the model has no prices; choose one with `--price-model`)."
     saved, total = (uncached - cost).sum(), uncached.sum()
     share = f" ({saved / total:.1%})" if total > 0 else ""
-    return (f"{len(cost)} of {len(runs)} runs with known prices cost ${money(cost.sum())} at cache "
-            f"prices and would have cost ${money(total)} without the cache: the cache saved ${money(saved)}{share}.")
+    return (f"{len(cost)} of {len(runs)} runs with known prices cost {USD(cost.sum())} at cache "
+            f"prices and would have cost {USD(total)} without the cache: the cache saved {USD(saved)}{share}.")
 
 
 def _label(row: pd.Series) -> str:
     return (f"`{row['strategy']}` ({row['success_rate']:.0%} success, "
-            f"{_show(row['mean_cost_usd'], '${:.4f}')} per run)")
+            f"{USD(row['mean_cost_usd'])} per run)")
 
 
 def pareto_lines(overall: pd.DataFrame) -> list[str]:
@@ -444,7 +439,7 @@ def caution(best: pd.Series, runner_up: pd.Series, runs: pd.DataFrame, seed: int
 
 
 def _dollars(diff: Estimate) -> str:
-    return f"{diff.mean:+.4f} [{diff.lo:+.4f}, {diff.hi:+.4f}] USD"
+    return SIGNED_USD.interval(diff.mean, diff.lo, diff.hi)
 
 
 def _tie(ranked: pd.DataFrame) -> str:
@@ -468,12 +463,12 @@ def best_lines(summary: pd.DataFrame, runs: pd.DataFrame, seed: int = DEFAULT_SE
         best = ranked.iloc[0]
         name = "All tasks" if family == "all" else family
         line = (f"- **{name}**: `{best['strategy']}`, success {_show_interval(best, 'success_rate', '{:.0%}')}, "
-                f"{_show(best['cost_per_success'], '${:.4f}', NO_SUCCESS)} per success.")
+                f"{USD(best['cost_per_success'], NO_SUCCESS)} per success.")
         if len(ranked) > 1:
             runner_up = ranked.iloc[1]
             subset = runs if family == "all" else runs[runs["family"] == family]
             line += (f" Runner-up `{runner_up['strategy']}`: {_show_interval(runner_up, 'success_rate', '{:.0%}')}, "
-                     f"{_show(runner_up['cost_per_success'], '${:.4f}', NO_SUCCESS)} per success. "
+                     f"{USD(runner_up['cost_per_success'], NO_SUCCESS)} per success. "
                      f"{_tie(ranked) or caution(best, runner_up, subset, seed)}")
         lines.append(line.rstrip())
     return lines
@@ -636,7 +631,7 @@ def replay_table(runs: pd.DataFrame) -> str:
         rows.append([str(strategy), f"{int(group['success'].sum())}/{len(group)}", f"{int(group['requests'].sum()):,}",
                      f"{int(total_in):,}", "n/a" if recorded.isna().all() else f"{int(recorded.sum()):,}",
                      f"{cached / total_in:.0%}" if total_in else "n/a",
-                     f"{pd.to_numeric(group['cost_usd'], errors='coerce').sum():.4f}",
+                     DOLLARS(pd.to_numeric(group['cost_usd'], errors='coerce').sum(min_count=1)),
                      f"{int((group['summaries'] + group['hard_resets']).sum())}",
                      f"{int(group['compactions'].sum())}",
                      f"{int(pd.to_numeric(group['forgotten_references'], errors='coerce').fillna(0).sum()):,}"])

@@ -17,7 +17,7 @@ import platform
 from importlib import metadata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from harness.errors import ConfigError
 from harness.secrets import scrub

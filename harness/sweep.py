@@ -35,6 +35,7 @@ import yaml
 
 from harness.config import load_data_file
 from harness.errors import ConfigError, did_you_mean
+from harness.numbers import USD
 from harness.report import markdown
 from harness.secrets import is_secret_path, redact, remember
 from harness.stats import DEFAULT_SEED, Estimate, paired_difference, pareto_front
@@ -382,7 +383,7 @@ def recommendation_text(tuning: pd.DataFrame) -> str:
     who = f"the baseline **{best}**" if bool(row["baseline"]) else f"**{best}**"
     if len(tied) > 1:
         others = ", ".join(label for label in tied if label != best)
-        cost = f"{_money(row['cost_per_success'])} per success"
+        cost = f"{USD(row['cost_per_success'], 'cost unknown')} per success"
         if bool(row["leader"]):
             return (f"{who}: highest success ({row['success_rate']:.0%}) and the cheapest per success ({cost}) "
                     f"of the {len(tied)} rows tied on success within the 95% interval; also tied: {others}")
@@ -392,10 +393,6 @@ def recommendation_text(tuning: pd.DataFrame) -> str:
                 f"the {len(tied)} tied rows ({cost}); also tied: {others}")
     return (f"{who}: highest success ({row['success_rate']:.0%}), ahead of every other row by more than the 95% "
             "interval of the paired difference")
-
-
-def _money(value: Any) -> str:
-    return "cost unknown" if pd.isna(value) else f"{value:.4f} USD"
 
 
 SHOWN_COLUMNS = ("runs", "success_rate", "success_vs_best", "cost_per_success", "mean_cost_usd", "mean_input_tokens",

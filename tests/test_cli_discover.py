@@ -13,6 +13,7 @@ from harness.cli import build_parser, main
 from harness.config import build_dataclass, config_fields, field_help
 from harness.errors import ConfigError
 from harness.invocation import load_matrix
+from harness.numbers import USD
 from harness.results import read_runs
 from harness.selection import TaskSelection
 from strategies import REGISTRY, strategy_class
@@ -194,8 +195,8 @@ def test_dry_run_figures_are_the_mock_runs_own(tmp_path, capsys):
     assert f"input tokens  {sum(r['input_tokens'] for r in rows):,} (cached {sum(r['cached_tokens'] for r in rows):,}" \
         in text
     assert f"output tokens {sum(r['output_tokens'] for r in rows):,}" in text
-    assert f"cost          ${sum(r['cost_usd'] for r in rows):,.2f} with prompt caching, " \
-           f"${sum(r['cost_usd_uncached'] for r in rows):,.2f} without" in text
+    assert f"cost          {USD(sum(r['cost_usd'] for r in rows))} with prompt caching, " \
+           f"{USD(sum(r['cost_usd_uncached'] for r in rows))} without" in text
 
 
 def test_dry_run_runs_here_whatever_the_executor(capsys, monkeypatch):

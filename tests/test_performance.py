@@ -75,6 +75,19 @@ def test_check_exits_nonzero_when_a_goal_is_missed(monkeypatch, capsys):
     assert "missed goals: overhead none (long)" in capsys.readouterr().out
 
 
+def test_the_bench_names_the_machine_its_figures_were_measured_on(monkeypatch, capsys):
+    """Issue 24 item 1 ("say which machines"): the first line names the CPU, its count, the OS, Python, the
+    tokenizer's version and the load when measuring began, so a figure is never quoted without its machine."""
+    import os
+    import platform
+
+    monkeypatch.setattr(bench, "measure", lambda names, **_: [])
+    assert bench.main(["--figures", "flat"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("machine: ") and f"{os.cpu_count()} CPUs" in first
+    assert f"Python {platform.python_version()}" in first and "tiktoken " in first and ", load " in first
+
+
 def test_overhead_figures_are_the_median_and_the_best_of_the_repeats():
     """Issue 24 item 1: the overhead figure reports the median of its repeats next to the best, each side's
     (run CPU, tokenizing once) median and best, with the spread of the repeats in the note."""

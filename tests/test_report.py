@@ -265,12 +265,12 @@ def test_best_line_on_a_success_tie_tests_the_paired_cost_difference():
         row["cost_usd"] = cost
     mixed = pd.DataFrame(rows)
     line = best_lines(summarize(mixed), mixed)[0]
-    assert "Caution: same success rate as `b`, paired difference in cost per run -0.1000 [" in line
+    assert "Caution: same success rate as `b`, paired difference in cost per run -$0.1000 [" in line
     assert line.endswith("and ranked on cost alone: not distinguishable on these tasks.")
     cheaper = pd.DataFrame(_runs({"a": [1, 1, 0]}, cost=1.0) + _runs({"b": [1, 1, 0]}, cost=1.1))
     assert best_lines(summarize(cheaper), cheaper)[0].endswith(
         "Same success rate as `b`; cheaper on the same tasks and seeds (paired difference in cost per run "
-        "-0.1000 [-0.1000, -0.1000] USD).")
+        "-$0.1000 [-0.1000, -0.1000]).")
 
 
 def test_best_lines_one_per_family_after_the_overall_one():
@@ -289,9 +289,9 @@ def test_cost_table_and_total_show_uncached_cost_and_what_the_cache_saved():
 
     runs = pd.DataFrame(_runs({"s": [1, 0]}, cost=1.0, uncached=4.0))
     row = cost_table(summarize(runs)).splitlines()[2]
-    assert row.startswith("| s | 1.0000 [1.0000, 1.0000] | 2.0000 [") and row.endswith("| 4.0000 | 3.0000 | 75.0% |")
-    assert cost_total(runs) == ("2 of 2 runs with known prices cost $2.00 at cache prices and would have cost $8.00 "
-                                "without the cache: the cache saved $6.00 (75.0%).")
+    assert row.startswith("| s | 1.000 [1.000, 1.000] | 2.000 [") and row.endswith("| 4.000 | 3.000 | 75.0% |")
+    assert cost_total(runs) == ("2 of 2 runs with known prices cost $2.000 at cache prices and would have cost $8.000 "
+                                "without the cache: the cache saved $6.000 (75.0%).")
     unpriced = runs.assign(cost_usd=None, cost_usd_uncached=None)
     assert cost_total(unpriced).startswith("No run has a known cost")
 

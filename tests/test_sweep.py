@@ -124,7 +124,7 @@ def test_sweep_writes_a_tuning_table_pareto_plot_and_recommendation(smoke_sweep)
     assert list(tuning["recommended"]) == [False, False, True]
     assert (Path(smoke_sweep) / "plots" / "tuning_pareto.png").exists()
     report = (Path(smoke_sweep) / "report.md").read_text()
-    assert ("Recommended: **mask[keep=3]**: highest success (100%) and the cheapest per success (0.0125 USD per "
+    assert ("Recommended: **mask[keep=3]**: highest success (100%) and the cheapest per success ($0.01246 per "
             "success) of the 2 rows tied on success within the 95% interval; also tied: none.") in report
     assert "none" in set(results.runs["strategy"])  # `also` ran the baseline alongside
 
@@ -193,7 +193,7 @@ def test_a_one_task_difference_does_not_decide_the_cheapest_tied_point_is_recomm
     assert recommended_label(tuning) == "p[k=3]"
     assert recommendation_text(tuning) == ("**p[k=3]**: tie on success within the 95% interval with the leader p[k=5] "
                                            "(100% success) at 90%; the cheapest per success of the 2 tied rows "
-                                           "(1.1111 USD per success); also tied: p[k=5]")
+                                           "($1.111 per success); also tied: p[k=5]")
 
 
 def test_a_difference_beyond_its_interval_decides_however_cheap_the_loser():

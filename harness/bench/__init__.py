@@ -22,7 +22,8 @@ be avoided, printed next to its goal. One module per figure says what it measure
 * scale (harness.bench.scale): the default suite's wall time on a local Ray of 2 CPUs / on 2 local worker
   processes (the `ray` extra). Goal <= 1.25.
 
-`--check` exits 1 when a measured figure misses its goal.
+The first line names the machine (CPU, OS, Python, tokenizer, load when measuring began); `--check` exits 1
+when a measured figure misses its goal.
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from typing import Callable, Iterable
 
 import harness  # noqa: F401  (offline environment first)
 from harness.errors import CtxbenchError
+from harness.bench import common
 from harness.bench.common import OVERHEAD_REPEATS, PARALLEL_REPEATS, PEER_REPEATS, PEER_REQUESTS, BenchOptions, Figure
 
 FIGURES = ("overhead", "overhead_traces", "overhead_adapters", "flat", "memory", "parallel", "real", "adapters",
@@ -108,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         options = _options(args, names)
     except CtxbenchError as exc:  # bad input: one line and exit 2, before anything is measured
         parser.error(str(exc))
+    print(common.machine())
     try:
         figures = measure(names, options=options)
     except CtxbenchError as exc:

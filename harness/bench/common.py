@@ -3,6 +3,8 @@ the warm-up before a measured run, the distinct texts a run sent, and fresh chil
 from __future__ import annotations
 
 import json
+import os
+import platform
 import subprocess
 import sys
 import tempfile
@@ -50,6 +52,26 @@ class Figure:
         value = "not measured" if self.value is None else f"{self.value:.2f}"
         verdict = {None: "-", True: "ok", False: "MISSED"}[self.met]
         return f"{self.name:<34} {value:>12}   goal {goal:<8} {verdict:<7} {self.note}"
+
+
+def machine() -> str:
+    """The line a figure is read against (issue 24 item 1: "say which machines"): CPU model and count, OS,
+    Python and tokenizer versions, and the load when measuring began (others' work moves every figure)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            model = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), model)
+    except OSError:
+        pass
+    try:
+        tokenizer = f"tiktoken {version('tiktoken')}"
+    except PackageNotFoundError:
+        tokenizer = "tiktoken not installed"
+    load = f", load {os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else ""
+    return (f"machine: {model}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "
+            f"Python {platform.python_version()}, {tokenizer}{load}")
 
 
 # ----- what the runs sent: distinct message contents
