@@ -29,9 +29,14 @@ def _refusal(name: str) -> Any:
 
 
 class FrozenDict(dict):
-    """A dict whose mutators raise MessageEditError; its copies are plain dicts."""
+    """A dict whose mutators raise MessageEditError; its copies are plain dicts.
 
-    __slots__ = ()
+    `token_count` and `cache_key` (unset until first asked for) hold what the harness's token count
+    (harness.tokens.count_message) and the mock provider's prefix-cache key (harness.mock.provider) work out
+    of a message: it cannot change in place, so they never go stale, and a copy (an edit) has neither. Ours,
+    issue 24 item 1: the view, the metrics and the provider each read a new message once, not once apiece."""
+
+    __slots__ = ("token_count", "cache_key")
 
     def __copy__(self) -> dict[str, Any]:
         return dict(self)

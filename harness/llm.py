@@ -20,6 +20,7 @@ import harness  # noqa: F401  (offline environment first)
 from harness.clock import CLOCK_HEADER, LATENCY_HEADER, simulated_latency_s
 from harness.config import build_dataclass, require
 from harness.errors import ConfigError, did_you_mean
+from harness.frozen import FrozenDict, FrozenList, freeze
 from harness.limits import model_slot
 from harness.retry import RetryListener, RetryPolicy, call_with_retries
 from harness.tokens import stable_hash
@@ -88,6 +89,8 @@ class Usage:
 
 
 def _field(obj: Any, name: str) -> Any:
+    if type(obj) is dict:  # the mock's usage and replies in process, ~20 fields a request: asked first
+        return obj.get(name)
     if obj is None:
         return None
     if isinstance(obj, dict) or isinstance(obj, Mapping):  # dict first: the ABC check is slow
@@ -258,21 +261,23 @@ def _served_latency_s(response: Any) -> float | None:
 
 
 def _message_dict(message: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": "assistant", "content": _field(message, "content") or ""}
+    """The reply as the run logs it, made read-only here (harness.frozen) so that logging it copies nothing again
+    (ours, issue 24 item 1: a reply was built, then frozen into a second copy)."""
+    out: dict[str, Any] = {"role": "assistant", "content": freeze(_field(message, "content") or "")}
     calls = _field(message, "tool_calls") or []
     if calls:
-        out["tool_calls"] = [
-            {
-                "id": _field(call, "id"),
+        out["tool_calls"] = FrozenList([
+            FrozenDict({
+                "id": freeze(_field(call, "id")),
                 "type": "function",
-                "function": {
-                    "name": _field(_field(call, "function"), "name"),
-                    "arguments": _field(_field(call, "function"), "arguments") or "",
-                },
-            }
+                "function": FrozenDict({
+                    "name": freeze(_field(_field(call, "function"), "name")),
+                    "arguments": freeze(_field(_field(call, "function"), "arguments") or ""),
+                }),
+            })
             for call in calls
-        ]
-    return out
+        ])
+    return FrozenDict(out)
 
 
 _NO_SLOT = contextlib.nullcontext()  # a model without a concurrency limit holds no slot (harness.limits.model_slot)

@@ -19,7 +19,7 @@ from harness.contain import Guarded, RunCrash, contained, guarded_call
 from harness.context import MAIN_PROFILE, RunContext
 from harness.errors import ConfigError, CtxbenchError
 from harness.events import EventLog, read_events
-from harness.executors import make_executor, settle_heap
+from harness.executors import make_executor, runs_under_way, settle_heap
 from harness.frozen import MessageEditError
 from harness.llm import LLMClient, is_context_window_error
 from harness.limits import INVOCATION_LIMIT_REACHED, INVOCATION_SPENDING
@@ -105,6 +105,11 @@ def validate_cells(cells: list[Cell]) -> None:
 def run_cell(cell: Cell, client: Callable[..., LLMClient] = LLMClient) -> dict[str, Any]:
     """Execute one run to its end and return its runs.jsonl row. `client` makes the main model's client
     (an LLMClient subclass: the peers bench's scripted model, harness.bench.peers)."""
+    with runs_under_way:  # the collector's young passes made rarer (harness.executors.base)
+        return _run_cell(cell, client)
+
+
+def _run_cell(cell: Cell, client: Callable[..., LLMClient]) -> dict[str, Any]:
     wall_start, cpu_start = time.perf_counter(), time.thread_time()  # this run's thread alone
     remember(cell.profiles, cell.strategy.config)  # known already unless this is a spawned worker
     events_path = Path(cell.events_dir) / f"{cell.run_id}.jsonl"

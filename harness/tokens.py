@@ -7,6 +7,7 @@ from typing import Any
 
 import harness  # noqa: F401  (sets the offline environment before litellm loads)
 from harness.fast_json import canonical_json
+from harness.frozen import FrozenDict
 
 # Per-message framing cost, as in OpenAI's chat token accounting (role and separators).
 MESSAGE_OVERHEAD_TOKENS = 4
@@ -83,7 +84,14 @@ def message_text(message: Mapping[str, Any]) -> str:
 
 
 def count_message(message: Mapping[str, Any]) -> int:
-    return count_text(message_text(message)) + MESSAGE_OVERHEAD_TOKENS
+    """Tokens of a message, framing included; a read-only message keeps its count (harness.frozen)."""
+    if type(message) is not FrozenDict:
+        return count_text(message_text(message)) + MESSAGE_OVERHEAD_TOKENS
+    try:
+        return message.token_count
+    except AttributeError:
+        count = message.token_count = count_text(message_text(message)) + MESSAGE_OVERHEAD_TOKENS
+        return count
 
 
 def count_tools(tools: list[Mapping[str, Any]] | None) -> int:

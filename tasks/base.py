@@ -10,6 +10,7 @@ import json
 from abc import ABC, abstractmethod
 from copy import deepcopy
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, ClassVar
 
 from harness.config import require
@@ -26,6 +27,14 @@ class ToolSpec:
     # Whether a call changes the environment's state (writes, submits, edits): calls repeated after a
     # condensation are counted as re-executed (issue 18 part 4; OpenHands #10508). Never sent to the model.
     changes_state: bool = False
+
+    @cached_property
+    def argument_rules(self) -> tuple[tuple[str, ...], dict[str, type | tuple[type, ...] | None]]:
+        """(required names, each property's Python type or None) for `require_args`, read once per spec: a spec is
+        fixed, and every call was checked against it afresh (ours, issue 24 item 1)."""
+        properties = self.parameters.get("properties", {})
+        return (tuple(self.parameters.get("required", [])),
+                {name: _KINDS.get(schema.get("type", "")) for name, schema in properties.items()})
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI function-tool schema, as litellm expects it."""
@@ -94,24 +103,27 @@ def tool_error(message: str) -> ToolResult:
     return ToolResult(content=f"Error: {message}", is_error=True)
 
 
+_KINDS: dict[str, type | tuple[type, ...]] = {"string": str, "integer": int, "number": (int, float), "boolean": bool}
+
+
 def require_args(call: ToolCall, spec: ToolSpec) -> ToolResult | None:
     """Check a call's arguments against its spec's required keys and basic types."""
     if call.parse_error:
         return tool_error(f"{call.name}: {call.parse_error}. Call it again with a JSON object of arguments.")
     assert call.args is not None
-    properties = spec.parameters.get("properties", {})
-    for name in spec.parameters.get("required", []):
+    required, kinds = spec.argument_rules
+    for name in required:
         if name not in call.args:
             return tool_error(f"{call.name}: missing required argument {name!r}")
-    unknown = sorted(set(call.args) - set(properties))
+    unknown = call.args.keys() - kinds.keys()
     if unknown:
-        return tool_error(f"{call.name}: unknown argument(s) {', '.join(unknown)}")
-    kinds = {"string": str, "integer": int, "number": (int, float), "boolean": bool}
+        return tool_error(f"{call.name}: unknown argument(s) {', '.join(sorted(unknown))}")
     for name, value in call.args.items():
-        expected = kinds.get(properties[name].get("type", ""))
+        expected = kinds[name]
         if expected is not None and (not isinstance(value, expected) or
                                      (expected is int and isinstance(value, bool))):
-            return tool_error(f"{call.name}: argument {name!r} must be of type {properties[name]['type']}")
+            return tool_error(f"{call.name}: argument {name!r} must be of type "
+                              f"{spec.parameters['properties'][name]['type']}")
     return None
 
 

@@ -6,12 +6,12 @@ from typing import Any, Callable
 
 from harness.errors import ConfigError
 from harness.executors import local_processes
-from harness.executors.base import Executor, settle_heap
+from harness.executors.base import Executor, runs_under_way, settle_heap
 from harness.executors.in_process import InProcess
 
 EXECUTORS = ("local", "in_process", "ray")
 
-__all__ = ["EXECUTORS", "Executor", "check_executor", "make_executor", "settle_heap"]
+__all__ = ["EXECUTORS", "Executor", "check_executor", "make_executor", "runs_under_way", "settle_heap"]
 
 
 def check_executor(name: str, address: str | None = None) -> None:

@@ -22,6 +22,7 @@ from harness.clock import simulated_latency_s
 from harness.config import build_dataclass, require
 from harness.errors import ConfigError, did_you_mean
 from harness.fast_json import sorted_json
+from harness.frozen import FrozenDict
 from harness.llm import DEFAULT_MOCK_WINDOW, DEFAULT_PRICE_MODEL, check_price_model
 from harness.mock.agents import respond
 from harness.mock.agents.common import Knobs, build_knobs
@@ -96,10 +97,21 @@ _NO_TOOLS: list[dict[str, Any]] = []
 
 
 def _block_key(block: dict[str, Any] | list[dict[str, Any]]) -> int:
-    """A message's identity for the prefix cache (the first block, the tool list, by its JSON)."""
+    """A message's identity for the prefix cache (the first block, the tool list, by its JSON); a read-only
+    message sent again keeps its key (harness.frozen), also where it sits at a new position (after a summary)."""
     if isinstance(block, list):
         return hash(sorted_json(block)) if block else 0
-    message = block
+    if type(block) is not FrozenDict:
+        return _message_key(block)
+    try:
+        return block.cache_key
+    except AttributeError:
+        key = block.cache_key = _message_key(block)
+        return key
+
+
+def _message_key(message: dict[str, Any]) -> int:
+    """The hash of what a message says (role, content, tool call id, its calls)."""
     calls = tuple(
         (c.get("id"), c.get("function", {}).get("name"), c.get("function", {}).get("arguments"))
         for c in message.get("tool_calls") or ()
