@@ -279,8 +279,11 @@ class Calls(Fold):
             self.ledger.append(position, self.by_name.setdefault(exchange.name, []), exchange)
             put(position, self.by_id, exchange.call_id, exchange)
             for argument, value in exchange.args.items():
-                if _hashable(value):
-                    self.ledger.append(position, self.by_arg.setdefault((exchange.name, argument, value), []), exchange)
+                try:
+                    calls = self.by_arg.setdefault((exchange.name, argument, value), [])
+                except TypeError:  # a value that is no key (a list, an object): looked up by a scan (calls_with)
+                    continue
+                self.ledger.append(position, calls, exchange)
 
 
 class Texts(Fold):

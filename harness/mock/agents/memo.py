@@ -118,46 +118,72 @@ class Pattern:
     long result.
     """
 
+    # search/match/findall/finditer(text): each its table's own lookup, so a reading recalled is one call in C,
+    # with no Python frame of its own (ours, issue 24 item 1: folds and agents ask ~10 per request).
+    search: Callable[[str], re.Match[str] | None]
+    match: Callable[[str], re.Match[str] | None]
+    findall: Callable[[str], tuple[Any, ...]]
+    finditer: Callable[[str], tuple[re.Match[str], ...]]
+
     def __init__(self, expression: str, flags: int = 0):
         self.regex = re.compile(expression, flags)
         self._needs = needs = required_literals(self.regex)
-        self._searches = Scans(self.regex.search, needs, None)
-        self._matches = Scans(self.regex.match, needs, None)
-        self._findalls = Scans(lambda text: tuple(self.regex.findall(text)), needs, ())
-        self._finditers = Scans(lambda text: tuple(self.regex.finditer(text)), needs, ())
+        search, findall, finditer = self._scanners()
+        self.search = Scans(search, needs, None).__getitem__
+        self.match = Scans(self.regex.match, needs, None).__getitem__
+        self.findall = Scans(findall, needs, ()).__getitem__
+        self.finditer = Scans(finditer, needs, ()).__getitem__
+
+    def _scanners(self) -> tuple[Callable[[str], Any], Callable[[str], Any], Callable[[str], Any]]:
+        """How a text is scanned for `search`, `findall` and `finditer` (the regular expression's own methods)."""
+        return self.regex.search, lambda text: tuple(self.regex.findall(text)), lambda text: tuple(
+            self.regex.finditer(text))
 
     @property
     def required(self) -> tuple[str, ...]:
         """Literals of which every match holds one (empty: none known, so no text is ruled out)."""
         return self._needs
 
-    def search(self, text: str) -> re.Match[str] | None:
-        return self._searches[text]
-
-    def match(self, text: str) -> re.Match[str] | None:
-        return self._matches[text]
-
-    def findall(self, text: str) -> tuple[Any, ...]:
-        return self._findalls[text]
-
-    def finditer(self, text: str) -> tuple[re.Match[str], ...]:
-        return self._finditers[text]
-
 
 class LinePattern(Pattern):
-    """A Pattern none of whose matches holds a line break, and with a required literal: its findall and
-    search scan only the lines that hold one (the same matches, in order, as a scan of the whole text).
+    """A Pattern none of whose matches holds a line break, and with a required literal: its findall, finditer
+    and search scan only the lines that hold one (the same matches, in order, as a scan of the whole text).
     A scan tries the pattern at every position of the text; for a pattern starting with a word
-    (`\\b(\\w+) ...`) that is slow over a long log with a few matching lines."""
+    (`\\b(\\w+) ...`) that is slow over a long log with a few matching lines, and so is one anchored at line
+    starts (`^Order ...`, re.MULTILINE), which no literal prefix lets the scan skip to.
+
+    Anchors only with re.MULTILINE (ours, issue 24 item 1): there `^` and `$` match at line starts and ends, which
+    a line's scan sees as the whole text's does (`^` looks at the character before the line, `$` ends the line);
+    without it they would match at a line's ends inside the text. A pattern opening with `^` and a literal is
+    tried only on the lines that open with that literal.
+    """
 
     def __init__(self, expression: str, flags: int = 0):
         super().__init__(expression, flags)
-        if not self._needs or "^" in expression or "$" in expression:  # anchors would match at a line's ends
-            raise ValueError(f"LinePattern {expression!r} needs a required literal and no anchors")
-        self._findalls = Scans(self._findall_lines, self._needs, ())
-        self._searches = Scans(self._search_lines, self._needs, None)
+        anchored = "^" in expression or "$" in expression
+        if not self._needs or (anchored and not flags & re.MULTILINE):
+            raise ValueError(f"LinePattern {expression!r} needs a required literal, and no anchors but with "
+                             "re.MULTILINE")
+        self._opening = _line_opening(self.regex)
+
+    def _scanners(self) -> tuple[Callable[[str], Any], Callable[[str], Any], Callable[[str], Any]]:
+        return self._search_lines, self._findall_lines, self._finditer_lines
 
     def _lines(self, text: str) -> list[tuple[int, int]]:
+        """(start, end) of each line that may hold a match, in order."""
+        if not self._opening:
+            return self._lines_holding(text)
+        spans = []
+        line = "\n" + self._opening
+        at = 0 if text.startswith(self._opening) else text.find(line) + 1 or -1
+        while at >= 0:
+            end = text.find("\n", at)
+            end = len(text) if end < 0 else end
+            spans.append((at, end))
+            at = text.find(line, end) + 1 or -1
+        return spans
+
+    def _lines_holding(self, text: str) -> list[tuple[int, int]]:
         """(start, end) of each line holding a required literal, in order."""
         spans = set()
         for literal in self._needs:
@@ -173,6 +199,10 @@ class LinePattern(Pattern):
     def _findall_lines(self, text: str) -> tuple[Any, ...]:
         return tuple(item for start, end in self._lines(text) for item in self.regex.findall(text, start, end))
 
+    def _finditer_lines(self, text: str) -> tuple[re.Match[str], ...]:
+        """The whole-text finditer's matches (their groups and spans; their `pos` and `endpos` are their line's)."""
+        return tuple(match for start, end in self._lines(text) for match in self.regex.finditer(text, start, end))
+
     def _search_lines(self, text: str) -> re.Match[str] | None:
         """The whole-text search's match (its groups and span; its `pos` and `endpos` are its line's)."""
         for start, end in self._lines(text):
@@ -180,6 +210,19 @@ class LinePattern(Pattern):
             if found:
                 return found
         return None
+
+
+def _line_opening(regex: re.Pattern[str]) -> str:
+    """The literal a pattern's every match opens with right after a leading `^` ("" when it opens otherwise)."""
+    parsed = list(re_parser.parse(regex.pattern, regex.flags))
+    if not parsed or parsed[0] != (re_constants.AT, re_constants.AT_BEGINNING):
+        return ""
+    opening = []
+    for op, value in parsed[1:]:
+        if op is not re_constants.LITERAL:
+            break
+        opening.append(chr(value))
+    return "".join(opening)
 
 
 MIN_REQUIRED_LITERAL = 4  # shorter literals are too common to rule a text out
