@@ -128,16 +128,17 @@ class Pattern:
     def __init__(self, expression: str, flags: int = 0):
         self.regex = re.compile(expression, flags)
         self._needs = needs = required_literals(self.regex)
-        search, findall, finditer = self._scanners()
-        self.search = Scans(search, needs, None).__getitem__
+        search, findall, finditer, scanned = self._scanners()
+        self.search = Scans(search, scanned, None).__getitem__
         self.match = Scans(self.regex.match, needs, None).__getitem__
-        self.findall = Scans(findall, needs, ()).__getitem__
-        self.finditer = Scans(finditer, needs, ()).__getitem__
+        self.findall = Scans(findall, scanned, ()).__getitem__
+        self.finditer = Scans(finditer, scanned, ()).__getitem__
 
-    def _scanners(self) -> tuple[Callable[[str], Any], Callable[[str], Any], Callable[[str], Any]]:
-        """How a text is scanned for `search`, `findall` and `finditer` (the regular expression's own methods)."""
+    def _scanners(self) -> tuple[Callable[[str], Any], Callable[[str], Any], Callable[[str], Any], tuple[str, ...]]:
+        """How a text is scanned for `search`, `findall` and `finditer` (the regular expression's own methods),
+        and the literals a text is checked for first (those scans do not look for them)."""
         return self.regex.search, lambda text: tuple(self.regex.findall(text)), lambda text: tuple(
-            self.regex.finditer(text))
+            self.regex.finditer(text)), self._needs
 
     @property
     def required(self) -> tuple[str, ...]:
@@ -159,15 +160,16 @@ class LinePattern(Pattern):
     """
 
     def __init__(self, expression: str, flags: int = 0):
+        self._opening = _line_opening(re.compile(expression, flags))  # before the tables are made (_scanners)
         super().__init__(expression, flags)
         anchored = "^" in expression or "$" in expression
         if not self._needs or (anchored and not flags & re.MULTILINE):
             raise ValueError(f"LinePattern {expression!r} needs a required literal, and no anchors but with "
                              "re.MULTILINE")
-        self._opening = _line_opening(self.regex)
 
-    def _scanners(self) -> tuple[Callable[[str], Any], Callable[[str], Any], Callable[[str], Any]]:
-        return self._search_lines, self._findall_lines, self._finditer_lines
+    def _scanners(self) -> tuple[Callable[[str], Any], Callable[[str], Any], Callable[[str], Any], tuple[str, ...]]:
+        # Lines found by a literal they hold need no check for it first; lines found by their opening do.
+        return self._search_lines, self._findall_lines, self._finditer_lines, self._needs if self._opening else ()
 
     def _lines(self, text: str) -> list[tuple[int, int]]:
         """(start, end) of each line that may hold a match, in order."""
