@@ -130,7 +130,8 @@ class Pattern:
         self._needs = needs = required_literals(self.regex)
         search, findall, finditer, scanned = self._scanners()
         self.search = Scans(search, scanned, None).__getitem__
-        self.match = Scans(self.regex.match, needs, None).__getitem__
+        # A match is tried at the text's start alone, where it fails at once: no scan of the text for literals first.
+        self.match = Scans(self.regex.match, (), None).__getitem__
         self.findall = Scans(findall, scanned, ()).__getitem__
         self.finditer = Scans(finditer, scanned, ()).__getitem__
 
