@@ -127,7 +127,7 @@ class Pattern:
 
     def __init__(self, expression: str, flags: int = 0):
         self.regex = re.compile(expression, flags)
-        self._needs = needs = required_literals(self.regex)
+        self._needs = required_literals(self.regex)
         search, findall, finditer, scanned = self._scanners()
         self.search = Scans(search, scanned, None).__getitem__
         # A match is tried at the text's start alone, where it fails at once: no scan of the text for literals first.
