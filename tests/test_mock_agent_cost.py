@@ -203,3 +203,17 @@ def test_a_calls_arguments_text_is_their_sorted_json_for_every_visible_call():
     assert len(exchanges) > 5
     for exchange in exchanges:
         assert exchange.args_text == sorted_json(exchange.args) == exchange.args_text
+
+
+def test_a_search_results_paths_are_read_once_per_text_as_a_scan_of_its_hits_gives():
+    """Ours (issue 24 item 1): chained_lookup keeps the distinct paths of a search result by its text; for every
+    search result of a run they are its hits' paths in order, memoized or not, and another text reads as its own."""
+    from harness.mock.agents.memo import forget
+    messages, _, _ = _drive("chained_lookup", 12)
+    results = [_content(m) for m in messages if m.get("role") == "tool" and "match(es) for" in _content(m)]
+    assert results
+    for text in results + [text + "\nother/file.txt:3" for text in results]:
+        expected = tuple(dict.fromkeys(path for path, _ in chained_lookup.SEARCH_HIT.findall(text)))
+        assert chained_lookup._hit_paths[text] == expected == chained_lookup._hit_paths[text] and expected
+        forget()
+        assert chained_lookup._hit_paths[text] == expected

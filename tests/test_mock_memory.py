@@ -379,7 +379,7 @@ def test_every_agent_pattern_reads_each_text_as_the_plain_regular_expression_doe
             assert pattern.findall(text) == tuple(pattern.regex.findall(text)), (pattern.regex.pattern, text[:200])
             found = pattern.search(text)
             assert (found and found.span()) == ((m := pattern.regex.search(text)) and m.span())
-            shortcuts += not pattern._may_match(text)
+            shortcuts += bool(pattern.required) and not any(literal in text for literal in pattern.required)
     assert shortcuts > len(texts), "the shortcut was never taken: the test would prove little"
 
 
@@ -399,3 +399,26 @@ def test_a_chain_walk_goes_on_from_the_last_one_only_while_every_record_it_walke
         first = extended
     del known["AA-0002"]
     assert _walk(known, task, first) == _walk(known, task, None) and _walk(known, task, first).codes == ("AA-0001",)
+
+
+def test_folds_read_along_with_appended_messages_hold_what_a_fresh_reading_holds():
+    """Ours (issue 24 item 1): the folds the previous request asked for are read along, in one pass, over the
+    messages a request appends; a fold not asked for last request (its messages an older request's), one
+    holding a reading later pages change, and every fold after a view change catch up when asked. Each
+    fold's state must be a fresh reading's, and the read-along must have happened."""
+    from harness.mock.agents import work_queue
+    from harness.mock.agents.common import Knobs, Visible
+
+    messages, tools, memory = _drive("work_queue", 20)
+    asked = [(work_queue.Records, "lines"), (work_queue.Tickets, "latest")]
+    read_along = 0
+    for end in range(len(messages) - 12, len(messages) + 1):
+        view = messages[:end]
+        if end == len(messages) - 4:  # a view change: an old result cleared, the rest appended after it
+            view = [*view[:5], _placeholder(view[5]) if view[5].get("role") == "tool" else view[5], *view[6:]]
+        visible = Visible(view, tools, seed=0, knobs=Knobs(), memory=memory)
+        read_along += bool(visible._read)
+        fresh = Visible(view, tools, seed=0, knobs=Knobs())
+        for kind, state in asked[:1 + end % 2]:  # Tickets asked only every other request
+            assert getattr(visible.fold(kind), state) == getattr(fresh.fold(kind), state), (end, kind)
+    assert read_along >= 6, "the folds were never read along: the test would prove little"

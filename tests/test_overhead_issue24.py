@@ -177,3 +177,51 @@ def test_canonical_arguments_memo_gives_a_fresh_sorted_parse_for_every_text():
         assert canonical_arguments(text) == expected, text
         assert call_key({"name": "read", "arguments": text}) == ("read", expected)
     assert call_key({"name": "read"}) == ("read", "{}")
+
+
+def test_line_pattern_anchored_at_line_starts_reads_as_a_whole_text_scan():
+    """Issue 24 item 1 (ours): a re.MULTILINE LinePattern opening with `^` and a literal (work_queue's record
+    lines) is tried only on the lines opening with that literal; its finditer, findall and search must give the
+    whole text's matches in order (spans and groups), at the text's ends, mid-line copies not counted."""
+    import re
+
+    from harness.mock.agents.memo import LinePattern, forget
+    from harness.mock.agents.work_queue import CUSTOMER, ORDER, PRICE
+
+    assert all(isinstance(p, LinePattern) and p._opening for p in (ORDER, CUSTOMER, PRICE))
+    rng = random.Random(241)
+    pieces = ["Price SKU-A1 | region west | unit 5", "Customer CUS-1 | region north", "related: ", "\n", "x", " ",
+              "Order ORD-7 | customer CUS-1 | sku SKU-A1 | quantity 3", "Price ", "\n\n", "Price SKU-B | region e"]
+    texts = ["", "Price SKU-A1 | region west | unit 5", "\nPrice SKU-A1 | region west | unit 5\n"]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 30))) for _ in range(2000)]
+    for pattern in (ORDER, CUSTOMER, PRICE, LinePattern(r"^Fixed (\w+) in (\S+)\.$", re.MULTILINE)):
+        whole = re.compile(pattern.regex.pattern, pattern.regex.flags)
+        for text in texts:
+            forget()
+            spans = lambda matches: [(m.span(), m.groups()) for m in matches]  # noqa: E731
+            assert spans(pattern.finditer(text)) == spans(whole.finditer(text)), text
+            assert pattern.findall(text) == tuple(whole.findall(text)), text
+            first, found = whole.search(text), pattern.search(text)
+            assert (first and (first.span(), first.groups())) == (found and (found.span(), found.groups())), text
+
+
+def test_a_results_cut_is_read_once_per_text_as_the_contracts_read_it(tmp_path):
+    """Issue 24 item 1 (ours): reading._cut memoizes which contract cut a text; over every text of a run that
+    cuts and pages results, it must give what the contracts give, memoized or not."""
+    from harness import api
+    from harness.mock.agents import reading
+    from harness.mock.agents.memo import forget
+
+    api.run("smoke", strategies="tool_output_limits", profiles=api.mock_profiles(window=60_000), out=tmp_path)
+    events = [json.loads(line) for log in (tmp_path / "events").glob("*.jsonl") for line in log.read_text().splitlines()]
+    texts = {str(event["message"].get("content") or "") for event in events if event["type"] == "message"}
+    cut = 0
+    for text in sorted(texts):
+        expected = reading._find_cut(text)
+        for _ in range(2):
+            found = reading._cut(text)
+            assert (found and (found[0], found[1].span())) == (expected and (expected[0], expected[1].span()))
+        cut += expected is not None
+        forget()
+        assert reading.is_cut(text) == (expected is not None)
+    assert cut, "no result was cut: the test would prove little"

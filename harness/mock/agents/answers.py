@@ -103,7 +103,8 @@ def _shape(text: str) -> tuple[str, tuple[tuple[str, str], ...]] | None:
     for tool, shape, names in _SHAPES_BY_START.get(text[start:start + 1], _SHAPES_ANYWHERE):
         match = shape.match(text, start, end)
         if match:
-            return tool, tuple((name, value) for name, value in zip(names, match.groups()) if value is not None)
+            named = tuple(zip(names, match.groups()))
+            return tool, tuple(pair for pair in named if pair[1] is not None) if None in match.groups() else named
     return None
 
 
@@ -124,5 +125,9 @@ def answers(name: str, args: dict[str, Any], text: str) -> bool:
     if shape is None:
         return True
     tool, named = shape
-    return tool == name and all(_value(argument, args.get(argument, 0 if argument == "offset" else "")) == value
-                                for argument, value in named)
+    if tool != name:
+        return False
+    for argument, value in named:  # a plain loop: a generator's frame costs more than the one or two pairs
+        if _value(argument, args.get(argument, 0 if argument == "offset" else "")) != value:
+            return False
+    return True

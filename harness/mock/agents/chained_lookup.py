@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.mock.agents.common import Exchange, Visible
-from harness.mock.agents.memo import Pattern
+from harness.mock.agents.memo import Pattern, Readings
 from harness.mock.agents.reading import (PAGER, ReadableFold, is_clamped, page_call, page_calls, reading,
                                         shows_whole_file)
 
@@ -68,26 +68,31 @@ def _complete_read(visible: Visible, exchange: Exchange) -> bool:
     return shows_whole_file(read, str(exchange.args.get("path", "")).strip()) and not is_clamped(read.text)
 
 
-def _search_paths(visible: Visible, code: str) -> list[str] | None:
+# The distinct paths a search result names, in order, by its text (ours, issue 24 item 1: the latest search is
+# read on every request until the record is found; its hits are a function of its text alone).
+_hit_paths = Readings(lambda result: tuple(dict.fromkeys(path for path, _ in SEARCH_HIT.findall(result))))
+
+
+def _search_paths(visible: Visible, code: str) -> tuple[str, ...] | None:
     """Paths of the latest readable search for `code`, or None if there is none."""
     for exchange in reversed(visible.calls_with("search", "text", code)):
         result = exchange.result or ""
         if result.startswith("No matches"):
-            return []
+            return ()
         if "match(es) for" in result:
-            return list(dict.fromkeys(path for path, _ in SEARCH_HIT.findall(result)))
+            return _hit_paths[result]
     return None
 
 
-def _reads(visible: Visible, paths: list[str]) -> list[Exchange]:
+def _reads(visible: Visible, paths: tuple[str, ...]) -> list[Exchange]:
     """Its read_file calls of these paths (grouped by path)."""
     return [e for path in dict.fromkeys(paths) for e in visible.calls_with("read_file", "path", path)]
 
 
-def _refetches(visible: Visible, code: str, paths: list[str]) -> int:
+def _refetches(visible: Visible, code: str, reads: list[Exchange]) -> int:
     """Fetches for this record it has already made again (a search, a read or a page repeated because
-    what it got the first time was lost, cut or unusable): what its reread budget limits."""
-    reads = _reads(visible, paths)
+    what it got the first time was lost, cut or unusable) among its search calls and `reads`, its reads
+    of the files the search named: what its reread budget limits."""
     cut = {(read.contract, read.result_id): read for e in reads if (read := reading(visible, e)).contract}
     pages = [e for read in cut.values() for e in page_calls(visible, read)]
     repeats = 0
@@ -134,14 +139,15 @@ def act(visible: Visible, task: Task) -> dict[str, Any]:
                             f"I have all {task.hops} records; their weights sum to {total}.")
     note = _narration(visible, frozenset(walk.codes))
     paths = _search_paths(visible, code)
-    if _refetches(visible, code, paths or []) > visible.knobs.reread_budget:
+    reads = _reads(visible, paths or ())
+    if _refetches(visible, code, reads) > visible.knobs.reread_budget:
         return visible.call("submit_answer", {"answer": str(total)},
                             note + f"I could not recover record {code}; submitting what I have.")
     if paths is None:
         return visible.call("search", {"text": code}, note + f"Looking for record {code}.")
     if not paths:
         return visible.call("submit_answer", {"answer": str(total)}, note + f"Record {code} does not exist.")
-    readable = {e.args.get("path") for e in _reads(visible, paths) if _complete_read(visible, e)}
+    readable = {e.args.get("path") for e in reads if _complete_read(visible, e)}
     for path in paths:
         if path in readable:
             continue

@@ -279,8 +279,11 @@ class Calls(Fold):
             self.ledger.append(position, self.by_name.setdefault(exchange.name, []), exchange)
             put(position, self.by_id, exchange.call_id, exchange)
             for argument, value in exchange.args.items():
-                if _hashable(value):
-                    self.ledger.append(position, self.by_arg.setdefault((exchange.name, argument, value), []), exchange)
+                try:
+                    calls = self.by_arg.setdefault((exchange.name, argument, value), [])
+                except TypeError:  # a value that is no key (a list, an object): looked up by a scan (calls_with)
+                    continue
+                self.ledger.append(position, calls, exchange)
 
 
 class Texts(Fold):
@@ -364,12 +367,14 @@ class Visible:
         self._writer = writer  # who writes `notes()` over this context (None: the agent, see `writer`)
         self.memory = memory or Memory()
         self.tool_names = _tool_names(self.memory, tools)  # shared with the memory: read-only
-        self._synced: set[Hashable] = set()
+        self._synced: dict[Hashable, None] = {}  # the folds asked for and read from this request's messages, in order
+        self._read: set[Hashable] = set()  # folds read along from this request's messages before they were asked for
         self._prefixes: dict[int, tuple[tuple[dict[str, Any], ...], int]] = {}
         self._replaced: dict[int, tuple[tuple[dict[str, Any], ...], list[int]]] = {}
         self.answer_checks: dict[int, bool] = {}  # id of a tool message read this request -> whether it answers its call
         self._calls = self.fold(Calls)
         self.regular = self._calls.irregular["count"] == 0
+        self._read_along()
 
     def fold(self, kind: type[F], *params: Hashable) -> F:
         """The fold `kind(*params)` as read from exactly this request's messages."""
@@ -378,9 +383,46 @@ class Visible:
         if found is None:
             found = self.memory.folds[key] = kind(*params)
         if key not in self._synced:
-            found.sync(self)
-            self._synced.add(key)
+            if key not in self._read:
+                found.sync(self)
+            self._synced[key] = None
         return found  # type: ignore[return-value]
+
+    def _read_along(self) -> None:
+        """Bring the folds the session's previous request read up to this request together, in one pass over
+        the messages appended since, when it holds all of that request's messages (ours, issue 24 item 1: the
+        common request, the previous one's messages and two more; each fold finding that out and walking the
+        new messages on its own cost more than reading them). Only folds asked for by the last two requests (so
+        they read exactly the last one's messages, and are asked for steadily: not those a first request asks of
+        every family, nor those asked every other request, which would be read for nothing), in as regular a
+        context as this one when they need one, holding no reading that later messages change; the others sync
+        when asked, as every fold does when messages were dropped or replaced. A fold reads nothing of a message
+        whose role is not one of its `roles` (Calls, which reads every message, has been read first, alone: what
+        other folds read of a result depends on the calls)."""
+        memory = self.memory
+        old, asked, before = memory.read, memory.asked, memory.asked_before
+        memory.read, memory.asked, memory.asked_before = self.frozen, self._synced, asked  # filled as it asks
+        if not asked or not before or self.shared_prefix(old) != len(old):
+            return
+        folds = {key: fold for key in asked if key in before and key not in self._synced
+                 and not (fold := memory.folds[key]).volatile and (not fold.needs_regular or (fold.regular
+                                                                                            and self.regular))}
+        messages = self.messages
+        for position in range(len(old), len(messages)):
+            message = messages[position]
+            role = message.get("role")
+            for fold in folds.values():
+                if role in fold.roles:
+                    text, volatile = fold.text(self, message)
+                    if text is not None:
+                        if volatile:
+                            fold.volatile[position] = text
+                        fold.absorb(position, text, message)
+        for fold in folds.values():
+            fold.messages = self.frozen
+            if fold.needs_regular:
+                fold.regular = self.regular
+        self._read.update(folds)
 
     def shared_prefix(self, old: tuple[dict[str, Any], ...]) -> int:
         """How many leading messages are the very objects of `old` (folds mostly share one `old`)."""

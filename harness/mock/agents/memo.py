@@ -73,6 +73,27 @@ class Readings(Table):
         return self.keep(key, self._read(key))
 
 
+class Scans(Table):
+    """One regular-expression method's readings by text: `table[text]` scans a text the first time it is
+    asked, and reads a text that lacks every literal a match needs as `empty` without scanning it.
+
+    (ours, issue 24 item 1: a new text of a request is read once by each pattern of each fold, so a first
+    reading takes two Python steps here, not four: no reader and literal check each in a frame of its own.)
+    """
+
+    __slots__ = ("_scan", "_needs", "_empty")
+
+    def __init__(self, scan: Callable[[str], Any], needs: tuple[str, ...], empty: Any):
+        super().__init__()
+        self._scan, self._needs, self._empty = scan, needs, empty
+
+    def __missing__(self, text: str) -> Any:
+        for literal in self._needs:  # a plain loop: a generator's frame would cost more than most scans
+            if literal in text:
+                return self.keep(text, self._scan(text))
+        return self.keep(text, self._empty if self._needs else self._scan(text))
+
+
 _remembered = Table()
 
 
@@ -97,52 +118,75 @@ class Pattern:
     long result.
     """
 
+    # search/match/findall/finditer(text): each its table's own lookup, so a reading recalled is one call in C,
+    # with no Python frame of its own (ours, issue 24 item 1: folds and agents ask ~10 per request).
+    search: Callable[[str], re.Match[str] | None]
+    match: Callable[[str], re.Match[str] | None]
+    findall: Callable[[str], tuple[Any, ...]]
+    finditer: Callable[[str], tuple[re.Match[str], ...]]
+
     def __init__(self, expression: str, flags: int = 0):
         self.regex = re.compile(expression, flags)
         self._needs = required_literals(self.regex)
-        self._searches = Readings(lambda text: self.regex.search(text) if self._may_match(text) else None)
-        self._matches = Readings(lambda text: self.regex.match(text) if self._may_match(text) else None)
-        self._findalls = Readings(lambda text: tuple(self.regex.findall(text)) if self._may_match(text) else ())
-        self._finditers = Readings(lambda text: tuple(self.regex.finditer(text)) if self._may_match(text) else ())
+        search, findall, finditer, scanned = self._scanners()
+        self.search = Scans(search, scanned, None).__getitem__
+        # A match is tried at the text's start alone, where it fails at once: no scan of the text for literals first.
+        self.match = Scans(self.regex.match, (), None).__getitem__
+        self.findall = Scans(findall, scanned, ()).__getitem__
+        self.finditer = Scans(finditer, scanned, ()).__getitem__
+
+    def _scanners(self) -> tuple[Callable[[str], Any], Callable[[str], Any], Callable[[str], Any], tuple[str, ...]]:
+        """How a text is scanned for `search`, `findall` and `finditer` (the regular expression's own methods),
+        and the literals a text is checked for first (those scans do not look for them)."""
+        return self.regex.search, lambda text: tuple(self.regex.findall(text)), lambda text: tuple(
+            self.regex.finditer(text)), self._needs
 
     @property
     def required(self) -> tuple[str, ...]:
         """Literals of which every match holds one (empty: none known, so no text is ruled out)."""
         return self._needs
 
-    def _may_match(self, text: str) -> bool:
-        for literal in self._needs:  # a plain loop: a generator's frame would cost more than most scans
-            if literal in text:
-                return True
-        return not self._needs
-
-    def search(self, text: str) -> re.Match[str] | None:
-        return self._searches[text]
-
-    def match(self, text: str) -> re.Match[str] | None:
-        return self._matches[text]
-
-    def findall(self, text: str) -> tuple[Any, ...]:
-        return self._findalls[text]
-
-    def finditer(self, text: str) -> tuple[re.Match[str], ...]:
-        return self._finditers[text]
-
 
 class LinePattern(Pattern):
-    """A Pattern none of whose matches holds a line break, and with a required literal: its findall and
-    search scan only the lines that hold one (the same matches, in order, as a scan of the whole text).
+    """A Pattern none of whose matches holds a line break, and with a required literal: its findall, finditer
+    and search scan only the lines that hold one (the same matches, in order, as a scan of the whole text).
     A scan tries the pattern at every position of the text; for a pattern starting with a word
-    (`\\b(\\w+) ...`) that is slow over a long log with a few matching lines."""
+    (`\\b(\\w+) ...`) that is slow over a long log with a few matching lines, and so is one anchored at line
+    starts (`^Order ...`, re.MULTILINE), which no literal prefix lets the scan skip to.
+
+    Anchors only with re.MULTILINE (ours, issue 24 item 1): there `^` and `$` match at line starts and ends, which
+    a line's scan sees as the whole text's does (`^` looks at the character before the line, `$` ends the line);
+    without it they would match at a line's ends inside the text. A pattern opening with `^` and a literal is
+    tried only on the lines that open with that literal.
+    """
 
     def __init__(self, expression: str, flags: int = 0):
+        self._opening = _line_opening(re.compile(expression, flags))  # before the tables are made (_scanners)
         super().__init__(expression, flags)
-        if not self._needs or "^" in expression or "$" in expression:  # anchors would match at a line's ends
-            raise ValueError(f"LinePattern {expression!r} needs a required literal and no anchors")
-        self._findalls = Readings(self._findall_lines)
-        self._searches = Readings(self._search_lines)
+        anchored = "^" in expression or "$" in expression
+        if not self._needs or (anchored and not flags & re.MULTILINE):
+            raise ValueError(f"LinePattern {expression!r} needs a required literal, and no anchors but with "
+                             "re.MULTILINE")
+
+    def _scanners(self) -> tuple[Callable[[str], Any], Callable[[str], Any], Callable[[str], Any], tuple[str, ...]]:
+        # Lines found by a literal they hold need no check for it first; lines found by their opening do.
+        return self._search_lines, self._findall_lines, self._finditer_lines, self._needs if self._opening else ()
 
     def _lines(self, text: str) -> list[tuple[int, int]]:
+        """(start, end) of each line that may hold a match, in order."""
+        if not self._opening:
+            return self._lines_holding(text)
+        spans = []
+        line = "\n" + self._opening
+        at = 0 if text.startswith(self._opening) else text.find(line) + 1 or -1
+        while at >= 0:
+            end = text.find("\n", at)
+            end = len(text) if end < 0 else end
+            spans.append((at, end))
+            at = text.find(line, end) + 1 or -1
+        return spans
+
+    def _lines_holding(self, text: str) -> list[tuple[int, int]]:
         """(start, end) of each line holding a required literal, in order."""
         spans = set()
         for literal in self._needs:
@@ -158,6 +202,10 @@ class LinePattern(Pattern):
     def _findall_lines(self, text: str) -> tuple[Any, ...]:
         return tuple(item for start, end in self._lines(text) for item in self.regex.findall(text, start, end))
 
+    def _finditer_lines(self, text: str) -> tuple[re.Match[str], ...]:
+        """The whole-text finditer's matches (their groups and spans; their `pos` and `endpos` are their line's)."""
+        return tuple(match for start, end in self._lines(text) for match in self.regex.finditer(text, start, end))
+
     def _search_lines(self, text: str) -> re.Match[str] | None:
         """The whole-text search's match (its groups and span; its `pos` and `endpos` are its line's)."""
         for start, end in self._lines(text):
@@ -165,6 +213,19 @@ class LinePattern(Pattern):
             if found:
                 return found
         return None
+
+
+def _line_opening(regex: re.Pattern[str]) -> str:
+    """The literal a pattern's every match opens with right after a leading `^` ("" when it opens otherwise)."""
+    parsed = list(re_parser.parse(regex.pattern, regex.flags))
+    if not parsed or parsed[0] != (re_constants.AT, re_constants.AT_BEGINNING):
+        return ""
+    opening = []
+    for op, value in parsed[1:]:
+        if op is not re_constants.LITERAL:
+            break
+        opening.append(chr(value))
+    return "".join(opening)
 
 
 MIN_REQUIRED_LITERAL = 4  # shorter literals are too common to rule a text out

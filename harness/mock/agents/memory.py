@@ -131,5 +131,8 @@ class Memory:
         self.folds: dict[Hashable, Fold] = {}
         self.family: Family | None = None  # found in the session's latest request (harness.mock.agents._family)
         self.tools: tuple[tuple[dict[str, Any], ...], set[str]] | None = None  # the latest tool list, its names
+        self.read: tuple[dict[str, Any], ...] = ()  # the messages of the session's latest request
+        self.asked: dict[Hashable, None] = {}  # the folds it asked for, in order
+        self.asked_before: dict[Hashable, None] = {}  # those the request before it asked for
         self.lock = threading.Lock()
 

@@ -25,7 +25,7 @@ from typing import Any, Sequence
 
 from harness.mock.agents.answers import PAGE, SPILL_PAGE, SPILLED
 from harness.mock.agents.common import Exchange, Fold, Visible, _content, answered, same_shape
-from harness.mock.agents.memo import Pattern, remember
+from harness.mock.agents.memo import Pattern, Readings, remember
 
 TRUNCATED = Pattern(r"\[Output truncated: (\d+) of (\d+) characters shown\. Full output saved as (\S+); "
                     r"call read_tool_result\(result_id=\"([^\"]+)\", offset=(\d+)\) to read more\.\]\s*$")
@@ -208,13 +208,19 @@ NATIVE, SPILL = Native(), Spilled()
 CONTRACTS = (NATIVE, SPILL)
 
 
-def _cut(result: str) -> tuple[Contract, re.Match[str]] | None:
+def _find_cut(result: str) -> tuple[Contract, re.Match[str]] | None:
     """The contract that cut this result, with its marker's match (None: shown whole)."""
     for contract in CONTRACTS:
         match = contract.cut(result)
         if match:
             return contract, match
     return None
+
+
+# `_find_cut` of a text, worked out once per text (ours, issue 24 item 1: a result is asked whether it was cut by
+# each fold that reads it and by the agent, on every request that re-reads it; a recalled answer is one lookup,
+# not four frames and two pattern lookups).
+_cut = Readings(_find_cut).__getitem__
 
 
 def is_cut(text: str) -> bool:

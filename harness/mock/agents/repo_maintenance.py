@@ -64,7 +64,8 @@ def _fixed(visible: Visible, after: int) -> set[tuple[str, str]]:
 
 
 def _last_edit(visible: Visible, path: str) -> int:
-    return max((e.position for e in _edits(visible) if str(e.args.get("path", "")).strip() == path), default=-1)
+    """The position of its latest edit of `path` (-1: none); edits are in call order, so the last one found."""
+    return next((e.position for e in reversed(_edits(visible)) if str(e.args.get("path", "")).strip() == path), -1)
 
 
 def _line(visible: Visible, path: str, name: str) -> str | None:
@@ -113,8 +114,9 @@ def _fix(visible: Visible, name: str, path: str, value: str) -> dict[str, Any]:
 def act(visible: Visible, task: Task) -> dict[str, Any]:
     runs = visible.calls("run_tests")
     latest = runs[-1] if runs else None
-    edited_since = latest is not None and any(e.position > latest.position for e in _edits(visible))
-    if latest is None and not _edits(visible):
+    edits = _edits(visible)
+    edited_since = latest is not None and bool(edits) and edits[-1].position > latest.position  # in call order
+    if latest is None and not edits:
         noted = _open_failures(visible)  # what its notes or a summary say it found before
         if noted:
             return _fix(visible, *noted[0])
@@ -125,15 +127,16 @@ def act(visible: Visible, task: Task) -> dict[str, Any]:
     if summary and not summary.group(1):
         return visible.call("submit_answer", {"answer": "All tests pass."}, "All tests pass.")
     fixed = _fixed(visible, latest.position)
-    failures = [(name, path, value) for name, path, value in FAILURE.findall(log) if (name, path) not in fixed]
-    if not failures:
-        last_edit = max((e.position for e in _edits(visible)), default=-1)
+    failure = next(((name, path, value) for name, path, value in FAILURE.findall(log) if (name, path) not in fixed),
+                   None)  # the first one not fixed since: the one it fixes
+    if failure is None:
+        last_edit = edits[-1].position if edits else -1
         step = obtain(visible, "run_tests", {}, since=last_edit)
         if step is None:
             return visible.call("submit_answer", {"answer": "Some tests still fail; I could not see which."},
                                 "I cannot see the failure details.")
         return visible.call(step["name"], step["args"], "I need the failure details of the test log.")
-    return _fix(visible, *failures[0])
+    return _fix(visible, *failure)
 
 
 def notes(visible: Visible, task: Task) -> str:
