@@ -385,3 +385,17 @@ def test_the_real_floors_request_limits_are_keyed_by_endpoint_as_the_harnesss_sl
                 "summarizer": {"model": "openai/m", "api_base": "http://h2/v1", "max_concurrency": 3}}
     assert real.request_limits([SimpleNamespace(profiles=profiles)]) == {"openai/m@http://h1/v1": 2,
                                                                          "openai/m@http://h2/v1": 3}
+
+
+def test_a_failed_figure_child_says_why_with_the_end_of_its_stderr(monkeypatch):
+    """A figure measured in a fresh process (real, parallel, memory) that fails names the child, its exit status
+    and the last lines of its stderr: a bare 'returned non-zero exit status 1' left a failed benchmark unexplained."""
+    import subprocess
+
+    def failed(*args, **kwargs):
+        return subprocess.CompletedProcess(args[0], 1, stdout="", stderr="Traceback ...\nhttpx.ReadTimeout: timed out\n")
+
+    monkeypatch.setattr(common.subprocess, "run", failed)
+    expected = r"(?s)harness.bench.real 3 exited 1 without its figures.*httpx.ReadTimeout: timed out"
+    with pytest.raises(common.ChildFailed, match=expected):
+        common.child("real", ["3"])

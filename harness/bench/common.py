@@ -135,8 +135,20 @@ def warm_up() -> None:
     settle_heap()
 
 
+CHILD_ERROR_LINES = 12  # of a failed child's stderr, quoted in the error that says it failed
+
+
+class ChildFailed(RuntimeError):
+    """A figure's fresh process ended without its figures; the message ends with the last lines of its stderr."""
+
+
 def child(module: str, args: list[str]) -> dict[str, Any]:
-    """Run `python -m harness.bench.<module> ARGS` in a fresh process; the JSON of its last line."""
-    out = subprocess.run([sys.executable, "-m", f"harness.bench.{module}", *args], capture_output=True, text=True,
-                         check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    """Run `python -m harness.bench.<module> ARGS` in a fresh process; the JSON of its last line. A child that
+    fails says why: its exit status and the end of its stderr (a bare exit status told nothing)."""
+    out = subprocess.run([sys.executable, "-m", f"harness.bench.{module}", *args], capture_output=True, text=True)
+    lines = out.stdout.strip().splitlines()
+    if out.returncode != 0 or not lines:
+        tail = "\n".join(out.stderr.strip().splitlines()[-CHILD_ERROR_LINES:]) or "(nothing on stderr)"
+        raise ChildFailed(f"harness.bench.{module} {' '.join(args)} exited {out.returncode} without its figures; "
+                          f"the end of its stderr:\n{tail}")
+    return json.loads(lines[-1])
