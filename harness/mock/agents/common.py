@@ -394,7 +394,8 @@ class Visible:
         common request, the previous one's messages and two more; each fold finding that out and walking the
         new messages on its own cost more than reading them). Only folds asked for by the last two requests (so
         they read exactly the last one's messages, and are asked for steadily: not those a first request asks of
-        every family, nor those asked every other request, which would be read for nothing), in as regular a
+        every family, nor those asked every other request, which would be read for nothing) and that last read those
+        very messages (checked, not assumed), in as regular a
         context as this one when they need one, holding no reading that later messages change; the others sync
         when asked, as every fold does when messages were dropped or replaced. A fold reads nothing of a message
         whose role is not one of its `roles` (Calls, which reads every message, has been read first, alone: what
@@ -404,9 +405,12 @@ class Visible:
         memory.read, memory.asked, memory.asked_before = self.frozen, self._synced, asked  # filled as it asks
         if not asked or not before or self.shared_prefix(old) != len(old):
             return
-        folds = {key: fold for key in asked if key in before and key not in self._synced
-                 and not (fold := memory.folds[key]).volatile and (not fold.needs_regular or (fold.regular
-                                                                                            and self.regular))}
+        folds = {}
+        for key in asked:
+            fold = memory.folds[key]
+            if (key in before and key not in self._synced and fold.messages is old and not fold.volatile
+                    and (not fold.needs_regular or (fold.regular and self.regular))):
+                folds[key] = fold
         messages = self.messages
         for position in range(len(old), len(messages)):
             message = messages[position]
