@@ -34,6 +34,8 @@ class RunContext:
         self.side_call_cpu_s = 0.0  # CPU of this run's thread inside side calls (summaries)
         self.library_cpu_s = 0.0  # CPU inside a wrapped library's own code (adapters), side calls left out
         self._clients: dict[str, LLMClient] = {}
+        self._budget_of: LLMProfile | None = None  # the main profile `_budget` was worked out for
+        self._budget: int | None = None
 
     @property
     def tools(self) -> list[dict[str, Any]]:
@@ -86,7 +88,12 @@ class RunContext:
         return self.profiles[MAIN_PROFILE]
 
     def budget(self) -> int | None:
-        return self.main.input_budget()
+        """The main model's input budget, worked out once per main profile: strategies ask before every request,
+        and a real model's asks litellm's model map."""
+        main = self.main
+        if main is not self._budget_of:
+            self._budget_of, self._budget = main, main.input_budget()
+        return self._budget
 
     def prompt_tokens_estimate(self) -> int:
         """The next request's input tokens as the harness counts them (view plus tool schemas)."""

@@ -52,9 +52,10 @@ class EventLog:
         return self._events
 
     def append(self, type_: str, **fields: Any) -> dict[str, Any]:
-        for name in OUTSIDE_TEXT_FIELDS:
-            if isinstance(fields.get(name), str):
-                fields[name] = scrub(fields[name])
+        if not fields.keys().isdisjoint(OUTSIDE_TEXT_FIELDS):  # asked once: most events hold neither field
+            for name in OUTSIDE_TEXT_FIELDS:
+                if isinstance(fields.get(name), str):
+                    fields[name] = scrub(fields[name])
         event = {"id": self._count, "type": type_, **fields}
         self._count += 1
         if self._events is not None:

@@ -14,7 +14,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import harness  # noqa: F401  (offline environment first)
 from harness.clock import CLOCK_HEADER, LATENCY_HEADER, simulated_latency_s
@@ -88,30 +88,38 @@ class Usage:
                 "cache_write_tokens": self.cache_write_tokens, "output_tokens": self.output_tokens}
 
 
-def _field(obj: Any, name: str) -> Any:
-    if type(obj) is dict:  # the mock's usage and replies in process, ~20 fields a request: asked first
-        return obj.get(name)
+def _reader(obj: Any) -> Callable[[str], Any]:
+    """How to read `obj`'s fields by name (None for a missing one): a mapping's own `get`, an object's attributes.
+    Taken once per object, so the mock's usage and replies in process (plain dicts, ~20 fields a request) are
+    read by `dict.get` alone, without a Python call per field."""
+    if type(obj) is dict:
+        return obj.get
     if obj is None:
-        return None
-    if isinstance(obj, dict) or isinstance(obj, Mapping):  # dict first: the ABC check is slow
-        return obj.get(name)
-    return getattr(obj, name, None)
+        return _nothing
+    if isinstance(obj, Mapping):  # after the exact dict: the ABC check is slow
+        return obj.get
+    return lambda name: getattr(obj, name, None)
+
+
+def _nothing(name: str) -> None:
+    return None
 
 
 def normalize_usage(usage: Any) -> Usage:
     """Map litellm's usage (OpenAI or Anthropic shaped) to input/cached/cache-write/output."""
-    details = _field(usage, "prompt_tokens_details")
-    cached = _field(details, "cached_tokens")
+    field = _reader(usage)
+    detail = _reader(field("prompt_tokens_details"))
+    cached = detail("cached_tokens")
     if cached is None:
-        cached = _field(usage, "cache_read_input_tokens")
-    write = _field(details, "cache_write_tokens")
+        cached = field("cache_read_input_tokens")
+    write = detail("cache_write_tokens")
     if write is None:
-        write = _field(usage, "cache_creation_input_tokens")
+        write = field("cache_creation_input_tokens")
     return Usage(
-        input_tokens=_field(usage, "prompt_tokens"),
+        input_tokens=field("prompt_tokens"),
         cached_tokens=cached,
         cache_write_tokens=write,
-        output_tokens=_field(usage, "completion_tokens"),
+        output_tokens=field("completion_tokens"),
     )
 
 
@@ -263,21 +271,23 @@ def _served_latency_s(response: Any) -> float | None:
 def _message_dict(message: Any) -> dict[str, Any]:
     """The reply as the run logs it, made read-only here (harness.frozen) so that logging it copies nothing again
     (ours, issue 24 item 1: a reply was built, then frozen into a second copy)."""
-    out: dict[str, Any] = {"role": "assistant", "content": freeze(_field(message, "content") or "")}
-    calls = _field(message, "tool_calls") or []
+    field = _reader(message)
+    out: dict[str, Any] = {"role": "assistant", "content": freeze(field("content") or "")}
+    calls = field("tool_calls") or []
     if calls:
-        out["tool_calls"] = FrozenList([
-            FrozenDict({
-                "id": freeze(_field(call, "id")),
-                "type": "function",
-                "function": FrozenDict({
-                    "name": freeze(_field(_field(call, "function"), "name")),
-                    "arguments": freeze(_field(_field(call, "function"), "arguments") or ""),
-                }),
-            })
-            for call in calls
-        ])
+        out["tool_calls"] = FrozenList([_call_dict(call) for call in calls])
     return FrozenDict(out)
+
+
+def _call_dict(call: Any) -> FrozenDict:
+    """One tool call of a reply, read-only, with the fields the run logs."""
+    field = _reader(call)
+    function = _reader(field("function"))
+    return FrozenDict({
+        "id": freeze(field("id")),
+        "type": "function",
+        "function": FrozenDict({"name": freeze(function("name")), "arguments": freeze(function("arguments") or "")}),
+    })
 
 
 _NO_SLOT = contextlib.nullcontext()  # a model without a concurrency limit holds no slot (harness.limits.model_slot)
@@ -315,12 +325,16 @@ class LLMClient:
         self._kwargs_tools: list[dict[str, Any]] | None = None  # the tool list `_kwargs_made` was made for
         self._kwargs_made: dict[str, Any] | None = None
         self._mock = None
+        self._direct = False  # the mock in process, called without litellm (MockConfig.via)
+        self._unfailing = False  # ... and without faults: nothing it raises is retried (a context overflow is not)
         if profile.is_mock:
             from harness.mock.provider import MockConfig, register_mock_provider
 
             self._mock = register_mock_provider()
             self._mock_config = build_dataclass(MockConfig, {**profile.mock, "session": session}, "mock")
             self._mock_config.knobs_for(profile.model)  # built (and checked) once for the session
+            self._direct = self._mock_config.via == "direct"
+            self._unfailing = self._direct and not self._mock_config.fault_rates.active
 
     def _kwargs(self, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         """The request's keyword arguments (read-only: callers add theirs to a copy), made once per tool list: a
@@ -379,9 +393,13 @@ class LLMClient:
 
     def _send(self, messages: list[dict[str, Any]], kwargs: dict[str, Any], clock_s: float | None) -> LLMResult:
         """One request, retried within the policy; each attempt is told its (request index, attempt), which a
-        mock draws its faults from (harness.mock.faults), in process and over HTTP alike."""
-        index, attempts = self.sent, itertools.count()
+        mock draws its faults from (harness.mock.faults), in process and over HTTP alike. A request to the mock in
+        process without faults cannot fail in a way that is retried: it is made at once, as its first attempt."""
+        index = self.sent
         self.sent += 1
+        if self._unfailing:
+            return self._request(messages, kwargs, clock_s, (index, 0))
+        attempts = itertools.count()
         return call_with_retries(lambda: self._request(messages, kwargs, clock_s, (index, next(attempts))),
                                  self.profile.retry_policy, rng=self._rng, on_retry=self.on_retry)
 
@@ -394,7 +412,7 @@ class LLMClient:
             if clock_s is not None:
                 headers[CLOCK_HEADER] = repr(clock_s)
             kwargs = {**kwargs, "extra_headers": headers}
-        direct = self._mock is not None and self._mock_config.via == "direct"
+        direct = self._direct
         if self._mock is not None and not direct:
             kwargs = {**kwargs, "mock_request": request, **({"mock_clock_s": clock_s} if clock_s is not None else {})}
         if not direct and self._litellm_prices is None:

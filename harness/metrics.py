@@ -208,7 +208,8 @@ class _Reexecutions:
 class _UsageTotals:
     """Token and cost sums of some successful calls, in the order logged; None while no call reported one."""
 
-    FIELDS = (*TOKEN_FIELDS, "cost_usd", "cost_usd_uncached")
+    COST_FIELDS = ("cost_usd", "cost_usd_uncached")  # of the event itself; the token counts are of its usage
+    FIELDS = (*TOKEN_FIELDS, *COST_FIELDS)
 
     def __init__(self) -> None:
         self.calls = 0
@@ -216,11 +217,12 @@ class _UsageTotals:
 
     def add(self, event: Mapping[str, Any], usage: Mapping[str, Any]) -> None:
         self.calls += 1
-        for name in self.FIELDS:
-            value = usage.get(name) if name in TOKEN_FIELDS else event.get(name)
-            if value is not None:
-                total = self.sums[name]
-                self.sums[name] = (0 if total is None else total) + value
+        for fields, source in ((TOKEN_FIELDS, usage), (self.COST_FIELDS, event)):
+            for name in fields:
+                value = source.get(name)
+                if value is not None:
+                    total = self.sums[name]
+                    self.sums[name] = (0 if total is None else total) + value
 
     def as_dict(self, prefix: str = "") -> dict[str, Any]:
         return {prefix + name: total for name, total in self.sums.items()}

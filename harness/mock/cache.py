@@ -95,16 +95,12 @@ class PrefixCache:
             return self._openai(prefix_keys, cumulative, total, now), None
         return self._anthropic(prefix_keys, cumulative, total, now)
 
-    def _live(self, key: int, now: float) -> tuple[int, float] | None:
-        entry = self._entries.get(key)
-        if entry is None or entry[1] < now:
-            return None
-        return entry
-
     def _openai(self, prefix_keys: list[int], cumulative: list[int], total: int, now: float) -> int:
         matched = 0
+        entries = self._entries
         for position in range(len(prefix_keys) - 1, -1, -1):
-            if self._live(prefix_keys[position], now):
+            entry = entries.get(prefix_keys[position])
+            if entry is not None and entry[1] >= now:  # live: not yet expired
                 matched = cumulative[position]
                 break
         if total >= self.min_tokens:
@@ -117,12 +113,14 @@ class PrefixCache:
         if total < self.min_tokens:
             return 0, 0
         read = 0
+        entries = self._entries
         first = max(len(prefix_keys) - self.lookback, 0)
         for position in range(len(prefix_keys) - 1, first - 1, -1):
             key = prefix_keys[position]
-            if self._live(key, now):
+            entry = entries.get(key)
+            if entry is not None and entry[1] >= now:  # live: not yet expired
                 read = cumulative[position]
-                self._entries[key] = (read, now + self.ttl_s)
+                entries[key] = (read, now + self.ttl_s)
                 break
-        self._entries[prefix_keys[-1]] = (total, now + self.ttl_s)
+        entries[prefix_keys[-1]] = (total, now + self.ttl_s)
         return read, total - read

@@ -72,16 +72,17 @@ class MockConfig:
         require(self.via in TRANSPORTS, f"via must be one of {', '.join(TRANSPORTS)}, got {self.via!r}")
         check_price_model(self.price_model)
         self.fault_rates = build_dataclass(Faults, self.faults, "faults")
-        self._knobs: dict[bool, Knobs | SummarizerKnobs] = {}  # built once: every request of the session uses them
+        # Built once per model: every request of the session asks, and a request reads no more than its model's name.
+        self._knobs: dict[str, Knobs | SummarizerKnobs] = {}
 
     def knobs_for(self, model: str, where: str = "mock knobs") -> Knobs | SummarizerKnobs:
         """`knobs` read as the knobs of the mock serving `model`: the summarizer's for a summarizer
         model, else the agent's (a mock profile's knobs are its own model's). Raises ConfigError."""
-        summarizer = is_summarizer(model)
-        if summarizer not in self._knobs:
-            build = build_summarizer_knobs if summarizer else build_knobs
-            self._knobs[summarizer] = build(self.knobs, where)
-        return self._knobs[summarizer]
+        knobs = self._knobs.get(model)
+        if knobs is None:
+            build = build_summarizer_knobs if is_summarizer(model) else build_knobs
+            knobs = self._knobs[model] = build(self.knobs, where)
+        return knobs
 
 
 @dataclass
@@ -130,6 +131,9 @@ class MockProvider(CustomLLM):
         self._lock = threading.Lock()
 
     def session(self, name: str, style: str) -> _Session:
+        state = self._sessions.get(name)  # a session's every request after its first: no lock (a dict read is atomic)
+        if state is not None and state.cache.style == style:
+            return state
         with self._lock:
             state = self._sessions.get(name)
             if state is None or state.cache.style != style:
