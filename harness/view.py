@@ -40,6 +40,9 @@ class ViewState:
         self.messages: Mapping[int, Message] = MappingProxyType(self._messages)  # every logged message, by id
         self.origins: dict[int, str] = {}
         self.ids: list[int] = FrozenList()  # the view's message ids in order (read-only: view ops change it)
+        # Each id's first position in `ids` while the view has only grown (None after a drop or set): a replace
+        # ~20 messages back on every request (masking, clearing) finds its message without scanning the view.
+        self._positions: dict[int, int] | None = {}
         self._overrides: dict[int, Message] = {}
         self._tokens: dict[int, int] = {}
         self._digests: dict[int, bytes] = {}  # of each message as sent
@@ -130,6 +133,8 @@ class ViewState:
             if self.statement is None and origin == "user":
                 self.statement = message_text(message)
             if event.get("placement", "append") == "append":
+                if self._positions is not None:
+                    self._positions.setdefault(message_id, len(self.ids))
                 list.append(self.ids, message_id)
                 self.total_tokens += self.tokens(message_id)
                 self._enter(message_id, 1)
@@ -169,13 +174,15 @@ class ViewState:
         for message_id in new - old:
             self._enter(message_id, 1)
         self.ids = FrozenList(new_ids)
+        self._positions = None
 
     def _apply_op(self, op: Mapping[str, Any]) -> None:
         kind = op["op"]
         self.edits += 1
         if kind == "replace":
             message_id = op["id"]
-            position = _position(self.ids, message_id)
+            positions = self._positions
+            position = _position(self.ids, message_id) if positions is None else positions.get(message_id)
             in_view = position is not None
             if in_view:
                 self.total_tokens -= self.tokens(message_id)

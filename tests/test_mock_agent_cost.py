@@ -217,3 +217,24 @@ def test_a_search_results_paths_are_read_once_per_text_as_a_scan_of_its_hits_giv
         assert chained_lookup._hit_paths[text] == expected == chained_lookup._hit_paths[text] and expected
         forget()
         assert chained_lookup._hit_paths[text] == expected
+
+
+@pytest.mark.parametrize("text", [
+    '{"path": "src/app.py", "offset": 200, "from_end": false, "pattern": null}', '{"a": 1, "a": 2}', ' {"b": "é"} ',
+    '{"x": NaN}', '{"x": 1e400}', '{"x": 123456789012345678901234567890}', '{"x": "\\ud800"}', '{"x": 1.5}',
+    '{"x": {"y": [1, 2.5]}}', '[1, 2]', '"text"', '{"unclosed": ', '', '{"a": "\\u00e9\\n"}', '{"tab": "\t"}',
+    '{"n": 18446744073709551616}'])
+def test_a_calls_arguments_read_as_the_json_module_reads_them(text):
+    """Ours (issue 24 item 1): arguments are parsed by orjson where it reads them exactly as json.loads does
+    (an object of plain values), by json otherwise: a big integer, NaN, a lone surrogate read as json reads them."""
+    import json
+
+    from harness.mock.agents.memo import _parse_object
+
+    try:
+        expected = json.loads(text)
+    except json.JSONDecodeError:
+        expected = {}
+    expected = expected if isinstance(expected, dict) else {}
+    parsed = _parse_object(text)
+    assert repr(parsed) == repr(expected) and [type(v) for v in parsed.values()] == [type(v) for v in expected.values()]

@@ -23,6 +23,8 @@ import re
 import weakref
 from typing import Any, Callable, Hashable
 
+import orjson
+
 try:  # the regular-expression parser, to find the literals a pattern needs
     import re._constants as re_constants
     import re._parser as re_parser
@@ -270,7 +272,20 @@ def arguments(text: str) -> dict[str, Any]:
     return _arguments[text]
 
 
+# Values orjson reads exactly as the json module does (it reads an integer past 64 bits as a float, and refuses
+# NaN, Infinity and lone surrogates, which json reads).
+_EXACT_VALUES = (str, int, bool, type(None))
+
+
 def _parse_object(text: str) -> dict[str, Any]:
+    """A call's arguments as json.loads reads them: by orjson (~5x faster) when they are an object of plain
+    values, as the agent's and most recorded calls are; by json otherwise, so every text reads the same."""
+    try:
+        parsed = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        parsed = None
+    if type(parsed) is dict and all(type(value) in _EXACT_VALUES for value in parsed.values()):
+        return parsed
     try:
         parsed = json.loads(text)
     except json.JSONDecodeError:
