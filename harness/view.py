@@ -40,9 +40,10 @@ class ViewState:
         self.messages: Mapping[int, Message] = MappingProxyType(self._messages)  # every logged message, by id
         self.origins: dict[int, str] = {}
         self.ids: list[int] = FrozenList()  # the view's message ids in order (read-only: view ops change it)
-        # Each id's first position in `ids` while the view has only grown (None after a drop or set): a replace
-        # ~20 messages back on every request (masking, clearing) finds its message without scanning the view.
-        self._positions: dict[int, int] | None = {}
+        # Each id's first position in `ids`, built at a replace and kept up to date while the view only grows
+        # (None until then, and again after a drop or set): a replace ~20 messages back on every request (masking,
+        # clearing) finds its message without scanning the view, and a view never edited keeps no index.
+        self._positions: dict[int, int] | None = None
         self._overrides: dict[int, Message] = {}
         self._tokens: dict[int, int] = {}
         self._digests: dict[int, bytes] = {}  # of each message as sent
@@ -182,7 +183,11 @@ class ViewState:
         if kind == "replace":
             message_id = op["id"]
             positions = self._positions
-            position = _position(self.ids, message_id) if positions is None else positions.get(message_id)
+            if positions is None:
+                positions = self._positions = {}
+                for index, known in enumerate(self.ids):
+                    positions.setdefault(known, index)
+            position = positions.get(message_id)
             in_view = position is not None
             if in_view:
                 self.total_tokens -= self.tokens(message_id)
@@ -215,14 +220,6 @@ class ViewState:
             self._invalidate_from(common)
         else:
             raise ValueError(f"unknown view op {kind!r}")
-
-
-def _position(ids: list[int], message_id: int) -> int | None:
-    """Where a message is in the view (None: not in it), in one scan."""
-    try:
-        return ids.index(message_id)
-    except ValueError:
-        return None
 
 
 def fold(events: Iterable[Mapping[str, Any]]) -> ViewState:

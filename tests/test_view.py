@@ -169,3 +169,41 @@ def test_view_hash_keeps_its_recorded_definition_through_replaces_in_the_middle(
     view.apply(log.append("message", message={"role": "user", "content": "end"}, origin="user"))
     assert 4 not in view.ids and view.message(4)["content"] == "[4]"
     assert view.hash("") == _chain_by_definition(view, "")
+
+
+def test_a_replace_finds_its_message_through_appends_drops_and_sets():
+    """Issue 24 item 1 (ours): a replace finds its message's position through an index built at the first replace
+    and kept while the view grows, rebuilt after a drop or set; each step must equal a fresh fold of the log."""
+    log, view = _log_with_messages(6)
+    assert view._positions is None  # a view never edited keeps no index
+
+    def replace(message_id):
+        view.apply(log.append("compaction", view_ops=[{"op": "replace", "id": message_id,
+                                                        "message": {"role": "assistant", "content": f"[{message_id}]"}}]))
+
+    def append(text):
+        event = log.append("message", message={"role": "user", "content": text}, origin="user")
+        view.apply(event)
+        return event["id"]
+
+    def same_as_a_fresh_fold():
+        rebuilt = fold(log.events)
+        assert (rebuilt.ids, rebuilt.total_tokens, rebuilt.hash("t")) == (view.ids, view.total_tokens, view.hash("t"))
+        assert [view.message(i) for i in view.ids] == [rebuilt.message(i) for i in rebuilt.ids]
+
+    replace(2)
+    late = append("after the index was built")
+    replace(late)  # appended after the first replace: its position came in with it
+    assert view.message(late)["content"] == f"[{late}]" and view._positions[late] == len(view.ids) - 1
+    same_as_a_fresh_fold()
+    view.apply(log.append("compaction", view_ops=[{"op": "drop", "ids": [0, 1]}]))
+    after_drop = append("after a drop")
+    replace(3)  # positions moved by the drop
+    replace(after_drop)
+    assert view.ids.index(3) == 1 and view.message(3)["content"] == "[3]"
+    same_as_a_fresh_fold()
+    view.apply(log.append("condensation", kind="test", view_ops=[{"op": "set", "ids": [after_drop, 3, 4]}]))
+    replace(4)
+    replace(1)  # no longer in the view: the log changes, the view's tokens do not
+    same_as_a_fresh_fold()
+    assert view.message(4)["content"] == "[4]" and 1 not in view.ids and view._positions == {after_drop: 0, 3: 1, 4: 2}
