@@ -394,10 +394,9 @@ class Visible:
         common request, the previous one's messages and two more; each fold finding that out and walking the
         new messages on its own cost more than reading them). Only folds asked for by the last two requests (so
         they read exactly the last one's messages, and are asked for steadily: not those a first request asks of
-        every family, nor those asked every other request, which would be read for nothing) and that last read those
-        very messages (checked, not assumed), in as regular a
-        context as this one when they need one, holding no reading that later messages change; the others sync
-        when asked, as every fold does when messages were dropped or replaced. A fold reads nothing of a message
+        every family, nor those asked every other request, which would be read for nothing) and that last read
+        those very messages (checked, not assumed), in as regular a context as this one when they need one, holding
+        no reading that later messages change; the others sync when asked, as every fold does when messages were dropped or replaced. A fold reads nothing of a message
         whose role is not one of its `roles` (Calls, which reads every message, has been read first, alone: what
         other folds read of a result depends on the calls)."""
         memory = self.memory
