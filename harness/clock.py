@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 from harness.config import require
 from harness.fast_json import canonical_json
-from harness.tokens import stable_hash
+from harness.tokens import stable_digest
 
 CLOCK_HEADER = "X-Ctxbench-Clock-S"  # the run's clock when a request is sent (request header)
 LATENCY_HEADER = "X-Ctxbench-Latency-S"  # serve-mock's simulated latency of its answer (response header)
@@ -43,12 +43,13 @@ def draw_s(span: Range, *key: Any) -> float:
     low, high = span
     if high <= low or low <= 0:
         return float(low)
-    return _log_uniform(low, high, stable_hash(["clock", *key]))
+    return _log_uniform(low, high, stable_digest(["clock", *key]))
 
 
-def _log_uniform(low: float, high: float, hex_hash: str) -> float:
-    """The point of [low, high] (low < high) that a draw's hash picks, log-uniformly."""
-    unit = int(hex_hash[:13], 16) / 16 ** 13
+def _log_uniform(low: float, high: float, digest: bytes) -> float:
+    """The point of [low, high] (low < high) that a draw's hash picks, log-uniformly: by the hash's first 13 hex
+    digits, read from its first 7 bytes with the last 4 bits dropped (ours, issue 24 item 1: no hex text made)."""
+    unit = (int.from_bytes(digest[:7], "big") >> 4) / 16 ** 13
     return low * math.exp(unit * math.log(high / low))
 
 
@@ -67,7 +68,7 @@ class _CountedDraws:
             return float(low)
         state = self._state.copy()
         state.update(b"%d]" % count)
-        return _log_uniform(low, high, state.hexdigest())
+        return _log_uniform(low, high, state.digest())
 
 
 def _check_range(value: Any, where: str) -> Range:

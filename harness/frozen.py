@@ -31,10 +31,13 @@ def _refusal(name: str) -> Any:
 class FrozenDict(dict):
     """A dict whose mutators raise MessageEditError; its copies are plain dicts.
 
-    `token_count` and `cache_key` (unset until first asked for) hold what the harness's token count
+    `token_count` and `cache_key` (None until first asked for) hold what the harness's token count
     (harness.tokens.count_message) and the mock provider's prefix-cache key (harness.mock.provider) work out
     of a message: it cannot change in place, so they never go stale, and a copy (an edit) has neither. Ours,
-    issue 24 item 1: the view, the metrics and the provider each read a new message once, not once apiece."""
+    issue 24 item 1: the view, the metrics and the provider each read a new message once, not once apiece.
+    Ours (issue 24 item 1): `freeze` and the LLM layer set both to None as they make a message, so a reader
+    finds None instead of raising AttributeError (an exception per message per reader, ~2% of a `long` pass);
+    a FrozenDict made otherwise (unpickled) has them unset, and readers fall back to computing them."""
 
     __slots__ = ("token_count", "cache_key")
 
@@ -83,6 +86,7 @@ def freeze(value: Any) -> Any:
         return value
     if isinstance(value, dict):
         frozen = FrozenDict(value)
+        frozen.token_count = frozen.cache_key = None  # see FrozenDict
         for key, item in value.items():
             if type(item) not in _ATOMS:
                 dict.__setitem__(frozen, key, freeze(item))

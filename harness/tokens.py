@@ -88,10 +88,12 @@ def count_message(message: Mapping[str, Any]) -> int:
     if type(message) is not FrozenDict:
         return count_text(message_text(message)) + MESSAGE_OVERHEAD_TOKENS
     try:
-        return message.token_count
-    except AttributeError:
+        count = message.token_count
+    except AttributeError:  # made without freeze (harness.frozen): unset, not None
+        count = None
+    if count is None:
         count = message.token_count = count_text(message_text(message)) + MESSAGE_OVERHEAD_TOKENS
-        return count
+    return count
 
 
 def count_tools(tools: list[Mapping[str, Any]] | None) -> int:

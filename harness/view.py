@@ -27,6 +27,9 @@ from harness.frozen import FrozenList, freeze
 from harness.tokens import count_message, message_text, stable_digest, stable_hash
 
 Message = dict[str, Any]
+# Ours (issue 24 item 1): each link of the view hash is a copy of this empty hasher, updated: the same digest as
+# blake2b(data, digest_size=12), without parsing the constructor's arguments once per message.
+_LINK = blake2b(digest_size=12)
 
 
 class ViewState:
@@ -98,7 +101,9 @@ class ViewState:
         previous = prefix[-1] if prefix else ""
         for message_id in self.ids[len(prefix):]:  # a strategy editing ~20 messages back re-links them all
             digest = digests.get(message_id) or self._message_digest(message_id)
-            previous = blake2b((previous + digest.hex()).encode(), digest_size=12).hexdigest()  # stable_digest's
+            link = _LINK.copy()  # stable_digest's hash
+            link.update((previous + digest.hex()).encode())
+            previous = link.hexdigest()
             prefix.append(previous)
         return stable_hash(tools_hash + previous)
 

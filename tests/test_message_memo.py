@@ -18,9 +18,18 @@ def test_a_frozen_message_keeps_its_count_and_key_and_a_copy_starts_without_them
     assert _block_key(message) == _message_key(TOOL)
     assert message.token_count == _fresh_count(TOOL) and message.cache_key == _message_key(TOOL)
     edited = freeze({**message, "content": "alpha beta gamma delta epsilon zeta"})
-    assert not hasattr(edited, "token_count") and not hasattr(edited, "cache_key")
+    assert edited.token_count is None and edited.cache_key is None  # set None as it is made, not copied
     assert count_message(edited) == _fresh_count(edited) != count_message(message)
     assert _block_key(edited) != _block_key(message)
+
+
+def test_a_message_made_without_freeze_is_counted_and_keyed_too():
+    """A FrozenDict made another way (unpickled, built directly) has neither slot set: readers compute them."""
+    from harness.frozen import FrozenDict
+
+    bare = FrozenDict(TOOL)
+    assert not hasattr(bare, "token_count") and not hasattr(bare, "cache_key")
+    assert count_message(bare) == _fresh_count(TOOL) and _block_key(bare) == _message_key(TOOL)
 
 
 def test_the_view_counts_a_replaced_message_by_its_new_rendering():

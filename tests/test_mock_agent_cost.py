@@ -238,3 +238,36 @@ def test_a_calls_arguments_read_as_the_json_module_reads_them(text):
     expected = expected if isinstance(expected, dict) else {}
     parsed = _parse_object(text)
     assert repr(parsed) == repr(expected) and [type(v) for v in parsed.values()] == [type(v) for v in expected.values()]
+
+
+_LINES = ["RETRY_LIMIT = 7  # request retry limit", "RETRY_LIMIT = 7", "RETRY_LIMIT = ", "RETRY_LIMIT = # none",
+          "RETRY_LIMIT =  7", "RETRY_LIMIT = 7\u00a0# nbsp", "RETRY_LIMIT = 7\t# tab", "MAX_RETRY_LIMIT = 7  # max",
+          "RETRY_LIMITS = 7", "RETRY_LIMIT=7", "  RETRY_LIMIT = 7", "RETRY_LIMIT = x#y  # odd", "RETRY_LIMIT = 7#8"]
+
+
+@pytest.mark.parametrize("line", _LINES)
+def test_a_constant_is_set_as_the_regular_expression_would(line):
+    """Ours (issue 24 item 1): repo_maintenance's edit sets a constant's value by a string scan, not a regular
+    expression built per constant; it gives what re.sub of that expression gives (a space, a tab, a no-break
+    space and a `#` end the value; a near-miss name or no value leaves the line as it is)."""
+    import re
+
+    from harness.mock.agents.repo_maintenance import _set_value
+
+    name = "RETRY_LIMIT"
+    assert _set_value(line, name, "42") == re.sub(rf"^{re.escape(name)} = [^#\s]+", f"{name} = 42", line)
+
+
+@pytest.mark.parametrize("text", ["\n".join(_LINES), "\n".join(_LINES[1:]), "\n".join(reversed(_LINES)), "",
+                                  "RETRY_LIMIT = 7", "x\nRETRY_LIMIT = 7", "x\nRETRY_LIMIT = 7\n", "MAX_RETRY_LIMIT = 1",
+                                  "a RETRY_LIMIT = 1\nRETRY_LIMIT = 2\r\nRETRY_LIMIT = 3"])
+def test_a_constants_line_is_found_as_the_regular_expression_finds_it(text):
+    """Ours (issue 24 item 1): the first line opening with `NAME = ` is found by substring search, as
+    `^NAME = .*$` with re.MULTILINE finds it (a name inside a line, or a longer name, is no match)."""
+    import re
+
+    from harness.mock.agents.repo_maintenance import _assignment_line
+
+    for name in ("RETRY_LIMIT", "MAX_RETRY_LIMIT", "MISSING"):
+        match = re.search(rf"^{re.escape(name)} = .*$", text, re.MULTILINE)
+        assert _assignment_line(text, name) == (match.group(0) if match else None)

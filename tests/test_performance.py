@@ -39,7 +39,6 @@ def test_memo_keys_on_the_text_alone_and_forgets():
     assert pattern.findall("".join(["weight 7 and ", "weight 9"])) is first
     memo.forget()
     assert pattern.findall("weight 7 and weight 9") is not first
-    assert memo.pattern(r"(\d+)").findall("a1b22") == ("1", "22")
 
 
 def test_tool_arguments_parse_to_a_dict_or_nothing():

@@ -17,7 +17,6 @@ not keep old runs' texts alive.
 """
 from __future__ import annotations
 
-import functools
 import json
 import re
 import weakref
@@ -259,12 +258,6 @@ def _longest_literal_run(sequence: Any) -> str:
             run = []
     runs.append("".join(run))
     return max(runs, key=len)
-
-
-@functools.lru_cache(maxsize=4096)
-def pattern(expression: str, flags: int = 0) -> Pattern:
-    """A memoized Pattern for an expression built at run time (compiled and parsed once)."""
-    return Pattern(expression, flags)
 
 
 def arguments(text: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.mock.agents.common import Exchange, Visible
-from harness.mock.agents.memo import LinePattern, Pattern, pattern
+from harness.mock.agents.memo import LinePattern, Pattern
 from harness.mock.agents.reading import obtain, reading, shows_whole_file
 
 TASK = Pattern(r"Make the test suite pass: call run_tests\(\)")
@@ -31,6 +31,7 @@ SET = Pattern(r"Setting (\w+) to -?\d+ in (\S+)\.")
 ALREADY = Pattern(r"(\w+) in (\S+) already reads -?\d+;")
 NOTED_LINE = Pattern(r"^Line of (\w+) in (\S+): (.+)$", re.MULTILINE)
 NOTES_ROLES = ("user", "tool")  # where its notes are read back: a notes file's read, a summary
+ASSIGNED = re.compile(r"(\w+) = ")  # the constant an edit's new line sets
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ def _fixed(visible: Visible, after: int) -> set[tuple[str, str]]:
         visible.found(ALREADY, ("user",)))
     for edit in _edits(visible):
         if edit.position > after:
-            match = re.match(r"(\w+) = ", str(edit.args.get("new", "")))
+            match = ASSIGNED.match(str(edit.args.get("new", "")))
             if match:
                 done.add((match.group(1), str(edit.args.get("path", "")).strip()))
     return done
@@ -78,9 +79,33 @@ def _line(visible: Visible, path: str, name: str) -> str | None:
             return None
         read = reading(visible, exchange)
         if shows_whole_file(read, path):
-            match = pattern(rf"^{re.escape(name)} = .*$", re.MULTILINE).search(read.text)
-            return match.group(0) if match else None
+            return _assignment_line(read.text, name)
     return _noted_line(visible, path, name)
+
+
+def _assignment_line(text: str, name: str) -> str | None:
+    """The first line of `text` that opens with `NAME = ` (the match of `^NAME = .*$`, re.MULTILINE), found
+    by a substring search: no regular expression built per constant (ours, issue 24 item 1: one per name
+    was compiled and parsed at its first read, ~70 per long repo_maintenance task)."""
+    opening = f"{name} = "
+    start = 0 if text.startswith(opening) else text.find("\n" + opening) + 1
+    if not start and not text.startswith(opening):
+        return None
+    end = text.find("\n", start)
+    return text[start:] if end < 0 else text[start:end]
+
+
+def _set_value(line: str, name: str, value: str) -> str:
+    """`line` with the value after its opening `NAME = ` (up to a `#` or a space) set to `value`: what
+    `re.sub(rf"^{re.escape(name)} = [^#\s]+", f"{name} = {value}", line)` gives, without a regular expression
+    built per constant (ours, issue 24 item 1); unchanged when it does not open so, or has no value there."""
+    opening = f"{name} = "
+    if not line.startswith(opening):
+        return line
+    end = len(opening)
+    while end < len(line) and line[end] != "#" and not line[end].isspace():  # [^#\s]: str.isspace is \s
+        end += 1
+    return line if end == len(opening) else f"{opening}{value}{line[end:]}"
 
 
 def _noted_line(visible: Visible, path: str, name: str) -> str | None:
@@ -105,7 +130,7 @@ def _fix(visible: Visible, name: str, path: str, value: str) -> dict[str, Any]:
         if step is None:
             return visible.call("submit_answer", {"answer": f"Could not read {path}."}, f"I cannot read {path}.")
         return visible.call(step["name"], step["args"], f"{name} in {path} should be {value}; reading the file.")
-    new = re.sub(rf"^{re.escape(name)} = [^#\s]+", f"{name} = {value}", line)
+    new = _set_value(line, name, value)
     if new == line:  # the line already reads right: the failure it was told of is fixed
         return visible.call("run_tests", {}, f"{name} in {path} already reads {value}; running the tests.")
     return visible.call("edit_file", {"new": new, "old": line, "path": path}, f"Setting {name} to {value} in {path}.")
