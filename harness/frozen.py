@@ -35,11 +35,15 @@ class FrozenDict(dict):
     (harness.tokens.count_message) and the mock provider's prefix-cache key (harness.mock.provider) work out
     of a message: it cannot change in place, so they never go stale, and a copy (an edit) has neither. Ours,
     issue 24 item 1: the view, the metrics and the provider each read a new message once, not once apiece.
-    Ours (issue 24 item 1): `freeze` and the LLM layer set both to None as they make a message, so a reader
-    finds None instead of raising AttributeError (an exception per message per reader, ~2% of a `long` pass);
-    a FrozenDict made otherwise (unpickled) has them unset, and readers fall back to computing them."""
+    Both start as None however the message is made (frozen, built by the LLM layer, unpickled), so a reader
+    tests for None: an unset slot made it raise and catch an AttributeError per message (~2% of a `long` pass)."""
 
     __slots__ = ("token_count", "cache_key")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        dict.__init__(self, *args, **kwargs)
+        self.token_count: int | None = None
+        self.cache_key: int | None = None
 
     def __copy__(self) -> dict[str, Any]:
         return dict(self)
@@ -86,7 +90,6 @@ def freeze(value: Any) -> Any:
         return value
     if isinstance(value, dict):
         frozen = FrozenDict(value)
-        frozen.token_count = frozen.cache_key = None  # see FrozenDict
         for key, item in value.items():
             if type(item) not in _ATOMS:
                 dict.__setitem__(frozen, key, freeze(item))

@@ -276,9 +276,7 @@ def _message_dict(message: Any) -> dict[str, Any]:
     calls = field("tool_calls") or []
     if calls:
         out["tool_calls"] = FrozenList([_call_dict(call) for call in calls])
-    frozen = FrozenDict(out)
-    frozen.token_count = frozen.cache_key = None  # unset, a reader would raise AttributeError (harness.frozen)
-    return frozen
+    return FrozenDict(out)
 
 
 def _call_dict(call: Any) -> FrozenDict:
@@ -336,7 +334,7 @@ class LLMClient:
             self._mock_config = build_dataclass(MockConfig, {**profile.mock, "session": session}, "mock")
             self._mock_config.knobs_for(profile.model)  # built (and checked) once for the session
             self._direct = self._mock_config.via == "direct"
-            self._unfailing = self._direct and self._mock_config.faultless
+            self._unfailing = self._direct and not self._mock_config.fault_rates.active
 
     def _kwargs(self, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         """The request's keyword arguments (read-only: callers add theirs to a copy), made once per tool list: a

@@ -87,10 +87,7 @@ def count_message(message: Mapping[str, Any]) -> int:
     """Tokens of a message, framing included; a read-only message keeps its count (harness.frozen)."""
     if type(message) is not FrozenDict:
         return count_text(message_text(message)) + MESSAGE_OVERHEAD_TOKENS
-    try:
-        count = message.token_count
-    except AttributeError:  # made without freeze (harness.frozen): unset, not None
-        count = None
+    count = message.token_count
     if count is None:
         count = message.token_count = count_text(message_text(message)) + MESSAGE_OVERHEAD_TOKENS
     return count

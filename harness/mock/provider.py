@@ -29,7 +29,7 @@ from harness.mock.agents.common import Knobs, build_knobs
 from harness.mock.agents.memo import forget
 from harness.mock.agents.memory import Memory
 from harness.mock.cache import CACHE_STYLES, BlockChain, PrefixCache
-from harness.mock.faults import NO_FAULT, Faults, draw, garble_tool_calls, raise_error
+from harness.mock.faults import Faults, draw, garble_tool_calls, raise_error
 from harness.mock.summarizer import (SUMMARIZER_PREFIX, SummarizerKnobs, build_summarizer_knobs, is_summarizer,
                                      summarize)
 from harness.tokens import count_message, count_tools
@@ -72,7 +72,6 @@ class MockConfig:
         require(self.via in TRANSPORTS, f"via must be one of {', '.join(TRANSPORTS)}, got {self.via!r}")
         check_price_model(self.price_model)
         self.fault_rates = build_dataclass(Faults, self.faults, "faults")
-        self.faultless = not self.fault_rates.active  # asked once, not per request (ours, issue 24 item 1)
         # Built once per model: every request of the session asks, and a request reads no more than its model's name.
         self._knobs: dict[str, Knobs | SummarizerKnobs] = {}
 
@@ -105,10 +104,7 @@ def _block_key(block: dict[str, Any] | list[dict[str, Any]]) -> int:
         return hash(sorted_json(block)) if block else 0
     if type(block) is not FrozenDict:
         return _message_key(block)
-    try:
-        key = block.cache_key
-    except AttributeError:  # made without freeze (harness.frozen): unset, not None
-        key = None
+    key = block.cache_key
     if key is None:
         key = block.cache_key = _message_key(block)
     return key
@@ -185,8 +181,7 @@ class MockProvider(CustomLLM):
         if now_s is not None:
             state.clock_s = now_s
         index, attempt = request if request is not None else (state.requests, 0)
-        fault = NO_FAULT if config.faultless else draw(config.fault_rates, seed=seed or 0, session=config.session,
-                                                       index=index, attempt=attempt)
+        fault = draw(config.fault_rates, seed=seed or 0, session=config.session, index=index, attempt=attempt)
         state.requests += 1
         if fault.error:
             raise_error(fault.error, model)
