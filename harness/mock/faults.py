@@ -9,6 +9,7 @@ gets the session's own count of the requests it received as the index, with atte
 """
 from __future__ import annotations
 
+import functools
 import random
 from dataclasses import dataclass
 from typing import Any
@@ -38,8 +39,9 @@ class Faults:
         total = sum(getattr(self, name) for name in ERROR_FAULTS)
         require(total <= 1.0, f"rate_limit + server_error + timeout must be at most 1, got {total:g}")
 
-    @property
+    @functools.cached_property
     def active(self) -> bool:
+        """Whether any fault can be drawn: asked of every request, worked out once (ours, issue 24 item 1)."""
         return any((self.rate_limit, self.server_error, self.timeout, self.malformed_tool_args))
 
 
