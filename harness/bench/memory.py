@@ -70,11 +70,11 @@ def memory(suite: str = "long", strategy: str = "none", repeats: int = MEMORY_RE
 
     figures = []
     for task in load_tasks(suite):
-        growths = [common.child("memory", [suite, task.task_id, strategy]) for _ in range(repeats)]
-        content = growths[0]["content"]  # the same run each time: its log's content does not change
-        growth = statistics.median(g["rss_growth"] for g in growths)
-        spread = (f", {repeats} runs: +{min(g['rss_growth'] for g in growths) / 1e6:.2f}-"
-                  f"{max(g['rss_growth'] for g in growths) / 1e6:.2f}MB" if repeats > 1 else "")
+        children = [common.child("memory", [suite, task.task_id, strategy]) for _ in range(repeats)]
+        content = children[0]["content"]  # the same run each time: its log's content does not change
+        growths = [child["rss_growth"] for child in children]
+        growth = statistics.median(growths)
+        spread = f", {repeats} runs: +{min(growths) / 1e6:.2f}-{max(growths) / 1e6:.2f}MB" if repeats > 1 else ""
         traced = common.child("memory", [suite, task.task_id, strategy, "--trace"])
         figures.append(Figure(f"memory {task.task_id}", growth / content, 3.0,
                               note=f"peak RSS +{growth / 1e6:.2f}MB (median{spread}; tracemalloc peak "

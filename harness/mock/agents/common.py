@@ -389,15 +389,15 @@ class Visible:
         return found  # type: ignore[return-value]
 
     def _read_along(self) -> None:
-        """Bring the folds the session's previous request read up to this request together, in one pass over
-        the messages appended since, when it holds all of that request's messages (ours, issue 24 item 1: the
-        common request, the previous one's messages and two more; each fold finding that out and walking the
-        new messages on its own cost more than reading them). Only folds asked for by the last two requests (so
-        they read exactly the last one's messages, and are asked for steadily: not those a first request asks of
-        every family, nor those asked every other request, which would be read for nothing) and that last read
-        those very messages (checked, not assumed), in as regular a context as this one when they need one, holding
-        no reading that later messages change; the others sync when asked, as every fold does when messages were dropped or replaced. A fold reads nothing of a message
-        whose role is not one of its `roles` (Calls, which reads every message, has been read first, alone: what
+        """Bring the folds the session's previous request read up to this request together, in one pass over the
+        messages appended since, when it holds all of that request's messages (ours, issue 24 item 1: the common
+        request, the previous one's messages and two more; each fold finding that out and walking the new messages on
+        its own cost more than reading them). Only folds asked for by the last two requests (so they read exactly the
+        last one's messages, and are asked for steadily: not those a first request asks of every family, nor those asked
+        every other request, which would be read for nothing) and that last read those very messages (checked, not
+        assumed), in as regular a context as this one when they need one, holding no reading that later messages change;
+        the others sync when asked, as every fold does when messages were dropped or replaced. A fold reads nothing of a
+        message whose role is not one of its `roles` (Calls, which reads every message, has been read first, alone: what
         other folds read of a result depends on the calls)."""
         memory = self.memory
         old, asked, before = memory.read, memory.asked, memory.asked_before

@@ -88,9 +88,12 @@ def _assignment_line(text: str, name: str) -> str | None:
     by a substring search: no regular expression built per constant (ours, issue 24 item 1: one per name
     was compiled and parsed at its first read, ~70 per long repo_maintenance task)."""
     opening = f"{name} = "
-    start = 0 if text.startswith(opening) else text.find("\n" + opening) + 1
-    if not start and not text.startswith(opening):
-        return None
+    if text.startswith(opening):
+        start = 0
+    else:
+        start = text.find("\n" + opening) + 1
+        if not start:
+            return None
     end = text.find("\n", start)
     return text[start:] if end < 0 else text[start:end]
 
