@@ -99,7 +99,7 @@ def _assignment_line(text: str, name: str) -> str | None:
 
 
 def _set_value(line: str, name: str, value: str) -> str:
-    """`line` with the value after its opening `NAME = ` (up to a `#` or a space) set to `value`: what
+    r"""`line` with the value after its opening `NAME = ` (up to a `#` or a space) set to `value`: what
     `re.sub(rf"^{re.escape(name)} = [^#\s]+", f"{name} = {value}", line)` gives, without a regular expression
     built per constant (ours, issue 24 item 1); unchanged when it does not open so, or has no value there."""
     opening = f"{name} = "
