@@ -4,6 +4,7 @@ The benchmarks are marked `benchmark` (run with `pytest -m benchmark`); `python 
 prints every figure with its goal.
 """
 import re
+import time
 
 import pytest
 
@@ -398,3 +399,51 @@ def test_a_failed_figure_child_says_why_with_the_end_of_its_stderr(monkeypatch):
     expected = r"(?s)harness.bench.real 3 exited 1 without its figures.*httpx.ReadTimeout: timed out"
     with pytest.raises(common.ChildFailed, match=expected):
         common.child("real", ["3"])
+
+
+def test_breakdown_times_each_part_once_and_puts_every_function_back(tmp_path):
+    """The breakdown's parts add up to the timed calls (a call's own time excludes the timed calls inside it), every
+    timed function is put back where it was defined and where it was imported by name, and the timed runs give the
+    rows an untimed run gives (timing fields aside)."""
+    import harness.mock.provider as provider
+    import harness.mock.agents as agents
+    from harness import tokens
+    from harness.bench import breakdown
+    from harness.runner import run_cell
+    from strategies.observation_masking import ObservationMasking
+
+    before = {target: breakdown._resolve(target) for targets in breakdown.PARTS.values() for target in targets}
+    originals = {target: vars(owner)[name] if isinstance(owner, type) else getattr(owner, name)
+                 for target, (owner, name) in before.items()}
+    hook = ObservationMasking.__dict__["before_request"]
+    timers = breakdown.Timers()
+    untimed = [run_cell(cell) for cell in common.cells("smoke", ["observation_masking"], str(tmp_path / "a"))]
+    tokens.forget_counts()  # the timed runs tokenize their texts again
+    with breakdown.installed(timers, [ObservationMasking]):
+        assert provider.respond is not originals["harness.mock.agents:respond"]  # imported by name: timed there too
+        started = time.perf_counter_ns()
+        timed = [run_cell(cell) for cell in common.cells("smoke", ["observation_masking"], str(tmp_path / "b"))]
+        elapsed = time.perf_counter_ns() - started
+    for target, (owner, name) in before.items():
+        assert (vars(owner)[name] if isinstance(owner, type) else getattr(owner, name)) is originals[target], target
+    assert provider.respond is agents.respond is originals["harness.mock.agents:respond"]
+    assert ObservationMasking.__dict__["before_request"] is hook
+    drop = {"wall_s", "cpu_s", "library_cpu_s"}
+    assert [{k: v for k, v in row.items() if k not in drop} for row in timed] == \
+        [{k: v for k, v in row.items() if k not in drop} for row in untimed]
+    for part in ("tokenize", "agent", "tool", "log", "metrics", "view", "view hash", "client", "provider", "recording",
+                 "loop", "per run", "strategy"):
+        assert timers.calls[part] > 0 and timers.own_ns[part] > 0, part
+    assert timers.calls["per run"] == len(timed)
+    assert sum(timers.own_ns.values()) <= elapsed  # nothing counted twice: the parts fit in the runs' wall time
+    assert sum(timers.own_ns.values()) > 0.8 * elapsed  # and the runs' time is in them (`_run_cell` holds the rest)
+
+
+def test_breakdown_figure_names_each_strategy_with_its_parts(monkeypatch):
+    from harness.bench import breakdown
+
+    monkeypatch.setattr(common, "warm_up", lambda: None)
+    lines = breakdown.breakdown("smoke", ["none"])
+    assert len(lines) == 1 and lines[0].goal is None and lines[0].value > 0
+    assert "breakdown none (smoke)" in lines[0].name
+    assert "agent" in lines[0].note and "tokenize once" in lines[0].note

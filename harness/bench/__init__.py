@@ -11,6 +11,8 @@ be avoided, printed next to its goal. One module per figure says what it measure
 * overhead_adapters (harness.bench.overhead_adapters): the same for each installed adapter, the library's
   own time (`library_cpu_s`) reported apart and left out of the ratio. Goal <= 3. The OpenHands
   adapters need Python >= 3.12: run the bench with that interpreter to measure them.
+* breakdown (harness.bench.breakdown): for information, where the overhead figure's runs spend their time:
+  each part of the run path's own microseconds per request (the agent, tokenizing, the log, the view, ...).
 * flat (harness.bench.flat): harness CPU per request at ~400k tokens / at ~10k tokens. Goal <= 1.5.
 * memory (harness.bench.memory): peak RSS growth of a `long` run / the distinct content of its log. Goal <= 3.
 * parallel (harness.bench.parallel): the default suite's wall time with 1 worker / with 2. Goal >= 1.7.
@@ -37,8 +39,8 @@ from harness.errors import CtxbenchError
 from harness.bench import common
 from harness.bench.common import OVERHEAD_REPEATS, PARALLEL_REPEATS, PEER_REPEATS, PEER_REQUESTS, BenchOptions, Figure
 
-FIGURES = ("overhead", "overhead_traces", "overhead_adapters", "flat", "memory", "parallel", "real", "adapters",
-           "peers", "scale")
+FIGURES = ("overhead", "overhead_traces", "overhead_adapters", "breakdown", "flat", "memory", "parallel", "real",
+           "adapters", "peers", "scale")
 
 __all__ = ["FIGURES", "BenchOptions", "Figure", "main", "measure"]
 
@@ -78,7 +80,7 @@ def _options(args: argparse.Namespace, names: list[str]) -> BenchOptions:
         raise ConfigError(f"--strategies: none named in {args.strategies!r}")
     for name in strategies:
         strategy_class(name)  # a ConfigError naming an unknown strategy
-    if {"overhead", "overhead_adapters"} & set(names):
+    if {"overhead", "overhead_adapters", "breakdown"} & set(names):
         from tasks.suites import load_tasks
 
         load_tasks(args.overhead_suite)  # a TaskFileError naming an unknown suite or a bad task file
@@ -92,8 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--figures", default=",".join(FIGURES),
                         help=f"comma-separated figures to measure (default: all of {','.join(FIGURES)})")
     parser.add_argument("--strategies", default="all",
-                        help="strategies of the overhead and overhead_traces figures (default: all)")
-    parser.add_argument("--overhead-suite", default="long", help="suite of the overhead figure (default long)")
+                        help="strategies of the overhead, overhead_traces and breakdown figures (default: all)")
+    parser.add_argument("--overhead-suite", default="long",
+                        help="suite of the overhead, overhead_adapters and breakdown figures (default long)")
     parser.add_argument("--overhead-repeats", type=int, default=OVERHEAD_REPEATS,
                         help=f"repeats of each strategy's runs in the overhead figures, median and best reported "
                              f"(default {OVERHEAD_REPEATS})")

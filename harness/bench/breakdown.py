@@ -1,0 +1,158 @@
+"""The breakdown (issue 24 item 1: "find where the time goes now, profile, not guess"): where a suite's mock runs
+spend their time, per strategy, as microseconds per main-model request of each part of the run path.
+
+Each part is a set of functions (PARTS), timed while one pass of the suite's runs is under way by a timer around
+every call that counts the call's own time apart from the other timed calls inside it (so the parts add up to the
+run, with nothing counted twice). What no part names is counted in the part that called it: the runner's loop
+holds the hook guards and the strategy's hooks unless their strategy is timed apart. Wall time (perf_counter):
+read it on a quiet host. Each timer adds ~0.5 us per call to the part that made the call, so a part called ~20
+times a request reads ~10 us high; the run's own CPU, untimed, is the next line's `run` figure. The timers are
+removed when the pass ends, whatever it raised.
+
+A sampling profiler (py-spy) agrees with it on the large parts, but no profile of this kind replaces the
+overhead figure: timers and samples alike move the run they measure. The figure's denominator (tokenizing each
+distinct text once) is given per request too, so a part can be read against it: the overhead goal leaves ~1.85x
+of it for everything but tokenizing (docs/performance.md).
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from harness.bench import common
+from harness.bench.common import BenchOptions, Figure
+
+# Part -> the functions ("module:qualname") whose own time is that part's.
+PARTS: dict[str, tuple[str, ...]] = {
+    "tokenize": ("harness.tokens:tokenize_count",),
+    "agent": ("harness.mock.agents:respond",),
+    "summarizer": ("harness.mock.summarizer:summarize",),
+    "tool": ("tasks.base:Environment.execute",),
+    "log": ("harness.events:EventLog.append",),
+    "metrics": ("harness.metrics:RunMetrics.add",),
+    "view": ("harness.view:ViewState.apply", "harness.view:ViewState.to_messages"),
+    "view hash": ("harness.view:ViewState.hash", "harness.runner:request_fields"),
+    "client": ("harness.llm:LLMClient.complete",),
+    "provider": ("harness.mock.provider:MockProvider.serve", "harness.mock.cache:BlockChain.read",
+                 "harness.mock.cache:PrefixCache.lookup"),
+    "recording": ("harness.context:RunContext.emit", "harness.context:RunContext.record_response",
+                  "harness.runner:add_tool_result"),
+    "loop": ("harness.runner:_loop",),
+    "per run": ("harness.runner:_run_cell",),
+}
+HOOKS = ("before_request", "after_response", "action_payload", "handle_tool_call", "transform_tool_result",
+         "on_context_window_error")  # a strategy's own part: these methods of its class
+
+
+def figures(options: BenchOptions) -> list[Figure]:
+    return breakdown(options.overhead_suite, options.strategies)
+
+
+class Timers:
+    """Each timed function's own time (its calls' time minus that of the timed calls inside them), by part."""
+
+    def __init__(self) -> None:
+        self.own_ns: dict[str, int] = {}
+        self.calls: dict[str, int] = {}
+        self._inner: list[int] = []  # per timed call under way: the time of the timed calls inside it so far
+
+    def timed(self, part: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        own, calls, inner, clock = self.own_ns, self.calls, self._inner, time.perf_counter_ns
+        own.setdefault(part, 0)
+        calls.setdefault(part, 0)
+
+        def timer(*args: Any, **kwargs: Any) -> Any:
+            inner.append(0)
+            started = clock()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent = clock() - started
+                own[part] += spent - inner.pop()
+                calls[part] += 1
+                if inner:
+                    inner[-1] += spent
+
+        timer.__wrapped__ = function  # type: ignore[attr-defined]
+        return timer
+
+
+def _resolve(target: str) -> tuple[Any, str]:
+    """(the module or class holding the function, its name) of "module:qualname"."""
+    module_name, qualname = target.split(":")
+    owner: Any = importlib.import_module(module_name)
+    *path, name = qualname.split(".")
+    for attribute in path:
+        owner = getattr(owner, attribute)
+    return owner, name
+
+
+@contextmanager
+def installed(timers: Timers, strategy_classes: list[type]) -> Iterator[None]:
+    """Every function of PARTS (and the strategies' hooks) timed, where it is defined and wherever a loaded module
+    imported it by name; all put back on leaving."""
+    undo: list[tuple[Any, str, Any]] = []
+
+    def replace(owner: Any, name: str, part: str) -> None:
+        original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
+        timer = timers.timed(part, original)
+        undo.append((owner, name, original))
+        setattr(owner, name, timer)
+        if not isinstance(owner, type):  # `from module import function` elsewhere: that binding too
+            for module in list(sys.modules.values()):  # a module's own namespace: no lazy __getattr__ woken
+                if module is not owner and getattr(module, "__dict__", {}).get(name) is original:
+                    undo.append((module, name, original))
+                    setattr(module, name, timer)
+
+    try:
+        for part, targets in PARTS.items():
+            for target in targets:
+                replace(*_resolve(target), part)
+        for kind in strategy_classes:
+            for name in HOOKS:
+                if name in kind.__dict__:
+                    replace(kind, name, "strategy")
+        yield
+    finally:
+        for owner, name, original in reversed(undo):
+            setattr(owner, name, original)
+
+
+def breakdown(suite: str, strategies: list[str]) -> list[Figure]:
+    """One line per strategy: its run's CPU per main request, and each part's own time per request in the note."""
+    from harness import tokens
+    from harness.runner import run_cell
+    from strategies import build_strategy
+    from tasks.suites import load_tasks
+
+    common.warm_up()
+    for task in load_tasks(suite):
+        task.build()  # generated once per process, as the overhead figure does
+    lines = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for strategy in strategies:
+            for cell in common.cells(suite, [strategy], str(Path(tmp) / f"{strategy}-untimed")):
+                run_cell(cell)  # this strategy's lazy imports and first-call work, untimed
+            cells = common.cells(suite, [strategy], str(Path(tmp) / strategy))
+            timers = Timers()
+            kinds = list(dict.fromkeys(type(build_strategy(cell.strategy)) for cell in cells))
+            tokens.forget_counts()
+            with installed(timers, kinds):
+                started = time.process_time()
+                rows = [run_cell(cell) for cell in cells]
+                cpu = time.process_time() - started
+            once = common.tokenize_seconds(tokens._text_counts)
+            requests = max(sum(row["requests"] or 0 for row in rows), 1)
+            parts = sorted(((part, own / 1000 / requests) for part, own in timers.own_ns.items() if own),
+                           key=lambda item: -item[1])
+            note = (", ".join(f"{part} {us:.0f}" for part, us in parts)
+                    + f"; tokenize once {once * 1e6 / requests:.0f}; {requests:,} requests, run CPU with the timers "
+                      f"{cpu * 1e6 / requests:.0f} us/request")
+            lines.append(Figure(f"  info: breakdown {strategy} ({suite}) us/request",
+                                sum(timers.own_ns.values()) / 1000 / requests, None, note=note))
+    return lines
