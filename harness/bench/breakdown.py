@@ -4,7 +4,7 @@ spend their time, per strategy, as microseconds per main-model request of each p
 Each part is a set of functions (PARTS), timed while one pass of the suite's runs is under way by a timer around
 every call that counts the call's own time apart from the other timed calls inside it (so the parts add up to the
 run, with nothing counted twice). What no part names is counted in the part that called it: the runner's loop
-holds the hook guards and the strategy's hooks unless their strategy is timed apart. Wall time (perf_counter):
+holds the hook guards; the strategy's hooks (an adapter's: its library's time with them) are their own part. Wall time (perf_counter):
 read it on a quiet host. Each timer adds ~0.5 us per call to the part that made the call, so a part called ~20
 times a request reads ~10 us high; the run's own CPU, untimed, is the next line's `run` figure. The timers are
 removed when the pass ends, whatever it raised.
@@ -46,7 +46,7 @@ PARTS: dict[str, tuple[str, ...]] = {
     "per run": ("harness.runner:_run_cell",),
 }
 HOOKS = ("before_request", "after_response", "action_payload", "handle_tool_call", "transform_tool_result",
-         "on_context_window_error")  # a strategy's own part: these methods of its class
+         "on_context_window_error")  # a strategy's own part ("strategy"): these methods, wherever its class finds them
 
 
 def figures(options: BenchOptions) -> list[Figure]:
@@ -113,10 +113,14 @@ def installed(timers: Timers, strategy_classes: list[type]) -> Iterator[None]:
         for part, targets in PARTS.items():
             for target in targets:
                 replace(*_resolve(target), part)
+        hooks = {}  # (the class defining a hook the strategies run, its name): an adapter's are on its base class
         for kind in strategy_classes:
             for name in HOOKS:
-                if name in kind.__dict__:
-                    replace(kind, name, "strategy")
+                owner = next((base for base in kind.__mro__ if name in base.__dict__), None)
+                if owner is not None:
+                    hooks[(owner, name)] = None
+        for owner, name in hooks:
+            replace(owner, name, "strategy")
         yield
     finally:
         for owner, name, original in reversed(undo):
