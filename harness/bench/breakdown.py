@@ -128,7 +128,8 @@ def installed(timers: Timers, strategy_classes: list[type]) -> Iterator[None]:
 
 
 def breakdown(suite: str, strategies: list[str]) -> list[Figure]:
-    """One line per strategy: its run's CPU per main request, and each part's own time per request in the note."""
+    """One line per strategy: its timed parts' total per main request, each part's own time per request in the note
+    (with the denominator's, and the run's CPU with the timers on)."""
     from harness import tokens
     from harness.runner import run_cell
     from strategies import build_strategy
