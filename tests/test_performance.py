@@ -448,3 +448,14 @@ def test_breakdown_figure_names_each_strategy_with_its_parts(monkeypatch):
     assert len(lines) == 1 and lines[0].goal is None and lines[0].value > 0
     assert "breakdown none (smoke)" in lines[0].name
     assert "agent" in lines[0].note and "tokenize once" in lines[0].note
+
+
+def test_breakdown_lists_an_adapter_whose_library_is_missing_as_not_measured(monkeypatch):
+    from harness.bench import breakdown
+    from strategies import strategy_class
+
+    library = strategy_class("pai.tiered_compaction").library
+    monkeypatch.setattr(type(library), "available", lambda self: False)
+    monkeypatch.setattr(common, "warm_up", lambda: None)
+    [line] = breakdown.breakdown("smoke", ["pai.tiered_compaction"])
+    assert line.value is None and "not installed here" in line.note and "pydantic-ai" in line.note

@@ -132,7 +132,7 @@ def breakdown(suite: str, strategies: list[str]) -> list[Figure]:
     (with the denominator's, and the run's CPU with the timers on)."""
     from harness import tokens
     from harness.runner import run_cell
-    from strategies import build_strategy
+    from strategies import build_strategy, strategy_class
     from tasks.suites import load_tasks
 
     common.warm_up()
@@ -141,6 +141,11 @@ def breakdown(suite: str, strategies: list[str]) -> list[Figure]:
     lines = []
     with tempfile.TemporaryDirectory() as tmp:
         for strategy in strategies:
+            library = getattr(strategy_class(strategy), "library", None)
+            if library is not None and not library.available():  # as overhead_adapters lists it: not measured
+                lines.append(Figure(f"  info: breakdown {strategy} ({suite}) us/request", None, None,
+                                    note=f"not installed here: {library.install_hint()}"))
+                continue
             for cell in common.cells(suite, [strategy], str(Path(tmp) / f"{strategy}-untimed")):
                 run_cell(cell)  # this strategy's lazy imports and first-call work, untimed
             cells = common.cells(suite, [strategy], str(Path(tmp) / strategy))
