@@ -4,10 +4,10 @@ spend their time, per strategy, as microseconds per main-model request of each p
 Each part is a set of functions (PARTS), timed while one pass of the suite's runs is under way by a timer around
 every call that counts the call's own time apart from the other timed calls inside it (so the parts add up to the
 run, with nothing counted twice). What no part names is counted in the part that called it: the runner's loop
-holds the hook guards; the strategy's hooks (an adapter's: its library's time with them) are their own part. Wall time (perf_counter):
-read it on a quiet host. Each timer adds ~0.5 us per call to the part that made the call, so a part called ~20
-times a request reads ~10 us high; the run's own CPU, untimed, is the next line's `run` figure. The timers are
-removed when the pass ends, whatever it raised.
+holds the hook guards; the strategy's hooks (an adapter's: its library's time with them) are their own part.
+Wall time (perf_counter): read it on a quiet host. Each timer adds ~0.5 us per call to the part that made the
+call, so a part called ~20 times a request reads ~10 us high; the line's note gives the run's CPU with the timers
+on, and the overhead figure the run untimed. The timers are removed when the pass ends, whatever it raised.
 
 A sampling profiler (py-spy) agrees with it on the large parts, but no profile of this kind replaces the
 overhead figure: timers and samples alike move the run they measure. The figure's denominator (tokenizing each
