@@ -126,6 +126,24 @@ def test_ascii_references_match_the_unicode_reading_on_random_texts():
         assert text_references(text) == _str_references(text), repr(text)
 
 
+def test_ascii_runs_hold_the_pattern_tokens_and_only_non_references_besides():
+    """Ours (issue 24 item 1): an ASCII text's runs (byte translation and split) hold every token the pattern
+    finds, and each other run holds none of `0-9 / _ .`, so it is no reference: on the ASCII cases and 3,000
+    random texts."""
+    import random
+
+    from harness import references
+
+    rng = random.Random(241)
+    alphabet = "aZ09_./:@#-,;!?()[]{}\"'`\n\t \x1c\x7f" + "xy" * 4 + "7" * 3
+    texts = ASCII_CASES + ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60))) for _ in range(3000)]
+    for text in texts:
+        runs = {run.decode("ascii") for run in references._ascii_runs(text)}
+        tokens = set(references._ASCII_STRIPPED.findall(text))
+        assert tokens <= runs, repr(text)
+        assert not any(set(run) & set("0123456789/_.") or references._kept(run) for run in runs - tokens), repr(text)
+
+
 @pytest.mark.parametrize("text", ASCII_CASES + [case for case in TOKEN_CASES if not case.isascii()])
 def test_wanted_references_are_the_references_that_are_wanted(text):
     """Ours (issue 24 item 1): a message's references read for a wanted set (tokens judged only where wanted)
