@@ -363,6 +363,48 @@ def test_warn_on_cache_busts_records_the_librarys_warning():
     assert len(busts) == 1 and busts[0]["cached_tokens"] == 100 and busts[0]["established_prefix_tokens"] == 5_300
 
 
+# ----- the library's time ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["pai.tiered_compaction", "pai.warn_on_cache_busts"])
+def test_the_request_context_an_adapter_builds_is_not_counted_as_the_librarys_time(name, monkeypatch):
+    """Ours (issue 24 item 1): the request context handed to the library is ctxbench's conversion, so its CPU
+    stays out of `library_cpu_s` (it was built inside the library's timer); a build made to take 0.3 s of CPU
+    must not show there."""
+    import time
+
+    import strategies.adapters.pydantic_ai as pai
+
+    built = pai.request_context
+
+    def slow_request_context(*args):
+        started = time.thread_time()
+        while time.thread_time() - started < 0.3:
+            pass
+        return built(*args)
+
+    monkeypatch.setattr(pai, "request_context", slow_request_context)
+    strategy, ctx = build(name), context()
+    strategy.on_run_start(ctx)
+    strategy.before_request(ctx)
+    respond(ctx, strategy, {"role": "assistant", "content": "done"}, 100)
+    assert ctx.library_cpu_s < 0.15
+
+
+def test_one_run_builds_its_tool_parameters_once_and_anew_for_other_schemas():
+    """Ours (issue 24 item 1): the library's ModelRequestParameters are built once per set of tool schemas, and
+    hold those schemas."""
+    from strategies.adapters.pydantic_ai import ToolParameters, load
+
+    parameters, ctx = ToolParameters(load("test")), context()
+    ctx.tools = [{"type": "function", "function": {"name": "read_file", "description": "reads",
+                                                   "parameters": {"type": "object"}}}]
+    first = parameters.of(ctx)
+    assert parameters.of(ctx) is first
+    assert [(t.name, t.description, t.parameters_json_schema) for t in first.function_tools] == \
+        [("read_file", "reads", {"type": "object"})]
+    ctx.tools = [{"type": "function", "function": {"name": "grep"}}]
+    assert [t.name for t in parameters.of(ctx).function_tools] == ["grep"]
+
+
 # ----- a library that raises ---------------------------------------------------------------------------
 def test_a_raising_library_ends_that_run_as_error_and_the_others_go_on(run_suite, monkeypatch):
     from pydantic_ai_harness.compaction import TieredCompaction

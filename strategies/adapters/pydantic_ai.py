@@ -118,15 +118,34 @@ def run_context(lib: dict[str, Any], ctx: "RunContext", model: Any, messages: li
                                                run_id=ctx.run_id, run_step=ctx.requests + 1)
 
 
-def request_context(lib: dict[str, Any], ctx: "RunContext", model: Any, messages: list[Any]) -> Any:
-    """The ModelRequestContext of the next main request: its messages and ctxbench's tool schemas."""
-    models = lib["pydantic_ai.models"]
-    tool_defs = [lib["pydantic_ai.tools"].ToolDefinition(
-        name=s["function"]["name"], description=s["function"].get("description"),
-        parameters_json_schema=s["function"].get("parameters") or {}) for s in ctx.tools]
-    parameters = models.ModelRequestParameters(function_tools=tool_defs)
-    return models.ModelRequestContext(model=model, messages=list(messages), model_settings=None,
-                                      model_request_parameters=parameters)
+def request_context(lib: dict[str, Any], model: Any, messages: list[Any], parameters: Any) -> Any:
+    """The ModelRequestContext of the next main request: its messages and ctxbench's tool schemas (`parameters`,
+    from ToolParameters)."""
+    return lib["pydantic_ai.models"].ModelRequestContext(model=model, messages=list(messages), model_settings=None,
+                                                         model_request_parameters=parameters)
+
+
+class ToolParameters:
+    """ctxbench's tool schemas as the library's ModelRequestParameters, built once per set of schemas.
+
+    Ours (issue 24 item 1): a run's schemas are set once, before its first request (`RunContext.tools`, hashed
+    and counted once there too), and the library only reads the parameters of a request context, so one object
+    serves every request of the run; built per request, it was ~15 us of ctxbench's CPU a request.
+    """
+
+    def __init__(self, lib: dict[str, Any]):
+        self.lib = lib
+        self.schemas: list[dict[str, Any]] | None = None  # the schemas `parameters` was built from
+        self.parameters: Any = None
+
+    def of(self, ctx: "RunContext") -> Any:
+        if ctx.tools is not self.schemas:
+            tool_defs = [self.lib["pydantic_ai.tools"].ToolDefinition(
+                name=s["function"]["name"], description=s["function"].get("description"),
+                parameters_json_schema=s["function"].get("parameters") or {}) for s in ctx.tools]
+            self.parameters = self.lib["pydantic_ai.models"].ModelRequestParameters(function_tools=tool_defs)
+            self.schemas = ctx.tools
+        return self.parameters
 
 
 # ----- conversion: ctxbench messages <-> pydantic-ai messages ------------------------------------
@@ -342,6 +361,7 @@ class TieredCompactionAdapter(Strategy):
         super().__init__(capability)
         self.capability, self.lib = capability, lib
         self.converter = Converter(lib)
+        self.parameters = ToolParameters(lib)
         self.model_seam = SideCallModel(lib, SUMMARY_PROFILE, "pai.tiered_compaction")
         self.model: Any = None
 
@@ -369,8 +389,9 @@ class TieredCompactionAdapter(Strategy):
     def before_request(self, ctx: "RunContext") -> None:
         history = self.converter.history(ctx)
         pctx = run_context(self.lib, ctx, self.model, list(history))  # the library rewrites it in place
+        request = request_context(self.lib, self.model, history, self.parameters.of(ctx))  # ours: outside its timer
         with self.library.calling("TieredCompaction.before_model_request", ctx):
-            run_sync(self.capability.before_model_request(pctx, request_context(self.lib, ctx, self.model, history)))
+            run_sync(self.capability.before_model_request(pctx, request))
         compacted = pctx.messages
         if compacted == history:
             return
@@ -609,6 +630,7 @@ class WarnOnCacheBustsAdapter(Strategy):
     def __init__(self, capability: Any, lib: dict[str, Any]):
         super().__init__(capability)
         self.capability, self.lib = capability, lib
+        self.parameters = ToolParameters(lib)
         self.run_capability: Any = None
         self.model: Any = None
 
@@ -632,9 +654,9 @@ class WarnOnCacheBustsAdapter(Strategy):
             cache_read_tokens=result.usage.cached_tokens or 0, cache_write_tokens=result.usage.cache_write_tokens or 0)
         response = mod.ModelResponse(parts=[], usage=usage, model_name=ctx.main.model, provider_name="ctxbench")
         pctx = run_context(self.lib, ctx, self.model, [])
+        request = request_context(self.lib, self.model, [], self.parameters.of(ctx))  # ours: outside its timer
         with captured_warnings() as caught, self.library.calling("WarnOnCacheBusts.after_model_request", ctx):
-            run_sync(self.run_capability.after_model_request(
-                pctx, request_context=request_context(self.lib, ctx, self.model, []), response=response))
+            run_sync(self.run_capability.after_model_request(pctx, request_context=request, response=response))
         bust = self.lib["warn_on_cache_busts"].CacheBustWarning
         for item in caught:
             warning = item.message
