@@ -294,7 +294,7 @@ def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strate
             outcome = strategy.transform_tool_result(ctx, call, outcome)
             seconds = ctx.clock.tool(call.name, environment.tool_seconds_range(call.name))
             add_tool_result(ctx, call.id, call.name, outcome, tool_s=seconds, clock_s=ctx.clock.now_s)
-            reached = environment.progress()  # read once per call (ours, issue 24 item 1: it was read twice)
+            reached = environment.progress()  # read once: the milestone check and its event share it
             if reached != progress:  # a milestone (never shown to the model): see metrics' loops
                 progress = reached
                 ctx.log.append("progress", value=progress)
