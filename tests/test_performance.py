@@ -158,6 +158,17 @@ def test_overhead_adapters_lists_a_missing_library_as_not_measured(monkeypatch):
     assert figures and all(f.value is None and "pip install" in f.note for f in figures)
 
 
+def test_overhead_adapters_measures_the_adapters_named_in_strategies(monkeypatch):
+    """`--strategies` naming adapters limits the adapters' figure to them (a user measuring one library does not
+    wait for the others); naming none of them leaves it every adapter's."""
+    asked = []
+    monkeypatch.setattr(overhead_adapters, "overhead_adapters",
+                        lambda suite, repeats, names=None: asked.append(names) or [])
+    for argv in (["--strategies", "pai.tiered_compaction,none"], ["--strategies", "none"], []):
+        assert bench.main(["--figures", "overhead_adapters", *argv]) == 0
+    assert asked == [["pai.tiered_compaction"], None, None]
+
+
 def test_overhead_repeats_must_be_positive(capsys):
     """Bad input: --overhead-repeats 0 is refused before anything is measured (exit 2)."""
     with pytest.raises(SystemExit) as exit_info:

@@ -94,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--figures", default=",".join(FIGURES),
                         help=f"comma-separated figures to measure (default: all of {','.join(FIGURES)})")
     parser.add_argument("--strategies", default="all",
-                        help="strategies of the overhead, overhead_traces and breakdown figures (default: all)")
+                        help="strategies of the overhead, overhead_traces and breakdown figures (default: all); "
+                             "adapters named here are overhead_adapters' (default: every adapter)")
     parser.add_argument("--overhead-suite", default="long",
                         help="suite of the overhead, overhead_adapters and breakdown figures (default long)")
     parser.add_argument("--overhead-repeats", type=int, default=OVERHEAD_REPEATS,

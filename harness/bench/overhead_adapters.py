@@ -7,7 +7,8 @@ figures and spread this shares); the library's median time is in the note, left 
 
 An adapter whose library is not installed in this interpreter is listed as not measured with its
 install hint; the OpenHands SDK needs Python >= 3.12, so its adapters are measured by running the
-bench with that interpreter (here `/work/venv312/bin/python -m harness.bench --figures overhead_adapters`).
+bench with that interpreter (a Python 3.12 venv with the `openhands` extra: `python -m harness.bench --figures
+overhead_adapters`). Where `--strategies` names adapters, the figure is theirs alone; else every adapter's.
 """
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from harness.bench.overhead import GOAL, overhead
 
 
 def figures(options: BenchOptions) -> list[Figure]:
-    return overhead_adapters(options.overhead_suite, options.overhead_repeats)
+    named = [name for name in options.strategies if name in adapter_names()]
+    return overhead_adapters(options.overhead_suite, options.overhead_repeats, named or None)
 
 
 def adapter_names() -> list[str]:
@@ -34,11 +36,12 @@ def installed(name: str) -> bool:
     return strategy_class(name).library.available()
 
 
-def overhead_adapters(suite: str, repeats: int = OVERHEAD_REPEATS) -> list[Figure]:
-    """The median and best figure of every installed adapter; one not-measured line for each other."""
+def overhead_adapters(suite: str, repeats: int = OVERHEAD_REPEATS, names: list[str] | None = None) -> list[Figure]:
+    """The median and best figure of each adapter named (default: every one) that is installed; one not-measured
+    line for each other."""
     from strategies import strategy_class
 
-    names = adapter_names()
+    names = names or adapter_names()
     here = [name for name in names if installed(name)]
     missing = [Figure(f"overhead {name} ({suite})", None, GOAL,
                       note=f"not installed here: {strategy_class(name).library.install_hint()}")
