@@ -436,16 +436,14 @@ def test_breakdown_times_each_part_once_and_puts_every_function_back(tmp_path):
     # What the suite's earlier tests left on the heap is put out of the collector's reach, as `run_cells` settles a
     # process's heap: else a full collection of it can fall between the runs (`runs_under_way` puts the young
     # threshold back as each run ends, so the next run's entry may collect), outside every part (seen in CI: 24%).
+    # Left frozen, as settle_heap leaves it: unfreezing would hand the heap it froze back to the collector too.
     gc.collect()
     gc.freeze()
-    try:
-        with breakdown.installed(timers, [ObservationMasking]):
-            assert provider.respond is not originals["harness.mock.agents:respond"]  # imported by name: timed there
-            started = time.perf_counter_ns()
-            timed = [run_cell(cell) for cell in cells]
-            elapsed = time.perf_counter_ns() - started
-    finally:
-        gc.unfreeze()
+    with breakdown.installed(timers, [ObservationMasking]):
+        assert provider.respond is not originals["harness.mock.agents:respond"]  # imported by name: timed there too
+        started = time.perf_counter_ns()
+        timed = [run_cell(cell) for cell in cells]
+        elapsed = time.perf_counter_ns() - started
     for target, (owner, name) in before.items():
         assert (vars(owner)[name] if isinstance(owner, type) else getattr(owner, name)) is originals[target], target
     assert provider.respond is agents.respond is originals["harness.mock.agents:respond"]

@@ -19,7 +19,8 @@ from harness.bench.overhead import GOAL, overhead
 
 
 def figures(options: BenchOptions) -> list[Figure]:
-    named = [name for name in options.strategies if name in adapter_names()]
+    adapters = set(adapter_names())
+    named = [name for name in options.strategies if name in adapters]
     return overhead_adapters(options.overhead_suite, options.overhead_repeats, named or None)
 
 
