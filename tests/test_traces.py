@@ -430,7 +430,7 @@ BENCH_CASES = [("none", None, 1_000_000), ("clear_tool_uses", None, 1_000_000), 
 @pytest.mark.parametrize("strategy,config,window", BENCH_CASES)
 def test_replay_requests_per_second(benchmark, tmp_path, strategy, config, window):
     """Issue 19 part 7: a 2,000-request trace replayed under each native strategy; CPU seconds of this thread
-    (one core), so the figure is requests per second per core (docs/performance.md)."""
+    (one core), so the figure is requests per second per core."""
     import time
 
     trace = lookup_trace(hops=2000, filler=20)

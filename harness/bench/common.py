@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 from harness.tokens import message_text
 
-OVERHEAD_REPEATS = 5  # repeats of each strategy's runs and tokenizing: median and best of each side (±15% between single repeats here)
+OVERHEAD_REPEATS = 5  # repeats of each strategy's runs and tokenizing: each side's median is the figure (single repeats move ±15%)
 PARALLEL_REPEATS = 3  # pairs of 1-worker and 2-worker runs; the median ratio is taken
 PEER_REQUESTS = 200  # requests of the peers figure's shared conversation
 PEER_REPEATS = 5  # interleaved rounds of the peers figure; medians and spread reported (a burst of the host moves one round)
@@ -55,7 +55,7 @@ class Figure:
 
 
 def machine() -> str:
-    """The line a figure is read against (issue 24 item 1: "say which machines"): CPU model and count, OS,
+    """The line a figure is read against (a figure means little without its machine): CPU model and count, OS,
     Python and tokenizer versions, and the load when measuring began (others' work moves every figure)."""
     from importlib.metadata import PackageNotFoundError, version
 

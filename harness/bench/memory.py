@@ -3,7 +3,7 @@
 divided by the UTF-8 size of the distinct message contents of the run's event log. As for the overhead
 figure, the task instance is generated before (once per process); the run works on its copy. Goal <= 3.
 
-Repeats and noise (ours): the RSS growth of one child is a lottery of the allocator's state at the small
+Repeats and noise: the RSS growth of one child is a lottery of the allocator's state at the small
 contents of these tasks (`work_queue-long-0`: +0.04 or +0.8 MB over 0.28 MB of content, the same code in
 fresh processes, as the heap the warm-up left does or does not hold the run's pages). So each task's RSS
 child runs MEMORY_REPEATS times; the figure is their median and the note gives their range.

@@ -1,4 +1,4 @@
-"""The peers figure (issue 24 item 2): one shared workload run on ctxbench and, where installed, on Inspect AI
+"""The peers figure: one shared workload run on ctxbench and, where installed, on Inspect AI
 and pydantic-ai, interleaved, and each harness's CPU per request.
 
 The workload: one conversation of N requests (`--peer-requests`, default 200). The response to requests
@@ -44,7 +44,7 @@ from strategies import StrategySpec
 from tasks.base import Environment, Score, ToolCall, ToolResult, ToolSpec
 from tasks.suites import TaskRow
 
-RESULT_TOKENS = 750  # each tool result: 200 of them make the ~150k-token context of issue 24
+RESULT_TOKENS = 750  # each tool result: 200 of them make a ~150k-token context
 CLEAR_TRIGGER = 60_000  # tokens: clear_tool_uses' trigger and CompactionEdit's threshold
 MIN_REQUESTS = CLEAR_TRIGGER // RESULT_TOKENS + 20  # the clearing run's context passes its trigger, then clears
 EDGE = 0.2  # late/early: the last and first 20% of requests

@@ -1,4 +1,4 @@
-"""The scale figure (issue 23 item 3): wall time of the default suite (all strategies) on a local Ray of 2
+"""The scale figure: wall time of the default suite (all strategies) on a local Ray of 2
 CPUs divided by that on 2 local worker processes, each measured in a fresh subprocess around the runs alone
 (imports excluded; for Ray, its start-up, `ray.init` and its cell actors' start and imports before any
 cell (harness.executors.ray_cluster.RayCluster.start_s), and its stop after the last row (`stop_s`) are

@@ -1,4 +1,5 @@
-"""Issue 24 item 1 (the overhead goal): the run path's faster helpers give exactly what they replace."""
+"""The run path's faster helpers (one JSON encoder, memoized draws and readings, line-wise patterns, tools kept
+by name) give exactly what they replace: rows, call ids and view hashes must not change with them."""
 from __future__ import annotations
 
 import json
@@ -21,14 +22,14 @@ def _values() -> list:
 
 
 def test_sorted_json_is_json_dumps_sort_keys_text_for_text():
-    """Issue 24 item 1: tool call arguments (call ids, re-execution keys) are written by one encoder built
+    """Tool call arguments (call ids, re-execution keys) are written by one encoder built
     once; the text must be json.dumps(value, sort_keys=True)'s own, or call ids and rows would change."""
     for value in _values():
         assert sorted_json(value) == json.dumps(value, sort_keys=True), value
 
 
 def test_holds_float_finds_a_float_at_any_depth_and_of_any_float_type():
-    """Issue 24 item 1: the float check before orjson's canonical JSON (ours, issue 8) walks exact containers
+    """The float check before orjson's canonical JSON walks exact containers
     recursively; a float anywhere, a float subclass, or a float inside a dict/list subclass must still be found
     (json and orjson spell floats differently, so a miss would change view hashes)."""
     float_subclass = type("Money", (float,), {})
@@ -45,7 +46,7 @@ def test_holds_float_finds_a_float_at_any_depth_and_of_any_float_type():
 
 
 def test_scan_tells_plain_data_from_data_holding_other_types():
-    """Ours (issue 24 item 1): canonical_json hands data of exact builtins and read-only messages to orjson whole
+    """canonical_json hands data of exact builtins and read-only messages to orjson whole
     (no call back per message dict); anything else, at any depth (a str, int, dict or list subclass, an object),
     must be found, as orjson without its pass-through would write those itself, not as the json module does."""
     plain = [1, "x", None, True, 2.5, [1, ("a", None)], {"a": {"b": ("c", 2)}}, freeze({"m": [{"x": "y", "n": 1}]})]
@@ -61,13 +62,13 @@ def test_scan_tells_plain_data_from_data_holding_other_types():
 
 
 def test_canonical_json_still_the_json_modules_bytes_with_the_new_float_check():
-    """Issue 24 item 1 over ours (issue 8): canonical_json gives json.dumps's compact sorted bytes."""
+    """canonical_json gives json.dumps's compact sorted bytes."""
     for value in _values():
         assert canonical_json(value) == json.dumps(value, sort_keys=True, separators=(",", ":")).encode(), value
 
 
 def test_chance_draws_what_a_fresh_generator_seeded_by_the_visible_key_draws_memoized_or_not():
-    """Issue 24 item 1: the agent's seeded draws (`Visible.chance`, ours) are memoized by their seed string; the
+    """The agent's seeded draws (`Visible.chance`) are memoized by their seed string; the
     memo must give a fresh `random.Random(seed).random()` for new keys, repeated keys and after `forget`."""
     from harness.mock.agents.common import Knobs, Visible
     from harness.mock.agents.memo import forget
@@ -84,7 +85,7 @@ def test_chance_draws_what_a_fresh_generator_seeded_by_the_visible_key_draws_mem
 
 
 def test_an_environments_tools_are_fixed_so_execute_may_keep_them_by_name():
-    """Issue 24 item 1: `Environment.execute` keeps `tool_specs()` by name from its first call; that holds only
+    """`Environment.execute` keeps `tool_specs()` by name from its first call; that holds only
     while an instance's tools never change, checked here for every family over a run's tool calls (a family
     whose tools changed with its state would make execute refuse or accept the wrong calls)."""
     from tasks.suites import load_tasks
@@ -109,7 +110,7 @@ def _call(name: str):
 
 
 def test_line_pattern_findall_equals_a_whole_text_scan():
-    """Issue 24 item 1 (ours): a LinePattern's findall scans only the lines holding its required literal,
+    """A LinePattern's findall scans only the lines holding its required literal,
     and must give a whole-text findall's matches in order: several per line, at the text's ends, words
     joined across a line break, a literal with no match, texts without it."""
     import re
@@ -133,7 +134,7 @@ def test_line_pattern_findall_equals_a_whole_text_scan():
 
 
 def test_line_pattern_search_finds_the_test_summary_a_whole_text_search_finds():
-    """Issue 24 item 1 (ours): repo_maintenance's SUMMARY is a LinePattern; its search gives the whole
+    """repo_maintenance's SUMMARY is a LinePattern; its search gives the whole
     text's first match (span and groups) in a log with "=" rules and a passed/failed line."""
     import re
 
@@ -150,7 +151,7 @@ def test_line_pattern_search_finds_the_test_summary_a_whole_text_search_finds():
 
 
 def test_line_pattern_refuses_patterns_it_cannot_scan_by_lines():
-    """Issue 24 item 1 (ours): no required literal, or an anchor (which would match at a line's ends
+    """No required literal, or an anchor (which would match at a line's ends
     inside the text): ValueError at construction, so no pattern reads differently by lines."""
     import pytest
 
@@ -162,7 +163,7 @@ def test_line_pattern_refuses_patterns_it_cannot_scan_by_lines():
 
 
 def test_canonical_arguments_memo_gives_a_fresh_sorted_parse_for_every_text():
-    """Issue 24 item 1 (ours): metrics' re-execution key memoizes a call's canonical arguments by their text;
+    """Metrics' re-execution key memoizes a call's canonical arguments by their text;
     each text, asked for twice and interleaved with others, must read as json.dumps(json.loads(text),
     sort_keys=True) does (the text itself when it does not parse, "{}" when empty)."""
     from harness.metrics import call_key, canonical_arguments
@@ -180,7 +181,7 @@ def test_canonical_arguments_memo_gives_a_fresh_sorted_parse_for_every_text():
 
 
 def test_line_pattern_anchored_at_line_starts_reads_as_a_whole_text_scan():
-    """Issue 24 item 1 (ours): a re.MULTILINE LinePattern opening with `^` and a literal (work_queue's record
+    """A re.MULTILINE LinePattern opening with `^` and a literal (work_queue's record
     lines) is tried only on the lines opening with that literal; its finditer, findall and search must give the
     whole text's matches in order (spans and groups), at the text's ends, mid-line copies not counted."""
     import re
@@ -206,7 +207,7 @@ def test_line_pattern_anchored_at_line_starts_reads_as_a_whole_text_scan():
 
 
 def test_a_results_cut_is_read_once_per_text_as_the_contracts_read_it(tmp_path):
-    """Issue 24 item 1 (ours): reading._cut memoizes which contract cut a text; over every text of a run that
+    """reading._cut memoizes which contract cut a text; over every text of a run that
     cuts and pages results, it must give what the contracts give, memoized or not."""
     from harness import api
     from harness.mock.agents import reading
