@@ -146,6 +146,7 @@ class MockServer(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: the client reuses its connections
+    default_request_version = "HTTP/1.0"  # a garbled request line is answered with a status line and headers too
     _due = 0.0  # monotonic time at which the chat request being served is answered (its latency)
     disable_nagle_algorithm = True  # headers and body go out at once, not after a delayed ACK
     server: MockServer

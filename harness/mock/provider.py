@@ -116,12 +116,16 @@ def _block_key(block: dict[str, Any] | list[dict[str, Any]]) -> int:
 
 
 def _message_key(message: dict[str, Any]) -> int:
-    """The hash of what a message says (role, content, tool call id, its calls)."""
+    """The hash of what a message says (role, content, tool call id, its calls); content sent as a list of
+    parts (OpenAI's typed content) is hashed by its JSON."""
+    content = message.get("content")
+    if isinstance(content, list):
+        content = sorted_json(content)
     calls = tuple(
         (c.get("id"), c.get("function", {}).get("name"), c.get("function", {}).get("arguments"))
         for c in message.get("tool_calls") or ()
     )
-    return hash((message.get("role"), message.get("content"), message.get("tool_call_id"), calls))
+    return hash((message.get("role"), content, message.get("tool_call_id"), calls))
 
 
 def _block_tokens(block: dict[str, Any] | list[dict[str, Any]]) -> int:
