@@ -1,9 +1,9 @@
 """What serve-mock checks of an HTTP request before any route reads it: body size, JSON nesting, ctxbench headers.
 
 Every route (the OpenAI chat completions route, and any other API shape served beside it) reads its body through
-`read_body` and `parse_json_body` and its ctxbench headers through `request_headers` / `clock_header`, so a body too large, too
-deep or not strict JSON is refused the same way everywhere, before the parser or the mock sees it. A refusal is a
-`BadRequest`: an HTTP status and the OpenAI error shape (`error_payload`), naming the field when there is one.
+`read_body` and `parse_json_body` and its ctxbench headers through `request_headers` / `clock_header`, so a body
+too large, too deep or not strict JSON is refused the same way everywhere, before the parser or the mock sees it.
+A refusal is a `BadRequest`: an HTTP status and the OpenAI error shape (`error_payload`), naming the field when there is one.
 """
 from __future__ import annotations
 

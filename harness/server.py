@@ -16,7 +16,11 @@ A request arrives as fresh JSON objects, but the mock's prefix cache and the sim
 memory reuse their readings of a request's messages by object identity (the harness never changes
 a message it sent). So each session keeps its last request's messages, and a message equal (==)
 to the one at the same position last time is replaced by that earlier object: the mock reads only
-what is new, and still exactly what it was sent.
+what is new, and still exactly what it was sent. A session's requests are served one at a time (the
+provider's per-session lock), sessions in parallel.
+
+A body is bounded and checked before the mock reads it (harness.http_bounds for any route,
+harness.chat_request for this one); every refusal is a 4xx in OpenAI's error shape naming the field.
 """
 from __future__ import annotations
 
