@@ -28,9 +28,10 @@ class BadRequest(Exception):
     """A request refused with `status` and OpenAI's error shape; `param` names the offending field or header."""
 
     def __init__(self, status: int, message: str, param: str | None = None,
-                 kind: str = "invalid_request_error", code: str | None = None):
+                 kind: str = "invalid_request_error", code: str | None = None, headers: dict[str, str] | None = None):
         super().__init__(message)
         self.status, self.message, self.param, self.kind, self.code = status, message, param, kind, code
+        self.headers = headers or {}  # sent with the refusal (Allow on a 405)
 
     def payload(self) -> dict[str, Any]:
         return error_payload(self.message, self.kind, self.param, self.code)
@@ -64,7 +65,11 @@ def read_body(headers: Mapping[str, str], stream: BinaryIO) -> bytes:
         raise BadRequest(411, "Transfer-Encoding is not accepted: send the body with a Content-Length",
                          "Transfer-Encoding", code="length_required")
     size = content_length(headers)
-    data = stream.read(size)
+    try:
+        data = stream.read(size)
+    except TimeoutError:  # the connection's read timeout (a client that stalls mid-body)
+        raise BadRequest(408, f"the body's {size} bytes did not arrive in time", "Content-Length",
+                         code="timeout") from None
     if len(data) < size:
         raise BadRequest(400, f"the body ended after {len(data)} of its {size} bytes", "Content-Length")
     return data

@@ -153,6 +153,7 @@ class _Handler(BaseHTTPRequestHandler):
     default_request_version = "HTTP/1.0"  # a garbled request line is answered with a status line and headers too
     _due = 0.0  # monotonic time at which the chat request being served is answered (its latency)
     disable_nagle_algorithm = True  # headers and body go out at once, not after a delayed ACK
+    timeout = 300  # seconds a connection may sit idle or stall mid-request before it is closed
     server: MockServer
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  (quiet; the counter is the record)
@@ -242,7 +243,7 @@ class _Handler(BaseHTTPRequestHandler):
         would be that body, not a request)."""
         if not getattr(self, "_body_read", True):
             self.close_connection = True
-        self._send(refusal.status, refusal.payload())
+        self._send(refusal.status, refusal.payload(), refusal.headers)
 
     def _error(self, status: int, message: str, kind: str, code: str | None = None) -> None:
         self._send(status, error_payload(message, kind, code=code or kind))
@@ -288,7 +289,8 @@ def _no_route(path: str, method: str) -> BadRequest:
     allowed = "POST" if route in CHAT_ROUTES else "GET" if route in MODELS_ROUTES else None
     if allowed is None:
         return BadRequest(404, f"no route {path[:200]}", code="not_found")
-    return BadRequest(405, f"{route} takes {allowed}, not {method}", code="method_not_allowed")
+    return BadRequest(405, f"{route} takes {allowed}, not {method}", code="method_not_allowed",
+                      headers={"Allow": allowed})
 
 
 def serve(port: int, config: MockConfig, *, latency_s: float = 0.0,

@@ -123,6 +123,20 @@ def test_a_refused_body_read_whole_leaves_the_connection_usable(mock_server):
     assert exchange(server, _with(), connection=connection)[0] == 200
 
 
+def test_a_body_that_stalls_is_refused_with_408_after_the_read_timeout(mock_server, monkeypatch):
+    from harness.server import _Handler
+
+    monkeypatch.setattr(_Handler, "timeout", 0.3)
+    server = mock_server()
+    with socket.create_connection(("127.0.0.1", server.server_address[1]), timeout=30) as sock:
+        sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 100\r\n\r\n{\"model\"")
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert head.split()[1] == b"408" and json.loads(body)["error"]["param"] == "Content-Length"
+
+
 def test_a_refusal_before_the_body_is_read_closes_the_connection(mock_server):
     server = mock_server()
     _, _, reply = exchange(server, _with(), {"Content-Length": "99999999999999999999"})
@@ -135,8 +149,10 @@ def test_a_refusal_before_the_body_is_read_closes_the_connection(mock_server):
     ("POST", "/v1/nowhere", 404), ("BREW", "/v1/chat/completions", 501)])
 def test_a_wrong_method_or_path_gets_a_json_error(mock_server, capfd, method, path, status):
     server = mock_server()
-    got, payload, _ = exchange(server, _with(), method=method, path=path)
+    got, payload, reply = exchange(server, _with(), method=method, path=path)
     assert got == status and payload["error"]["message"]
+    if status == 405:
+        assert reply.getheader("Allow") == ("POST" if path.endswith("completions") else "GET")
     assert "Traceback" not in capfd.readouterr().err
 
 
@@ -314,13 +330,19 @@ _VALID_WITH_TOOLS = json.loads(_messages({"role": "assistant", "content": None, 
                                          {"role": "tool", "tool_call_id": "c1", "content": "AB-1234 weight 7"}))
 _VALID_WITH_TOOLS["tools"] = [{"type": "function", "function": {"name": "read_file", "parameters": {
     "type": "object", "properties": {"path": {"type": "string"}}}}}]
+_VALID_BYTES = json.dumps(_VALID_WITH_TOOLS).encode()
 _bodies = _json_values | st.builds(
     lambda index, new: _replaced(_VALID_WITH_TOOLS, list(_paths(_VALID_WITH_TOOLS))[index][0], new),
-    st.integers(0, len(list(_paths(_VALID_WITH_TOOLS))) - 1), _json_values)
+    st.integers(0, len(list(_paths(_VALID_WITH_TOOLS))) - 1), _json_values) | st.builds(
+    lambda at, cut, inserted: _VALID_BYTES[:at] + inserted + _VALID_BYTES[at + cut:],  # the bytes spliced
+    st.integers(0, len(_VALID_BYTES)), st.integers(0, 8), st.binary(max_size=8) | st.sampled_from(
+        [b"NaN", b"-Infinity", b"1e999", b"[" * 100, b'"\\', b"\x00", b"\xff\xfe", b"9" * 5000]))
 
 
 def _check_answer(server, body):
-    status, payload, _ = exchange(server, json.dumps(body).encode(), {"X-Ctxbench-Session": "fuzz"})
+    """A completion, or a 4xx JSON error with a message; `body` is a JSON value, or bytes sent as they are."""
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    status, payload, _ = exchange(server, data, {"X-Ctxbench-Session": "fuzz"})
     if status == 200:
         assert payload["object"] == "chat.completion"
     else:
