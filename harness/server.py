@@ -152,6 +152,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: the client reuses its connections
     default_request_version = "HTTP/1.0"  # a garbled request line is answered with a status line and headers too
     _due = 0.0  # monotonic time at which the chat request being served is answered (its latency)
+    _body_read = True  # False while the request's body is still on the connection, unread
     disable_nagle_algorithm = True  # headers and body go out at once, not after a delayed ACK
     timeout = 300  # seconds a connection may sit idle or stall mid-request before it is closed
     server: MockServer
@@ -160,6 +161,7 @@ class _Handler(BaseHTTPRequestHandler):
         return
 
     def do_GET(self) -> None:
+        self._body_read = not self._has_body()
         if self.path.rstrip("/") in MODELS_ROUTES:
             self._send(200, {"object": "list", "data": [
                 {"id": model, "object": "model", "created": 0, "owned_by": "ctxbench"} for model in MODEL_IDS]})
@@ -167,7 +169,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse(_no_route(self.path, self.command))
 
     def do_POST(self) -> None:
-        self._body_read = False
+        self._body_read = not self._has_body()
         if self.path.rstrip("/") not in CHAT_ROUTES:
             self._refuse(_no_route(self.path, self.command))
             return
@@ -179,10 +181,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._leave()
 
     def _not_allowed(self) -> None:
-        self._body_read = False
+        self._body_read = not self._has_body()
         self._refuse(_no_route(self.path, self.command))
 
     do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _not_allowed
+
+    def _has_body(self) -> bool:
+        return "Content-Length" in self.headers or "Transfer-Encoding" in self.headers
 
     def _leave(self) -> None:
         """Count this request as served once, before its body goes out: a client that got the body may send
@@ -239,10 +244,6 @@ class _Handler(BaseHTTPRequestHandler):
                                           seed=chat.seed, now_s=now_s, request=request)
 
     def _refuse(self, refusal: BadRequest) -> None:
-        """Answer a refused request; its connection closes when its body was left unread (the next bytes on it
-        would be that body, not a request)."""
-        if not getattr(self, "_body_read", True):
-            self.close_connection = True
         self._send(refusal.status, refusal.payload(), refusal.headers)
 
     def _error(self, status: int, message: str, kind: str, code: str | None = None) -> None:
@@ -271,6 +272,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._due = 0.0
         if wait > 0:
             time.sleep(wait)
+        if not self._body_read:  # the next bytes on the connection would be the body, not a request
+            self.close_connection = True
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))

@@ -137,10 +137,23 @@ def test_a_body_that_stalls_is_refused_with_408_after_the_read_timeout(mock_serv
     assert head.split()[1] == b"408" and json.loads(body)["error"]["param"] == "Content-Length"
 
 
-def test_a_refusal_before_the_body_is_read_closes_the_connection(mock_server):
+@pytest.mark.parametrize("method, path, headers", [
+    ("POST", "/v1/chat/completions", {"Content-Length": "99999999999999999999"}),
+    ("POST", "/v1/nowhere", {}), ("GET", "/v1/models/", {}), ("PUT", "/v1/models", {})])
+def test_an_answer_that_leaves_the_body_unread_closes_the_connection(mock_server, method, path, headers):
+    """Left unread, the body's bytes would be read as the next request on the connection."""
     server = mock_server()
-    _, _, reply = exchange(server, _with(), {"Content-Length": "99999999999999999999"})
+    _, _, reply = exchange(server, _with(), headers, method=method, path=path)
     assert reply.getheader("Connection") == "close"
+
+
+def test_a_refusal_of_a_request_without_a_body_keeps_the_connection(mock_server):
+    server = mock_server()
+    connection = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=30)
+    assert exchange(server, None, {"Content-Length": None}, method="GET", path="/v1/nowhere",
+                    connection=connection)[0] == 404
+    assert exchange(server, None, {"Content-Length": None}, method="GET", path="/v1/models",
+                    connection=connection)[0] == 200
 
 
 @pytest.mark.parametrize("method, path, status", [
