@@ -16,14 +16,18 @@ A request arrives as fresh JSON objects, but the mock's prefix cache and the sim
 memory reuse their readings of a request's messages by object identity (the harness never changes
 a message it sent). So each session keeps its last request's messages, and a message equal (==)
 to the one at the same position last time is replaced by that earlier object: the mock reads only
-what is new, and still exactly what it was sent.
+what is new, and still exactly what it was sent. A session's requests are served one at a time (the
+provider's per-session lock), sessions in parallel.
+
+A body is bounded and checked before the mock reads it (harness.http_bounds for any route,
+harness.chat_request for this one); every refusal is a 4xx in OpenAI's error shape naming the field.
 """
 from __future__ import annotations
 
 import argparse
 import itertools
 import json
-import math
+import sys
 import threading
 import time
 from dataclasses import replace
@@ -33,9 +37,11 @@ from typing import Any
 import harness  # noqa: F401
 import litellm
 
+from harness.chat_request import ChatRequest, validate_chat_request
 from harness.config import build_dataclass, parse_inline_or_file
 from harness.errors import ConfigError
 from harness.clock import CLOCK_HEADER, LATENCY_HEADER
+from harness.http_bounds import BadRequest, clock_header, error_payload, parse_json_body, read_body, request_headers
 from harness.llm import ATTEMPT_HEADER, REQUEST_HEADER, SESSION_HEADER, normalize_usage, simulated_duration_s
 from harness.mock.cache import CACHE_STYLES
 from harness.mock.provider import MockConfig, MockProvider
@@ -43,14 +49,20 @@ from harness.mock.summarizer import SUMMARIZER_PREFIX, is_summarizer
 
 LOOPBACK = "127.0.0.1"
 MODEL_IDS = ("mock-agent", "mock-summarizer")  # the mock's `mock/agent` and `mock/summarizer`
+CHAT_ROUTES = ("/v1/chat/completions", "/chat/completions")
+MODELS_ROUTES = ("/v1/models", "/models")
 _FAULT_STATUS = ((litellm.RateLimitError, 429, "rate_limit_error"), (litellm.Timeout, 408, "timeout"),
                  (litellm.InternalServerError, 500, "server_error"))
 
 
 class MockServer(ThreadingHTTPServer):
-    """Loopback-only HTTP server around one MockProvider; counts the chat requests it receives."""
+    """Loopback-only HTTP server around one MockProvider; counts the chat requests it receives.
+
+    A thread per connection; the listen backlog holds a burst of new connections (the stdlib's 5 resets them
+    or delays them by a SYN retry under a few dozen clients)."""
 
     daemon_threads = True
+    request_queue_size = 1024  # the kernel caps it at net.core.somaxconn
 
     def __init__(self, port: int, config: MockConfig, *, latency_s: float = 0.0,
                  summarizer_knobs: dict[str, Any] | None = None):
@@ -98,15 +110,16 @@ class MockServer(ThreadingHTTPServer):
         """This request's tools and messages, each replaced by the session's last object equal to it.
 
         A message is compared with the one at its position in the session's last request, so a
-        changed, dropped or inserted message is a new object for the mock, as in process.
+        changed, dropped or inserted message is a new object for the mock, as in process. Only equal
+        objects are handed on, so requests of one session arriving at once (clients that send no session
+        header all share the session "") still each reach the mock with exactly what they sent.
         """
         with self._count_lock:
             last_tools, last_messages = self._last_requests.get(session, ([], []))
-        if tools == last_tools:
-            tools = last_tools
-        messages = [old if old == new else new for old, new in zip(last_messages, messages)] + \
-            messages[len(last_messages):]
-        with self._count_lock:
+            if tools == last_tools:
+                tools = last_tools
+            messages = [old if old == new else new for old, new in zip(last_messages, messages)] + \
+                messages[len(last_messages):]
             self._last_requests[session] = (tools, messages)
         return tools, messages
 
@@ -120,6 +133,14 @@ class MockServer(ThreadingHTTPServer):
         with self._count_lock:
             return f"chatcmpl-{next(self._ids):024x}"
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A connection that failed outside a request's own error handling: one line on stderr, no traceback
+        (a client that went away is not worth a line)."""
+        error = sys.exc_info()[1]
+        if not isinstance(error, ConnectionError):
+            print(f"ctxbench serve-mock: connection from {client_address[0]} failed: {type(error).__name__}",
+                  file=sys.stderr, flush=True)
+
     def start(self) -> threading.Thread:
         """Serve in a background thread (for tests and notebooks); stop with shutdown()."""
         thread = threading.Thread(target=self.serve_forever, name="ctxbench-serve-mock", daemon=True)
@@ -129,23 +150,28 @@ class MockServer(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: the client reuses its connections
+    default_request_version = "HTTP/1.0"  # a garbled request line is answered with a status line and headers too
     _due = 0.0  # monotonic time at which the chat request being served is answered (its latency)
+    _body_read = True  # False while the request's body is still on the connection, unread
     disable_nagle_algorithm = True  # headers and body go out at once, not after a delayed ACK
+    timeout = 300  # seconds a connection may sit idle or stall mid-request before it is closed
     server: MockServer
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  (quiet; the counter is the record)
         return
 
     def do_GET(self) -> None:
-        if self.path.rstrip("/") in ("/v1/models", "/models"):
+        self._body_read = not self._has_body()
+        if self.path.rstrip("/") in MODELS_ROUTES:
             self._send(200, {"object": "list", "data": [
                 {"id": model, "object": "model", "created": 0, "owned_by": "ctxbench"} for model in MODEL_IDS]})
         else:
-            self._error(404, f"no route {self.path}", "not_found")
+            self._refuse(_no_route(self.path, self.command))
 
     def do_POST(self) -> None:
-        if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
-            self._error(404, f"no route {self.path}", "not_found")
+        self._body_read = not self._has_body()
+        if self.path.rstrip("/") not in CHAT_ROUTES:
+            self._refuse(_no_route(self.path, self.command))
             return
         self.server.enter()
         self._in_flight = True
@@ -153,6 +179,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._chat()
         finally:
             self._leave()
+
+    def _not_allowed(self) -> None:
+        self._body_read = not self._has_body()
+        self._refuse(_no_route(self.path, self.command))
+
+    do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _not_allowed
+
+    def _has_body(self) -> bool:
+        return "Content-Length" in self.headers or "Transfer-Encoding" in self.headers
 
     def _leave(self) -> None:
         """Count this request as served once, before its body goes out: a client that got the body may send
@@ -164,25 +199,17 @@ class _Handler(BaseHTTPRequestHandler):
     def _chat(self) -> None:
         arrived = time.monotonic()
         try:
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-            messages, tools = body["messages"], body.get("tools") or []
-            if not isinstance(messages, list):
-                raise ValueError("'messages' must be a list")
-            now_s = _clock_header(self.headers.get(CLOCK_HEADER))
-            request = _request_headers(self.headers.get(REQUEST_HEADER), self.headers.get(ATTEMPT_HEADER))
-        except (ValueError, KeyError, TypeError) as exc:
-            self._error(400, f"malformed request body: {exc}", "invalid_request_error")
+            now_s = clock_header(self.headers, CLOCK_HEADER)
+            request = request_headers(self.headers, REQUEST_HEADER, ATTEMPT_HEADER)
+            data = read_body(self.headers, self.rfile)
+            self._body_read = True
+            chat = validate_chat_request(parse_json_body(data))
+        except BadRequest as refusal:
+            self._refuse(refusal)
             return
         self._due = arrived + self.server.latency_s  # the answer goes out then, the mock's work included
-        session = self.headers.get(SESSION_HEADER) or str(body.get("user") or "")
-        if request == (0, 0):
-            self.server.end_session(session)
-        tools, messages = self.server.reuse(session, tools, messages)
-        model = str(body.get("model") or MODEL_IDS[0])
         try:
-            served = model.removeprefix("mock-")
-            reply, usage = self.server.provider.serve(served, messages, tools, self.server.session_config(session, served),
-                                                      seed=body.get("seed"), now_s=now_s, request=request)
+            reply, usage = self._serve(chat, now_s, request)
         except litellm.ContextWindowExceededError as exc:
             self._error(400, str(exc), "invalid_request_error", code="context_length_exceeded")
             return
@@ -191,20 +218,53 @@ class _Handler(BaseHTTPRequestHandler):
                 if isinstance(exc, error_type):
                     self._error(status, str(exc), kind)
                     return
-            self._error(500, f"{type(exc).__name__}: {exc}", "server_error")
+            print(f"ctxbench serve-mock: the mock failed on a request: {type(exc).__name__}", file=sys.stderr,
+                  flush=True)
+            self._error(500, "the mock failed to answer this request (an internal error)", "server_error")
             return
         self._send(200, {
             "id": self.server.response_id(),
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": model,
+            "model": chat.model,
             "choices": [{"index": 0, "message": reply,
                          "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop"}],
             "usage": usage,
         }, {LATENCY_HEADER: repr(simulated_duration_s(normalize_usage(usage)))})
 
+    def _serve(self, chat: ChatRequest, now_s: float | None,
+               request: tuple[int, int] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The mock's reply and usage for a valid request, in its session (the header's, else the `user` field)."""
+        session = self.headers.get(SESSION_HEADER) or chat.user
+        if request == (0, 0):
+            self.server.end_session(session)
+        tools, messages = self.server.reuse(session, chat.tools, chat.messages)
+        served = chat.model.removeprefix("mock-")
+        return self.server.provider.serve(served, messages, tools, self.server.session_config(session, served),
+                                          seed=chat.seed, now_s=now_s, request=request)
+
+    def _refuse(self, refusal: BadRequest) -> None:
+        self._send(refusal.status, refusal.payload(), refusal.headers)
+
     def _error(self, status: int, message: str, kind: str, code: str | None = None) -> None:
-        self._send(status, {"error": {"message": message, "type": kind, "param": None, "code": code or kind}})
+        self._send(status, error_payload(message, kind, code=code or kind))
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The stdlib's own refusals (a garbled request line, an unknown method, headers too long) in the OpenAI
+        error shape, as JSON rather than its HTML page; the connection closes, as the stdlib's does."""
+        self.close_connection = True
+        short, long = self.responses.get(code, ("Error", ""))
+        text = message or short
+        payload = error_payload(f"{text}: {explain or long}" if explain or long else text,
+                                "invalid_request_error" if code < 500 else "server_error")
+        data = json.dumps(payload).encode("utf-8")
+        self.send_response(code, short)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Connection", "close")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if getattr(self, "command", None) != "HEAD" and code >= 200 and code not in (204, 304):
+            self.wfile.write(data)
 
     def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode("utf-8")
@@ -212,9 +272,13 @@ class _Handler(BaseHTTPRequestHandler):
         self._due = 0.0
         if wait > 0:
             time.sleep(wait)
+        if not self._body_read:  # the next bytes on the connection would be the body, not a request
+            self.close_connection = True
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
         for name, value in (headers or {}).items():
             self.send_header(name, value)
         self.end_headers()
@@ -222,25 +286,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-def _request_headers(index: str | None, attempt: str | None) -> tuple[int, int] | None:
-    """The client's (request index, attempt) its faults are drawn for (REQUEST_HEADER, ATTEMPT_HEADER; a missing
-    attempt is 0), or None from a client that sends no index: the session's own count stands in for it."""
-    if index is None:
-        return None
-    values = (index, attempt or "0")
-    if not all(value.isascii() and value.isdigit() for value in values):
-        raise ValueError(f"{REQUEST_HEADER} and {ATTEMPT_HEADER} must be whole numbers >= 0, got {index!r}, {attempt!r}")
-    return int(values[0]), int(values[1])
-
-
-def _clock_header(value: str | None) -> float | None:
-    """The run's simulated clock a client sent (CLOCK_HEADER), or None; a bad value is a malformed request."""
-    if value is None:
-        return None
-    seconds = float(value)
-    if not math.isfinite(seconds) or seconds < 0:
-        raise ValueError(f"{CLOCK_HEADER} must be a number of seconds >= 0, got {value!r}")
-    return seconds
+def _no_route(path: str, method: str) -> BadRequest:
+    """404 for a path served by no route, 405 for a method a served path does not take."""
+    route = path.split("?", 1)[0].rstrip("/")
+    allowed = "POST" if route in CHAT_ROUTES else "GET" if route in MODELS_ROUTES else None
+    if allowed is None:
+        return BadRequest(404, f"no route {path[:200]}", code="not_found")
+    return BadRequest(405, f"{route} takes {allowed}, not {method}", code="method_not_allowed",
+                      headers={"Allow": allowed})
 
 
 def serve(port: int, config: MockConfig, *, latency_s: float = 0.0,

@@ -87,11 +87,16 @@ class MockConfig:
 
 @dataclass
 class _Session:
+    """One session's simulated provider state. Its requests are served one at a time (`lock`): each reads and
+    rewrites the chain, the cache, the clock and the count, as a provider serves a conversation's turns in order.
+    Sessions are served in parallel."""
+
     cache: PrefixCache
     blocks: BlockChain = field(default_factory=BlockChain)  # the last request: tool list, then messages
     clock_s: float = 0.0
     requests: int = 0  # requests received, failed ones included: the fault index of a client that tells none
     agent_memory: Memory = field(default_factory=Memory)  # the simulated agent's readings of this session
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 _NO_TOOLS: list[dict[str, Any]] = []
@@ -111,12 +116,16 @@ def _block_key(block: dict[str, Any] | list[dict[str, Any]]) -> int:
 
 
 def _message_key(message: dict[str, Any]) -> int:
-    """The hash of what a message says (role, content, tool call id, its calls)."""
+    """The hash of what a message says (role, content, tool call id, its calls); content sent as a list of
+    parts (OpenAI's typed content) is hashed by its JSON."""
+    content = message.get("content")
+    if isinstance(content, list):
+        content = sorted_json(content)
     calls = tuple(
         (c.get("id"), c.get("function", {}).get("name"), c.get("function", {}).get("arguments"))
         for c in message.get("tool_calls") or ()
     )
-    return hash((message.get("role"), message.get("content"), message.get("tool_call_id"), calls))
+    return hash((message.get("role"), content, message.get("tool_call_id"), calls))
 
 
 def _block_tokens(block: dict[str, Any] | list[dict[str, Any]]) -> int:
@@ -178,6 +187,13 @@ class MockProvider(CustomLLM):
         if reply is None and model == REPLAY_MODEL:
             raise ValueError(f"{REPLAY_MODEL} answers only with a reply it is given (harness.trace_replay)")
         state = self.session(config.session, config.cache)
+        with state.lock:
+            return self._serve(state, model, messages, tools, config, seed, now_s, reply, request)
+
+    def _serve(self, state: _Session, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+               config: MockConfig, seed: int | None, now_s: float | None, reply: dict[str, Any] | None,
+               request: tuple[int, int] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """`serve` within its session's lock."""
         if now_s is not None:
             state.clock_s = now_s
         index, attempt = request if request is not None else (state.requests, 0)

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.mock.agents.common import Exchange, Fold, Visible, answered, same_shape, text_reply
+from harness.mock.agents.common import Exchange, Fold, Visible, _content, answered, same_shape, text_reply
 from harness.mock.agents.memo import Pattern, remember
 from harness.mock.agents.reading import obtain, reading, shows_whole_file
 
@@ -46,7 +46,7 @@ class Statements(Fold):
     def text(self, visible: Visible, message: dict[str, Any]) -> tuple[str | None, bool]:
         if message.get("role") == "user" or (message.get("role") == "tool" and answered(visible, message)
                                              and _is_notes_read(visible.exchange(message.get("tool_call_id")))):
-            return message.get("content") or "", False
+            return _content(message), False
         return None, False
 
     def alike(self, visible: Visible, position: int, old: dict[str, Any], new: dict[str, Any]) -> bool:
