@@ -4,48 +4,48 @@ from harness.mock.cache import PrefixCache
 
 def test_openai_style_caches_nothing_under_1024_tokens():
     cache = PrefixCache(style="openai")
-    assert cache.request(["a", "b"], [500, 400], 0.0) == (0, None)
-    assert cache.request(["a", "b"], [500, 400], 1.0) == (0, None)
+    assert cache.request(["a", "b"], [500, 400], 0.0) == (0, None, 0)
+    assert cache.request(["a", "b"], [500, 400], 1.0) == (0, None, 0)
 
 
 def test_openai_style_reports_the_longest_matching_prefix_in_128_token_steps():
     cache = PrefixCache(style="openai")
     cache.request(["tools", "m1", "m2"], [300, 900, 700], 0.0)
-    cached, written = cache.request(["tools", "m1", "m2", "m3"], [300, 900, 700, 50], 1.0)
+    cached, written, _ = cache.request(["tools", "m1", "m2", "m3"], [300, 900, 700, 50], 1.0)
     assert written is None  # OpenAI reports no cache writes
     assert cached == 1024 + (1900 - 1024) // 128 * 128  # 1792
     # A changed early block breaks the prefix from that point on.
-    cached, _ = cache.request(["tools", "m1-edited", "m2", "m3"], [300, 900, 700, 50], 2.0)
+    cached, *_ = cache.request(["tools", "m1-edited", "m2", "m3"], [300, 900, 700, 50], 2.0)
     assert cached == 0
 
 
 def test_anthropic_style_writes_then_reads_the_previous_prefix():
     cache = PrefixCache(style="anthropic")
-    assert cache.request(["t", "m1"], [800, 800], 0.0) == (0, 1600)
-    assert cache.request(["t", "m1", "m2", "m3"], [800, 800, 300, 200], 10.0) == (1600, 500)
+    assert cache.request(["t", "m1"], [800, 800], 0.0)[:2] == (0, 1600)
+    assert cache.request(["t", "m1", "m2", "m3"], [800, 800, 300, 200], 10.0)[:2] == (1600, 500)
 
 
 def test_anthropic_style_entries_expire_after_the_ttl_on_the_simulated_clock():
     cache = PrefixCache(style="anthropic", ttl_s=300)
     cache.request(["t", "m1"], [800, 800], 0.0)
-    assert cache.request(["t", "m1", "m2"], [800, 800, 10], 301.0) == (0, 1610)
+    assert cache.request(["t", "m1", "m2"], [800, 800, 10], 301.0)[:2] == (0, 1610)
 
 
 def test_anthropic_style_reads_refresh_the_ttl():
     cache = PrefixCache(style="anthropic", ttl_s=300)
     cache.request(["t", "m1"], [800, 800], 0.0)
     cache.request(["t", "m1"], [800, 800], 200.0)  # read at 200 s extends to 500 s
-    assert cache.request(["t", "m1"], [800, 800], 450.0) == (1600, 0)
+    assert cache.request(["t", "m1"], [800, 800], 450.0)[:2] == (1600, 0)
 
 
 def test_anthropic_style_never_caches_short_prompts():
     cache = PrefixCache(style="anthropic")
-    assert cache.request(["t"], [1000], 0.0) == (0, 0)
-    assert cache.request(["t", "m"], [1000, 30], 1.0) == (0, 1030)
+    assert cache.request(["t"], [1000], 0.0)[:2] == (0, 0)
+    assert cache.request(["t", "m"], [1000, 30], 1.0)[:2] == (0, 1030)
 
 
 def test_no_cache_style_reports_zero_reads_and_unknown_writes():
-    assert PrefixCache(style="none").request(["t"], [5000], 0.0) == (0, None)
+    assert PrefixCache(style="none").request(["t"], [5000], 0.0) == (0, None, 0)
 
 
 def test_block_chain_reuses_a_shared_prefix_and_equals_a_fresh_reading_after_any_edit():
