@@ -1,4 +1,6 @@
-"""`ctxbench serve-mock`: the mock provider as an OpenAI-compatible HTTP endpoint on loopback.
+"""`ctxbench serve-mock`: the mock provider as an OpenAI-compatible HTTP endpoint on loopback, and as
+Anthropic's Messages API (`POST /v1/messages`: harness.mock.anthropic_wire) for `--model anthropic/<name>
+--api-base http://127.0.0.1:N`.
 
 The same MockProvider.serve that answers `mock/...` in process answers here, so a run with
 `--model openai/<name> --api-base http://127.0.0.1:N/v1` exercises litellm's real HTTP client
@@ -37,9 +39,11 @@ from harness.config import build_dataclass, parse_inline_or_file
 from harness.errors import ConfigError
 from harness.clock import CLOCK_HEADER, LATENCY_HEADER
 from harness.llm import ATTEMPT_HEADER, REQUEST_HEADER, SESSION_HEADER, normalize_usage, simulated_duration_s
+from harness.mock import anthropic_wire
 from harness.mock.cache import CACHE_STYLES
 from harness.mock.provider import MockConfig, MockProvider
 from harness.mock.summarizer import SUMMARIZER_PREFIX, is_summarizer
+from harness.mock.wire_marks import read_marks
 
 LOOPBACK = "127.0.0.1"
 MODEL_IDS = ("mock-agent", "mock-summarizer")  # the mock's `mock/agent` and `mock/summarizer`
@@ -144,13 +148,18 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, f"no route {self.path}", "not_found")
 
     def do_POST(self) -> None:
-        if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+        path = self.path.rstrip("/")
+        if path in anthropic_wire.ROUTES:
+            serve = self._messages
+        elif path in ("/v1/chat/completions", "/chat/completions"):
+            serve = self._chat
+        else:
             self._error(404, f"no route {self.path}", "not_found")
             return
         self.server.enter()
         self._in_flight = True
         try:
-            self._chat()
+            serve()
         finally:
             self._leave()
 
@@ -168,6 +177,7 @@ class _Handler(BaseHTTPRequestHandler):
             messages, tools = body["messages"], body.get("tools") or []
             if not isinstance(messages, list):
                 raise ValueError("'messages' must be a list")
+            messages, tools, marks = read_marks(messages, tools, body.get("cache_control"), body.get("prompt_cache_key"))
             now_s = _clock_header(self.headers.get(CLOCK_HEADER))
             request = _request_headers(self.headers.get(REQUEST_HEADER), self.headers.get(ATTEMPT_HEADER))
         except (ValueError, KeyError, TypeError) as exc:
@@ -182,7 +192,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             served = model.removeprefix("mock-")
             reply, usage = self.server.provider.serve(served, messages, tools, self.server.session_config(session, served),
-                                                      seed=body.get("seed"), now_s=now_s, request=request)
+                                                      seed=body.get("seed"), now_s=now_s, request=request, marks=marks)
         except litellm.ContextWindowExceededError as exc:
             self._error(400, str(exc), "invalid_request_error", code="context_length_exceeded")
             return
@@ -202,6 +212,35 @@ class _Handler(BaseHTTPRequestHandler):
                          "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop"}],
             "usage": usage,
         }, {LATENCY_HEADER: repr(simulated_duration_s(normalize_usage(usage)))})
+
+    def _messages(self) -> None:
+        """Anthropic's Messages API: the same session, request, attempt and clock headers as `_chat`."""
+        arrived = time.monotonic()
+        try:
+            asked = anthropic_wire.read_request(json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                                                           or b"null"))
+            now_s = _clock_header(self.headers.get(CLOCK_HEADER))
+            request = _request_headers(self.headers.get(REQUEST_HEADER), self.headers.get(ATTEMPT_HEADER))
+        except ValueError as exc:  # a WireError names the field; JSON and header errors say what they are
+            self._send(400, anthropic_wire.error("invalid_request_error", f"malformed request: {exc}"))
+            return
+        self._due = arrived + self.server.latency_s
+        session = self.headers.get(SESSION_HEADER) or asked.user
+        if request == (0, 0):
+            self.server.end_session(session)
+        tools, messages = self.server.reuse(session, asked.tools, asked.messages)
+        try:
+            reply, usage = self.server.provider.serve(asked.served, messages, tools,
+                                                      self.server.session_config(session, asked.served), seed=None,
+                                                      now_s=now_s, request=request, marks=asked.marks)
+        except litellm.ContextWindowExceededError as exc:
+            self._send(400, anthropic_wire.error("invalid_request_error", anthropic_wire.overflow_message(exc)))
+            return
+        except Exception as exc:
+            self._send(*anthropic_wire.failure(exc))
+            return
+        self._send(200, anthropic_wire.response(reply, usage, asked.model, "msg_" + self.server.response_id()[9:]),
+                   {LATENCY_HEADER: repr(simulated_duration_s(normalize_usage(usage)))})
 
     def _error(self, status: int, message: str, kind: str, code: str | None = None) -> None:
         self._send(status, {"error": {"message": message, "type": kind, "param": None, "code": code or kind}})
