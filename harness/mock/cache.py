@@ -130,6 +130,7 @@ class PrefixCache:
     step_tokens: int = 128
     ttl_s: float = TTL_SECONDS["5m"]  # the OpenAI style's entry lifetime
     _entries: dict[int, tuple[int, float, float]] = field(default_factory=dict)  # key -> (tokens, expiry, ttl_s)
+    _inside_tools: bool = False  # whether an entry ends inside a tool list: only then does a lookback look there
 
     def request(self, keys: Sequence[Hashable], tokens: Sequence[int], now: float,
                 breakpoints: Sequence[tuple[int, str]] | None = None) -> CacheUse:
@@ -177,7 +178,8 @@ class PrefixCache:
             return layout.tool_prefix(slot)
 
         entries = self._entries
-        read_slot, read, read_key = -1, 0, 0
+        # no entry ends before the last tool unless one was written there: the lookback stops at the whole list
+        read_slot, read, read_key = (-1 if self._inside_tools else max(tools - 2, -1)), 0, 0
         for slot, _ in reversed(breakpoints):
             distance = 0
             while slot > read_slot and distance < LOOKBACK_BLOCKS:
@@ -199,6 +201,7 @@ class PrefixCache:
                 continue
             ttl_s = TTL_SECONDS[ttl]
             entries[key] = (tokens, now + ttl_s, ttl_s)
+            self._inside_tools = self._inside_tools or slot < tools - 1
             written += tokens - base
             if ttl == "1h":
                 written_1h += tokens - base

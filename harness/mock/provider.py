@@ -165,6 +165,8 @@ class _Layout:
 def breakpoint_slots(marks: CacheMarks, tools: int, messages: int) -> list[tuple[int, str]]:
     """The marks' breakpoints as (slot, TTL) in ascending slots (harness.mock.cache.Layout), automatic caching
     as one on the last message; a slot marked twice keeps its longer TTL."""
+    if not marks.breakpoints:  # automatic caching alone (UNMARKED: every request of an unmarked run)
+        return [(tools + messages - 1, marks.automatic)] if marks.automatic is not None and messages else []
     slots: dict[int, str] = {}
     for mark in marks.breakpoints:
         slot = _slot(mark, tools, messages)
