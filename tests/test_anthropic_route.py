@@ -225,3 +225,10 @@ def test_a_failure_of_the_mock_is_a_500_api_error_that_shows_no_internals(server
     monkeypatch.setattr(server.provider, "serve", broken)
     status, body = post(server, anthropic_body())
     assert status == 500 and body["error"]["type"] == "api_error" and "secret" not in body["error"]["message"]
+
+
+def test_a_malformed_marker_on_the_openai_route_is_a_400_naming_it(server):
+    body = {"model": "mock-agent", "messages": [{"role": "user", "content": TASK,
+                                                 "cache_control": {"type": "ephemeral", "ttl": "10m"}}]}
+    status, reply = post(server, body, path="/v1/chat/completions")
+    assert status == 400 and "messages[0].cache_control.ttl" in reply["error"]["message"]
