@@ -232,3 +232,14 @@ def test_a_malformed_marker_on_the_openai_route_is_a_400_naming_it(server):
                                                  "cache_control": {"type": "ephemeral", "ttl": "10m"}}]}
     status, reply = post(server, body, path="/v1/chat/completions")
     assert status == 400 and "messages[0].cache_control.ttl" in reply["error"]["message"]
+
+
+def test_no_seed_is_sent_to_a_provider_litellm_says_refuses_it(monkeypatch):
+    """litellm refuses `seed` for Anthropic (UnsupportedParamsError before any request), api base or not."""
+    from harness.llm import LLMClient, LLMProfile
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "unused")
+    monkeypatch.setenv("OPENAI_API_KEY", "unused")
+    anthropic = LLMClient(LLMProfile(model=MODEL, api_base="http://127.0.0.1:1"), seed=3)
+    openai = LLMClient(LLMProfile(model="openai/mock-agent", api_base="http://127.0.0.1:1/v1"), seed=3)
+    assert "seed" not in anthropic._make_kwargs(None) and openai._make_kwargs(None)["seed"] == 3
