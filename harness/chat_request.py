@@ -31,6 +31,8 @@ class ChatRequest:
     tools: list[dict[str, Any]]
     seed: int | None
     user: str
+    cache_control: Any = None  # Anthropic-style automatic caching asked of the mock (harness.mock.wire_marks reads it)
+    prompt_cache_key: str | None = None
 
 
 def _invalid(param: str, message: str) -> BadRequest:
@@ -201,11 +203,10 @@ _OTHER_ARGUMENTS: dict[str, Callable[[str, Any], Any]] = {
     "audio": _object,
     "prediction": _typed_object,
     "web_search_options": _object,
-    "prompt_cache_key": _string,
     "prompt_cache_retention": _string,
     "safety_identifier": _string,
 }
-_READ_ARGUMENTS = ("model", "messages", "tools", "seed", "user")
+_READ_ARGUMENTS = ("model", "messages", "tools", "seed", "user", "cache_control", "prompt_cache_key")
 
 
 def validate_chat_request(body: Any) -> ChatRequest:
@@ -236,7 +237,11 @@ def validate_chat_request(body: Any) -> ChatRequest:
     user = body.get("user")
     if user is not None:
         _string("user", user)
-    return ChatRequest(model=model, messages=messages, tools=tools or [], seed=seed, user=user or "")
+    prompt_cache_key = body.get("prompt_cache_key")
+    if prompt_cache_key is not None:
+        _string("prompt_cache_key", prompt_cache_key)
+    return ChatRequest(model=model, messages=messages, tools=tools or [], seed=seed, user=user or "",
+                       cache_control=body.get("cache_control"), prompt_cache_key=prompt_cache_key)
 
 
 def _message(param: str, message: Any) -> None:

@@ -315,8 +315,9 @@ class LLMClient:
         self._litellm_prices: dict[str, float] | None = None  # asked of litellm's cost map at the first litellm call
         self._rng = random.Random(stable_hash(["retry", session, seed]))
         self._repeats: Counter[str] = Counter()
-        self._sends_seed = (profile.is_mock or bool(profile.api_base)
-                            or "seed" in (_litellm().get_supported_openai_params(model=profile.model) or []))
+        supported = None if profile.is_mock else _litellm().get_supported_openai_params(model=profile.model)
+        # an endpoint of a provider litellm does not know may take a seed; a known one must list it (Anthropic's refuses)
+        self._sends_seed = profile.is_mock or "seed" in (supported or []) or (supported is None and bool(profile.api_base))
         self._cache = None
         if profile.response_cache:
             from harness.response_cache import open_cache

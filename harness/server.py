@@ -1,4 +1,6 @@
-"""`ctxbench serve-mock`: the mock provider as an OpenAI-compatible HTTP endpoint on loopback.
+"""`ctxbench serve-mock`: the mock provider as an OpenAI-compatible HTTP endpoint on loopback, and as
+Anthropic's Messages API (`POST /v1/messages`: harness.mock.anthropic_wire) for `--model anthropic/<name>
+--api-base http://127.0.0.1:N`.
 
 The same MockProvider.serve that answers `mock/...` in process answers here, so a run with
 `--model openai/<name> --api-base http://127.0.0.1:N/v1` exercises litellm's real HTTP client
@@ -37,15 +39,17 @@ from typing import Any
 import harness  # noqa: F401
 import litellm
 
-from harness.chat_request import ChatRequest, validate_chat_request
+from harness.cache_marks import CacheMarks
+from harness.chat_request import validate_chat_request
 from harness.config import build_dataclass, parse_inline_or_file
 from harness.errors import ConfigError
 from harness.clock import CLOCK_HEADER, LATENCY_HEADER
 from harness.http_bounds import BadRequest, clock_header, error_payload, parse_json_body, read_body, request_headers
 from harness.llm import ATTEMPT_HEADER, REQUEST_HEADER, SESSION_HEADER, normalize_usage, simulated_duration_s
-from harness.mock.cache import CACHE_STYLES
+from harness.mock import anthropic_wire
 from harness.mock.provider import MockConfig, MockProvider
 from harness.mock.summarizer import SUMMARIZER_PREFIX, is_summarizer
+from harness.mock.wire_marks import read_marks
 
 LOOPBACK = "127.0.0.1"
 MODEL_IDS = ("mock-agent", "mock-summarizer")  # the mock's `mock/agent` and `mock/summarizer`
@@ -170,13 +174,18 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         self._body_read = not self._has_body()
-        if self.path.rstrip("/") not in CHAT_ROUTES:
+        path = self.path.rstrip("/")
+        if path in anthropic_wire.ROUTES:
+            serve = self._messages
+        elif path in CHAT_ROUTES:
+            serve = self._chat
+        else:
             self._refuse(_no_route(self.path, self.command))
             return
         self.server.enter()
         self._in_flight = True
         try:
-            self._chat()
+            serve()
         finally:
             self._leave()
 
@@ -204,12 +213,16 @@ class _Handler(BaseHTTPRequestHandler):
             data = read_body(self.headers, self.rfile)
             self._body_read = True
             chat = validate_chat_request(parse_json_body(data))
+            messages, tools, marks = read_marks(chat.messages, chat.tools, chat.cache_control, chat.prompt_cache_key)
         except BadRequest as refusal:
             self._refuse(refusal)
             return
+        except ValueError as exc:  # a cache marker read back (MarkerError) names its field
+            self._refuse(BadRequest(400, str(exc)))
+            return
         self._due = arrived + self.server.latency_s  # the answer goes out then, the mock's work included
         try:
-            reply, usage = self._serve(chat, now_s, request)
+            reply, usage = self._serve(chat.model, chat.user, messages, tools, marks, chat.seed, now_s, request)
         except litellm.ContextWindowExceededError as exc:
             self._error(400, str(exc), "invalid_request_error", code="context_length_exceeded")
             return
@@ -232,19 +245,50 @@ class _Handler(BaseHTTPRequestHandler):
             "usage": usage,
         }, {LATENCY_HEADER: repr(simulated_duration_s(normalize_usage(usage)))})
 
-    def _serve(self, chat: ChatRequest, now_s: float | None,
+    def _serve(self, model: str, user: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+               marks: CacheMarks | None, seed: int | None, now_s: float | None,
                request: tuple[int, int] | None) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The mock's reply and usage for a valid request, in its session (the header's, else the `user` field)."""
-        session = self.headers.get(SESSION_HEADER) or chat.user
+        """The mock's reply and usage for a valid request, in its session (the header's, else the body's user)."""
+        session = self.headers.get(SESSION_HEADER) or user
         if request == (0, 0):
             self.server.end_session(session)
-        tools, messages = self.server.reuse(session, chat.tools, chat.messages)
-        served = chat.model.removeprefix("mock-")
+        tools, messages = self.server.reuse(session, tools, messages)
+        served = model.removeprefix("mock-")
         return self.server.provider.serve(served, messages, tools, self.server.session_config(session, served),
-                                          seed=chat.seed, now_s=now_s, request=request)
+                                          seed=seed, now_s=now_s, request=request, marks=marks)
 
     def _refuse(self, refusal: BadRequest) -> None:
         self._send(refusal.status, refusal.payload(), refusal.headers)
+
+    def _messages(self) -> None:
+        """Anthropic's Messages API: the same bounds and the same session, request, attempt and clock headers as
+        `_chat`; refusals in Anthropic's error shape."""
+        arrived = time.monotonic()
+        try:
+            now_s = clock_header(self.headers, CLOCK_HEADER)
+            request = request_headers(self.headers, REQUEST_HEADER, ATTEMPT_HEADER)
+            data = read_body(self.headers, self.rfile)
+            self._body_read = True
+            asked = anthropic_wire.read_request(parse_json_body(data))
+        except BadRequest as refusal:
+            self._send(refusal.status, anthropic_wire.error(anthropic_wire.error_kind(refusal.status), refusal.message),
+                       refusal.headers)
+            return
+        except ValueError as exc:  # a WireError names the field
+            self._send(400, anthropic_wire.error("invalid_request_error", f"malformed request: {exc}"))
+            return
+        self._due = arrived + self.server.latency_s
+        try:
+            reply, usage = self._serve(asked.served, asked.user, asked.messages, asked.tools, asked.marks, None,
+                                       now_s, request)
+        except litellm.ContextWindowExceededError as exc:
+            self._send(400, anthropic_wire.error("invalid_request_error", anthropic_wire.overflow_message(exc)))
+            return
+        except Exception as exc:
+            self._send(*anthropic_wire.failure(exc))
+            return
+        self._send(200, anthropic_wire.response(reply, usage, asked.model, "msg_" + self.server.response_id()[9:]),
+                   {LATENCY_HEADER: repr(simulated_duration_s(normalize_usage(usage)))})
 
     def _error(self, status: int, message: str, kind: str, code: str | None = None) -> None:
         self._send(status, error_payload(message, kind, code=code or kind))
@@ -300,7 +344,9 @@ def serve(port: int, config: MockConfig, *, latency_s: float = 0.0,
           summarizer_knobs: dict[str, Any] | None = None) -> None:
     """Serve until interrupted, printing the base URL first."""
     server = MockServer(port, config, latency_s=latency_s, summarizer_knobs=summarizer_knobs)
-    print(f"ctxbench serve-mock: {server.url} (models: {', '.join(MODEL_IDS)}); Ctrl-C stops", flush=True)
+    print(f"ctxbench serve-mock: {server.url} (models: {', '.join(MODEL_IDS)}); Anthropic's Messages API at "
+          f"{server.url}/messages for --model anthropic/<name> --api-base {server.url.removesuffix('/v1')}; "
+          "Ctrl-C stops", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -1,8 +1,9 @@
 """The mock provider, registered with litellm as the custom provider `mock` (models `mock/...`).
 
 It does what a real provider does to a request: enforces a context window (raising
-litellm's ContextWindowExceededError), simulates prefix caching on a simulated clock, and
-reports usage the way litellm reports a real provider's. The reply itself comes from the
+litellm's ContextWindowExceededError), simulates prefix caching on a simulated clock where the
+request's cache marks ask (harness.cache_marks; harness.mock.cache), and reports usage the way
+litellm reports a real provider's. The reply itself comes from the
 mock agent, which sees only the messages and tool schemas of the request (or, for models
 `mock/summarizer...`, from the mock summarizer, which sees only the request's messages). A trace
 replay (harness.trace_replay) hands the provider the recorded reply instead (`reply`, model
@@ -19,6 +20,7 @@ import litellm
 from litellm import CustomLLM
 
 from harness.clock import simulated_latency_s
+from harness.cache_marks import Breakpoint, CacheMarks
 from harness.config import build_dataclass, require
 from harness.errors import ConfigError, did_you_mean
 from harness.fast_json import sorted_json
@@ -28,10 +30,11 @@ from harness.mock.agents import respond
 from harness.mock.agents.common import Knobs, build_knobs
 from harness.mock.agents.memo import forget
 from harness.mock.agents.memory import Memory
-from harness.mock.cache import CACHE_STYLES, BlockChain, PrefixCache
+from harness.mock.cache import CACHE_STYLES, BlockChain, CacheUse, PrefixCache, anthropic_min_tokens
 from harness.mock.faults import Faults, draw, garble_tool_calls, raise_error
 from harness.mock.summarizer import (SUMMARIZER_PREFIX, SummarizerKnobs, build_summarizer_knobs, is_summarizer,
                                      summarize)
+from harness.mock.wire_marks import read_marks
 from harness.tokens import count_message, count_tools
 
 
@@ -43,6 +46,10 @@ TRANSPORTS = ("direct", "litellm")
 REPLAY_MODEL = "mock/replay"  # answers only with the reply it is given (a recorded trace's message)
 AGENT_MODEL = "mock/agent"
 SUMMARIZER_MODEL = f"mock/{SUMMARIZER_PREFIX}"
+# The marks of a request that says nothing about caching (a caller of `serve` without `marks`, a wire request
+# with no marker at all): one breakpoint on its last block, as Anthropic's automatic caching places it. Until
+# every client sends its cache policy's marks this keeps unmarked runs cached; then it becomes NO_MARKS.
+UNMARKED = CacheMarks(automatic="5m")
 
 
 def check_mock_model(model: str, where: str) -> None:
@@ -93,6 +100,7 @@ class _Session:
 
     cache: PrefixCache
     blocks: BlockChain = field(default_factory=BlockChain)  # the last request: tool list, then messages
+    tool_prefixes: tuple[Any, list[tuple[int, int]]] = (None, [])  # a tool list, its prefixes' keys and tokens
     clock_s: float = 0.0
     requests: int = 0  # requests received, failed ones included: the fault index of a client that tells none
     agent_memory: Memory = field(default_factory=Memory)  # the simulated agent's readings of this session
@@ -132,20 +140,76 @@ def _block_tokens(block: dict[str, Any] | list[dict[str, Any]]) -> int:
     return count_tools(block) if isinstance(block, list) else count_message(block)
 
 
+def content_blocks(message: dict[str, Any]) -> int:
+    """How many content blocks a message is in Anthropic's format, for the cache's lookback: its text (one per
+    content part) and one per tool call; a tool result is one block (consecutive results join one user turn)."""
+    if message.get("role") == "tool":
+        return 1
+    content = message.get("content")
+    blocks = len(content) if isinstance(content, list) else (1 if content else 0)
+    return max(blocks + len(message.get("tool_calls") or ()), 1)
+
+
+class _Layout:
+    """One request's blocks as Anthropic counts them (harness.mock.cache.Layout)."""
+
+    __slots__ = ("tools", "_tool_list", "_messages", "_state")
+
+    def __init__(self, tools: list[dict[str, Any]], messages: list[dict[str, Any]], state: _Session):
+        self.tools, self._tool_list, self._messages, self._state = len(tools), tools, messages, state
+
+    def message_blocks(self, index: int) -> int:
+        return content_blocks(self._messages[index])
+
+    def tool_prefix(self, index: int) -> tuple[int, int]:
+        """Keys and tokens of the tool list's prefixes, worked out once per tool list: a session sends one."""
+        tools, prefixes = self._state.tool_prefixes
+        if tools is not self._tool_list:
+            prefixes = [(hash((0, _block_key(self._tool_list[:end]))), count_tools(self._tool_list[:end]))
+                        for end in range(1, len(self._tool_list) + 1)]
+            self._state.tool_prefixes = (self._tool_list, prefixes)
+        return prefixes[index]
+
+
+def breakpoint_slots(marks: CacheMarks, tools: int, messages: int) -> list[tuple[int, str]]:
+    """The marks' breakpoints as (slot, TTL) in ascending slots (harness.mock.cache.Layout), automatic caching
+    as one on the last message; a slot marked twice keeps its longer TTL."""
+    if not marks.breakpoints:  # automatic caching alone (UNMARKED: every request of an unmarked run)
+        return [(tools + messages - 1, marks.automatic)] if marks.automatic is not None and messages else []
+    slots: dict[int, str] = {}
+    for mark in marks.breakpoints:
+        slot = _slot(mark, tools, messages)
+        slots[slot] = "1h" if "1h" in (mark.ttl, slots.get(slot)) else mark.ttl
+    if marks.automatic is not None and messages:
+        last = tools + messages - 1
+        slots[last] = "1h" if "1h" in (marks.automatic, slots.get(last)) else marks.automatic
+    return sorted(slots.items())
+
+
+def _slot(mark: Breakpoint, tools: int, messages: int) -> int:
+    size = tools if mark.block == "tool" else messages
+    if mark.block not in ("tool", "message") or not 0 <= mark.index < size:
+        raise ValueError(f"cache breakpoint {mark} is outside the request ({tools} tools, {messages} messages)")
+    return mark.index if mark.block == "tool" else tools + mark.index
+
+
 class MockProvider(CustomLLM):
     def __init__(self) -> None:
         super().__init__()
         self._sessions: dict[str, _Session] = {}
         self._lock = threading.Lock()
 
-    def session(self, name: str, style: str) -> _Session:
+    def session(self, name: str, style: str, price_model: str = DEFAULT_PRICE_MODEL) -> _Session:
+        """The session's state; its cache is of `style`, caching from the minimum of the model it bills as."""
         state = self._sessions.get(name)  # a session's every request after its first: no lock (a dict read is atomic)
         if state is not None and state.cache.style == style:
             return state
         with self._lock:
             state = self._sessions.get(name)
             if state is None or state.cache.style != style:
-                state = self._sessions[name] = _Session(cache=PrefixCache(style=style))
+                cache = (PrefixCache(style=style, min_tokens=anthropic_min_tokens(price_model))
+                         if style == "anthropic" else PrefixCache(style=style))
+                state = self._sessions[name] = _Session(cache=cache)
             return state
 
     def end_session(self, name: str) -> None:
@@ -158,10 +222,12 @@ class MockProvider(CustomLLM):
                    acompletion: Any = None, litellm_params: Any = None, logger_fn: Any = None, headers: Any = None,
                    timeout: Any = None, client: Any = None) -> litellm.ModelResponse:
         config = build_dataclass(MockConfig, optional_params.get("mock_config") or {}, "mock_config")
-        tools = optional_params.get("tools") or []
+        messages, tools, marks = read_marks(messages, optional_params.get("tools") or [],
+                                            optional_params.get("cache_control"),
+                                            optional_params.get("prompt_cache_key"))
         reply, usage = self.serve(model, messages, tools, config, seed=optional_params.get("seed"),
                                   now_s=optional_params.get("mock_clock_s"), reply=optional_params.get("mock_reply"),
-                                  request=optional_params.get("mock_request"))
+                                  request=optional_params.get("mock_request"), marks=marks)
         return litellm.ModelResponse(
             model=model,
             choices=[{"index": 0, "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop",
@@ -171,8 +237,12 @@ class MockProvider(CustomLLM):
 
     def serve(self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], config: MockConfig,
               seed: int | None, now_s: float | None = None, reply: dict[str, Any] | None = None,
-              request: tuple[int, int] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
-        """One request: window check, cache accounting, agent reply, usage (OpenAI-shaped).
+              request: tuple[int, int] | None = None,
+              marks: CacheMarks | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """One request: window check, cache accounting, agent reply, usage (as litellm reports the provider's).
+
+        `marks`: where the request asks to be cached (harness.cache_marks; over the wire read back by
+        harness.mock.wire_marks); None, a request that says nothing: UNMARKED.
 
         `reply`: the response to give instead of the mock agent's (a recorded trace's assistant
         message); the model `mock/replay` requires one, as it has no agent of its own.
@@ -186,13 +256,13 @@ class MockProvider(CustomLLM):
         """
         if reply is None and model == REPLAY_MODEL:
             raise ValueError(f"{REPLAY_MODEL} answers only with a reply it is given (harness.trace_replay)")
-        state = self.session(config.session, config.cache)
+        state = self.session(config.session, config.cache, config.price_model)
         with state.lock:
-            return self._serve(state, model, messages, tools, config, seed, now_s, reply, request)
+            return self._serve(state, model, messages, tools, config, seed, now_s, reply, request, marks)
 
     def _serve(self, state: _Session, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                config: MockConfig, seed: int | None, now_s: float | None, reply: dict[str, Any] | None,
-               request: tuple[int, int] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+               request: tuple[int, int] | None, marks: CacheMarks | None) -> tuple[dict[str, Any], dict[str, Any]]:
         """`serve` within its session's lock."""
         if now_s is not None:
             state.clock_s = now_s
@@ -208,7 +278,8 @@ class MockProvider(CustomLLM):
                 model=model,
                 llm_provider="mock",
             )
-        cached, written = state.cache.lookup(state.blocks.prefix_keys, state.blocks.cumulative, state.clock_s)
+        use = self._cache_use(state, tools or _NO_TOOLS, messages, UNMARKED if marks is None else marks)
+        cached = use.read
         if reply is None:  # told what to answer, the window, the cache and the usage are simulated all the same
             knobs = config.knobs_for(model)
             if isinstance(knobs, SummarizerKnobs):
@@ -219,18 +290,37 @@ class MockProvider(CustomLLM):
             reply = garble_tool_calls(reply)
         output_tokens = count_message(reply)
         state.clock_s += simulated_latency_s(prompt_tokens - cached, output_tokens)
-        details: dict[str, Any] = {"cached_tokens": cached}
-        usage: dict[str, Any] = {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": output_tokens,
-            "total_tokens": prompt_tokens + output_tokens,
-        }
-        if config.cache != "none":
-            usage["prompt_tokens_details"] = details
-        if written is not None:
-            usage["cache_creation_input_tokens"] = written
-            usage["cache_read_input_tokens"] = cached
-        return reply, usage
+        return reply, _usage(prompt_tokens, output_tokens, use, config.cache)
+
+    @staticmethod
+    def _cache_use(state: _Session, tools: list[dict[str, Any]], messages: list[dict[str, Any]],
+                   marks: CacheMarks) -> CacheUse:
+        chain, cache = state.blocks, state.cache
+        if cache.style != "anthropic":
+            return cache.lookup(chain.prefix_keys, chain.cumulative, state.clock_s)
+        slots = breakpoint_slots(marks, len(tools), len(messages))
+        return cache.lookup(chain.prefix_keys, chain.cumulative, state.clock_s, slots, _Layout(tools, messages, state))
+
+
+def _usage(prompt_tokens: int, output_tokens: int, use: CacheUse, style: str) -> dict[str, Any]:
+    """Usage as litellm reports the provider's: OpenAI's cached tokens; Anthropic's reads and writes, the
+    writes also by TTL (`cache_creation_token_details`, from Anthropic's `cache_creation`)."""
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": output_tokens,
+        "total_tokens": prompt_tokens + output_tokens,
+    }
+    if style == "none":
+        return usage
+    details: dict[str, Any] = {"cached_tokens": use.read}
+    usage["prompt_tokens_details"] = details
+    if use.written is not None:
+        details["cache_creation_tokens"] = use.written
+        details["cache_creation_token_details"] = {"ephemeral_5m_input_tokens": use.written - use.written_1h,
+                                                   "ephemeral_1h_input_tokens": use.written_1h}
+        usage["cache_creation_input_tokens"] = use.written
+        usage["cache_read_input_tokens"] = use.read
+    return usage
 
 
 _provider: MockProvider | None = None
