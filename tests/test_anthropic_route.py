@@ -243,3 +243,19 @@ def test_no_seed_is_sent_to_a_provider_litellm_says_refuses_it(monkeypatch):
     anthropic = LLMClient(LLMProfile(model=MODEL, api_base="http://127.0.0.1:1"), seed=3)
     openai = LLMClient(LLMProfile(model="openai/mock-agent", api_base="http://127.0.0.1:1/v1"), seed=3)
     assert "seed" not in anthropic._make_kwargs(None) and openai._make_kwargs(None)["seed"] == 3
+
+
+@pytest.mark.parametrize("data, headers, status, kind", [
+    (b"[" * 200_000 + b"]" * 200_000, {}, 400, "invalid_request_error"),
+    (b"{}", {"Content-Length": "99999999999999999999"}, 413, "request_too_large"),
+    (b"{}", {"X-Ctxbench-Attempt": "-1.5"}, 400, "invalid_request_error"),
+])
+def test_the_anthropic_route_bounds_a_body_before_reading_it_and_refuses_in_anthropics_shape(server, data, headers,
+                                                                                            status, kind):
+    """The bounds of every route (harness.http_bounds: size, nesting, headers) hold on the Messages route too,
+    and its refusals keep Anthropic's error shape."""
+    request = urllib.request.Request(base(server) + "/v1/messages", data=data, method="POST", headers=headers)
+    with pytest.raises(urllib.error.HTTPError) as raised:
+        urllib.request.urlopen(request)
+    body = json.loads(raised.value.read())
+    assert (raised.value.code, body["type"], body["error"]["type"]) == (status, "error", kind)
