@@ -155,10 +155,10 @@ class RunsLine:
 
 
 MAX_ROW_NUMBER = 2**53  # the largest integer a float holds exactly (pandas reads a column with a null as floats)
-# The row schema `report` and `--resume` read by: text fields (run_id, task_id and strategy always set), flags,
-# structured fields (objects and lists, never computed with), and every other field a number or null.
+# The row schema `report` and `--resume` read by: text fields, flags, structured fields (objects and lists,
+# never computed with), every other field a number or null; the fields rows are grouped and paired by are set.
 ROW_TEXT = ("run_id", "task_id", "family", "strategy", "strategy_name", "model", "termination", "error", "trace_path")
-ROW_REQUIRED_TEXT = ("run_id", "task_id", "strategy")
+ROW_REQUIRED = ("run_id", "task_id", "family", "strategy", "seed", "success")
 ROW_FLAGS = ("success", "transient")
 ROW_STRUCTURED = ("strategy_config", "libraries", "detail")
 ROW_STRUCTURED_SUFFIXES = ("_by_level", "_by_step")
@@ -174,14 +174,15 @@ def row_problem(row: dict[str, Any]) -> str | None:
         problem = _field_problem(name, value)
         if problem:
             return f"a row whose field {name!r} is {_shown(value)}, {problem}"
-    missing = [name for name in ROW_REQUIRED_TEXT if name not in row]
+    missing = [name for name in ROW_REQUIRED if name not in row]
     return f"a row without {', '.join(map(repr, missing))}" if missing else None
 
 
 def _field_problem(name: str, value: Any) -> str | None:
+    if value is None and name in ROW_REQUIRED:
+        return "not set"
     if name in ROW_TEXT:
-        ok = isinstance(value, str) or (value is None and name not in ROW_REQUIRED_TEXT)
-        return None if ok else "not a string"
+        return None if isinstance(value, str) or value is None else "not a string"
     if name in ROW_FLAGS:
         return None if isinstance(value, bool) else "not true or false"
     if name in ROW_STRUCTURED or name.endswith(ROW_STRUCTURED_SUFFIXES) or value is None:
