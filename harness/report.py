@@ -49,7 +49,7 @@ NO_FINISHED_RUNS = "(no finished runs)"  # the table of a results directory whos
 def runs_frame(results_dir: str | Path) -> pd.DataFrame:
     """The runs in run_id order: runs.jsonl holds them in completion order, which varies with the
     workers, and the seeded bootstrap resamples by position, so intervals must not depend on it."""
-    runs = pd.DataFrame(read_runs(results_dir))
+    runs = pd.DataFrame(read_runs(results_dir, complete=True))
     return runs.sort_values("run_id", kind="stable", ignore_index=True) if "run_id" in runs else runs
 
 

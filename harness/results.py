@@ -156,11 +156,13 @@ class RunsLine:
 
 MAX_ROW_NUMBER = 2**53  # the largest integer a float holds exactly (pandas reads a column with a null as floats)
 # The row schema `report` and `--resume` read by: text fields, flags, structured fields (objects and lists,
-# never computed with), every other field a number or null; the fields rows are grouped and paired by are set.
-ROW_TEXT = ("run_id", "task_id", "family", "strategy", "strategy_name", "model", "termination", "error", "trace_path")
+# never computed with), every other field a number or null; the fields reports group and pair by are not null
+# (and, for a report, present: `read_runs(..., complete=True)`).
+ROW_TEXT = ("run_id", "task_id", "family", "strategy", "strategy_name", "model", "termination", "error", "trace_path",
+            "recorded_model")
 ROW_REQUIRED = ("run_id", "task_id", "family", "strategy", "seed", "success")
 ROW_FLAGS = ("success", "transient")
-ROW_STRUCTURED = ("strategy_config", "libraries", "detail")
+ROW_STRUCTURED = ("strategy_config", "libraries", "detail", "recorded_outcome")
 ROW_STRUCTURED_SUFFIXES = ("_by_level", "_by_step")
 
 
@@ -174,6 +176,11 @@ def row_problem(row: dict[str, Any]) -> str | None:
         problem = _field_problem(name, value)
         if problem:
             return f"a row whose field {name!r} is {_shown(value)}, {problem}"
+    return None
+
+
+def missing_fields(row: dict[str, Any]) -> str | None:
+    """What a row lacks of the fields reports group and pair by (None: nothing), as "a row ..."."""
     missing = [name for name in ROW_REQUIRED if name not in row]
     return f"a row without {', '.join(map(repr, missing))}" if missing else None
 
@@ -240,13 +247,16 @@ def latest_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(by_id.values())
 
 
-def read_runs(path: str | Path) -> list[dict[str, Any]]:
+def read_runs(path: str | Path, complete: bool = False) -> list[dict[str, Any]]:
     """Rows of a results directory's runs.jsonl, the last per run_id (a torn last line, from a kill, is
-    skipped); a bad line before the last is a ConfigError naming it."""
+    skipped); a bad line before the last is a ConfigError naming it. `complete`: a row must also hold every
+    field reports group and pair by (ROW_REQUIRED)."""
     runs_file = Path(path) / RUNS_FILE if Path(path).is_dir() else Path(path)
     lines = scan_runs(runs_file)
-    bad = next((line for line in lines if line.problem), None)
+    problems = ((line, line.problem or (complete and line.row is not None and missing_fields(line.row)))
+                for line in lines)
+    bad = next(((line, problem) for line, problem in problems if problem), None)
     if bad is not None:
-        raise ConfigError(f"{runs_file}: line {bad.number} is {bad.problem}; move it aside with "
+        raise ConfigError(f"{runs_file}: line {bad[0].number} is {bad[1]}; move it aside with "
                           f"`ctxbench run --resume {runs_file.parent} --repair`")
     return latest_rows(line.row for line in lines if line.row is not None)
