@@ -219,6 +219,20 @@ def test_nesting_up_to_the_bound_is_accepted_and_one_more_is_refused():
             parse("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), "x")
 
 
+@pytest.mark.parametrize("command", ["report", "replay"])
+def test_an_event_log_nested_200000_deep_exits_2_naming_file_and_line(results_copy, capsys, command):
+    log = sorted((results_copy / "events").glob("*.jsonl"))[0]
+    first = log.read_text().splitlines()[0]
+    log.write_text(first + "\n" + DEEP + "\n")
+    refused(capsys, [command, str(results_copy)], f"{log}:2: nested 200000 arrays/objects deep")
+
+
+def test_a_fifo_as_event_log_exits_2_without_waiting(tmp_path, capsys):
+    fifo = tmp_path / "run.jsonl"
+    os.mkfifo(fifo)
+    refused(capsys, ["replay", str(fifo)], f"{fifo}: cannot read event log: not a regular file")
+
+
 # --- YAML aliases ---
 
 BILLION_LAUGHS = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
