@@ -149,8 +149,8 @@ def _add_model_options(command: argparse.ArgumentParser) -> None:
                         help="main-model requests per run before it ends as max_requests (default 400)")
     parser.add_argument("--out", type=_path, help="results directory (default results/<timestamp>)")
     parser.add_argument("--workers", type=_workers, default=min(os.cpu_count() or 1, MAX_WORKERS),
-                        help="parallel worker processes (default: the number of cores); with --executor ray and no "
-                             "--ray-address, the CPUs of the local Ray started")
+                        help="parallel worker processes, at most 1024 (default: the number of cores); "
+                             "with --executor ray and no --ray-address, the CPUs of the local Ray started")
     parser.add_argument("--executor", default="local", metavar="{local,in_process,ray}",
                         help="how the cells run, not what is measured: local worker processes (default), "
                              "in_process (one by one, here) or ray (Ray tasks; the `ray` extra; docs/scale.md)")
@@ -275,7 +275,8 @@ def _add_traces_parser(commands: argparse._SubParsersAction) -> None:
                     "the strategy decides each view, the mock provider prices it (window, prefix cache, usage), "
                     "the recorded message is the response. Writes the usual results layout (docs/traces.md).",
         epilog="Example: ctxbench traces my_traces/ --strategies none,observation_masking,hard_summarize --window 32000")
-    traces.add_argument("paths", nargs="+", metavar="PATH", type=_path, help="trace files or directories (searched recursively)")
+    traces.add_argument("paths", nargs="+", metavar="PATH", type=_path,
+                        help="trace files or directories (searched recursively)")
     traces.add_argument("--format", default="auto", choices=FORMATS,
                         help="the traces' format (default auto: detected per file)")
     _add_strategy_options(traces, "none")
@@ -294,7 +295,8 @@ def _add_show_parser(commands: argparse._SubParsersAction) -> None:
                     "messages it removed, replaced or inserted; then how it ended and what the checker expected and "
                     "was given. Reads only the files (docs/show.md).",
         epilog="Example: ctxbench show results/default --run plant_early_ask_late-3--compaction_ladder--s0 --diff 42")
-    show.add_argument("target", metavar="RESULTS_DIR|EVENT_LOG", type=_path, help="a results directory or one events/<run_id>.jsonl")
+    show.add_argument("target", metavar="RESULTS_DIR|EVENT_LOG", type=_path,
+                      help="a results directory or one events/<run_id>.jsonl")
     show.add_argument("--run", metavar="RUN_ID", help="the run of RESULTS_DIR (default: its only run, else list them)")
     show.add_argument("--request", type=int, metavar="N", help="print the view exactly as sent at main request N (1-based)")
     show.add_argument("--json", action="store_true", help="with --request: the view's messages as a JSON list")

@@ -172,12 +172,28 @@ def test_a_special_file_as_strategy_config_exits_2_at_once(tmp_path, capsys, no_
             "--strategy-config", message)
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
-def test_an_unreadable_task_file_exits_2(tmp_path, capsys, no_model_calls):
-    path = tmp_path / "tasks.jsonl"
-    path.write_text("{}\n")
-    path.chmod(0)
-    refused(capsys, ["run", "--tasks", str(path), "--out", str(tmp_path / "r")], f"{path}: cannot read: Permission")
+def test_a_strategy_config_the_os_refuses_to_open_exits_2(tmp_path, capsys, no_model_calls, monkeypatch):
+    """Permission denied (made to fail at the open: tests may run as root, who reads any file)."""
+    path = tmp_path / "config.yaml"
+    path.write_text("none: {}\n")
+    real_open = os.open
+
+    def denied(name, *args, **kwargs):
+        if str(name) == str(path):
+            raise PermissionError(13, "Permission denied", str(name))
+        return real_open(name, *args, **kwargs)
+    monkeypatch.setattr(os, "open", denied)
+    refused(capsys, [*SMOKE, "--strategy-config", str(path), "--out", str(tmp_path / "r")],
+            f"--strategy-config: {path}: cannot read: Permission denied")
+
+
+def test_a_path_the_file_system_refuses_mid_command_exits_2_naming_it(tmp_path, capsys, monkeypatch):
+    """An OSError on a path (not allowed, read-only, full...) is the user's file system saying no, not a bug."""
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(tmp_path / "r" / "summary.csv"))
+    monkeypatch.setattr("harness.api.run", refuse)
+    refused(capsys, [*SMOKE, "--out", str(tmp_path / "r")],
+            f"ctxbench: error: {tmp_path}/r/summary.csv: Permission denied")
 
 
 # --- deep nesting ---
