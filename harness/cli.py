@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import functools
 import json
 import os
@@ -18,13 +19,17 @@ DEFAULT_SUITE = "default"
 DEFAULT_CACHE_STYLE = "anthropic"
 
 
+SEED_MAX = 2**63 - 1  # seeds are written to runs.jsonl and read back as 64-bit integers
+MAX_WORKERS = 1024
+
+
 def _int_list(text: str) -> list[int]:
     try:
         values = [int(part) for part in text.split(",") if part.strip()]
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from exc
-    if not values or any(v < 0 for v in values):
-        raise argparse.ArgumentTypeError(f"expected non-negative integers, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r:.200}") from exc
+    if not values or any(not 0 <= v <= SEED_MAX for v in values):
+        raise argparse.ArgumentTypeError(f"expected non-negative integers of at most 2**63 - 1, got {text!r:.200}")
     if len(set(values)) < len(values):  # a seed twice would run each of its cells twice under one run_id
         raise argparse.ArgumentTypeError(f"expected distinct integers, got {text!r}")
     return values
@@ -40,6 +45,47 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _seed(text: str) -> int:
+    """One seed: an integer in [0, 2**63 - 1], as --seeds takes them."""
+    try:
+        value = int(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r:.200}") from exc
+    if not 0 <= value <= SEED_MAX:
+        raise argparse.ArgumentTypeError(f"expected an integer in [0, 2**63 - 1], got {text!r:.200}")
+    return value
+
+
+def _workers(text: str) -> int:
+    """--workers: 1 to MAX_WORKERS. Each worker is a process holding pipes to this one, and the usual limit of
+    open files per process is 1024 (`ulimit -n`), so more could not all start; no single machine ctxbench
+    runs on has more cores than that either (a cluster is --executor ray's)."""
+    value = _positive_int(text)
+    if value > MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"expected at most {MAX_WORKERS} worker processes, got {value}")
+    return value
+
+
+def _window(text: str) -> int:
+    """--window: a positive number of tokens, at most harness.config.MAX_TOKENS."""
+    from harness.config import MAX_TOKENS
+
+    value = _positive_int(text)
+    if value > MAX_TOKENS:
+        raise argparse.ArgumentTypeError(f"expected at most {MAX_TOKENS:,} tokens, got {value:,}")
+    return value
+
+
+def _path(text: str) -> str:
+    """A path option: one the OS can take (harness.user_files.check_path_text), else a usage error naming it."""
+    from harness.user_files import check_path_text
+
+    try:
+        return check_path_text(text, "path")
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("path: ")) from exc
+
+
 def _version() -> str:
     """The installed distribution's version, as results' config.json records it."""
     from harness.results import versions
@@ -49,7 +95,7 @@ def _version() -> str:
 
 def _add_provider_options(parser: argparse.ArgumentParser) -> None:
     """Window, cache, prices and extra profiles: shared by `run`, `sweep` and `traces`."""
-    parser.add_argument("--window", type=_positive_int,
+    parser.add_argument("--window", type=_window,
                         help="context window in input tokens: the mock provider's window (default 200000), "
                              "and the input budget of a real model's profile")
     parser.add_argument("--cache-style", choices=CACHE_STYLES,
@@ -76,10 +122,10 @@ def _add_strategy_options(parser: argparse.ArgumentParser, default: str) -> None
 def _add_model_options(command: argparse.ArgumentParser) -> None:
     """Suite, model, seeds and parallelism: shared by `run` and `sweep`, in help groups."""
     parser = command.add_argument_group("tasks")
-    parser.add_argument("--suite", default=DEFAULT_SUITE,
+    parser.add_argument("--suite", default=DEFAULT_SUITE, type=_path,
                         help="suite name (smoke, default, long), a JSONL/Parquet task file or a hub dataset id "
                              f"(default: {DEFAULT_SUITE})")
-    parser.add_argument("--tasks", metavar="FILE", help="a task file (JSONL or Parquet); overrides --suite")
+    parser.add_argument("--tasks", metavar="FILE", type=_path, help="a task file (JSONL or Parquet); overrides --suite")
     parser.add_argument("--family", metavar="F[,F]",
                         help="run only these task families of the suite (see `ctxbench tasks list`)")
     parser.add_argument("--task-ids", metavar="ID[,ID]", help="run only these task ids of the suite")
@@ -101,10 +147,10 @@ def _add_model_options(command: argparse.ArgumentParser) -> None:
     parser.add_argument("--seeds", type=_int_list, default=[0], help="comma-separated run seeds (default 0)")
     parser.add_argument("--max-requests", type=_positive_int, default=None,
                         help="main-model requests per run before it ends as max_requests (default 400)")
-    parser.add_argument("--out", help="results directory (default results/<timestamp>)")
-    parser.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1,
-                        help="parallel worker processes (default: the number of cores); with --executor ray and no "
-                             "--ray-address, the CPUs of the local Ray started")
+    parser.add_argument("--out", type=_path, help="results directory (default results/<timestamp>)")
+    parser.add_argument("--workers", type=_workers, default=min(os.cpu_count() or 1, MAX_WORKERS),
+                        help="parallel worker processes, at most 1024 (default: the number of cores); "
+                             "with --executor ray and no --ray-address, the CPUs of the local Ray started")
     parser.add_argument("--executor", default="local", metavar="{local,in_process,ray}",
                         help="how the cells run, not what is measured: local worker processes (default), "
                              "in_process (one by one, here) or ray (Ray tasks; the `ray` extra; docs/scale.md)")
@@ -139,14 +185,14 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
     """Options of `run` and `sweep` for real models: dry run, resume, response cache, spending, concurrency,
     retries, faults (one function, so the two commands cannot drift apart)."""
     run = command.add_argument_group("before and around a paid run: estimate, resume, cache, spending, retries")
-    run.add_argument("--inspect-log", nargs="?", const="", default=None, metavar="DIR",
+    run.add_argument("--inspect-log", nargs="?", const="", default=None, metavar="DIR", type=_path,
                      help="write Inspect AI eval logs as runs finish, to watch with `inspect view --log-dir DIR` "
                           "(default DIR: RESULTS_DIR/inspect/; needs the `inspect` extra; docs/inspect.md)")
     run.add_argument("--dry-run", action="store_true",
                      help="print the cells and an estimate of tokens and cost, from the mock agent run on these "
                           "cells in a temporary directory and billed as --model (or --price-model); writes "
                           "nothing and calls no real model")
-    run.add_argument("--resume", metavar="RESULTS_DIR",
+    run.add_argument("--resume", metavar="RESULTS_DIR", type=_path,
                      help="finish an interrupted run: reuse RESULTS_DIR/config.json, skip cells already in its "
                           "runs.jsonl, rerun the unfinished ones and those that ended on an outage (transient "
                           "errors); matrix options may not be given with it")
@@ -155,7 +201,7 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
     run.add_argument("--repair", action="store_true",
                      help="with --resume: move lines of runs.jsonl that are not rows of config.json's matrix "
                           "(garbage, rows of another run or config) to runs.quarantine.jsonl, then resume")
-    run.add_argument("--cache", metavar="DIR",
+    run.add_argument("--cache", metavar="DIR", type=_path,
                      help="response cache (SQLite in DIR): a request made before, by model, messages, tools, "
                           "parameters and repeat index, is answered from DIR instead of sent")
     run.add_argument("--max-cost-usd", type=float, metavar="USD",
@@ -204,7 +250,7 @@ def _add_sweep_parser(commands: argparse._SubParsersAction) -> None:
                     "concurrency, retry and --dry-run options; --resume DIR finishes an interrupted sweep.",
         epilog="Example: ctxbench sweep --strategy observation_masking --grid keep_last=3,5,10 --also none "
                "(`ctxbench strategies NAME` lists the keys a grid can vary)")
-    sweep.add_argument("grid_file", nargs="?", metavar="GRID_FILE",
+    sweep.add_argument("grid_file", nargs="?", metavar="GRID_FILE", type=_path,
                        help="YAML/JSON file: {strategy, config (base), label, grid: {dotted.key: [values]}}")
     sweep.add_argument("--strategy", help="registered name or import path of the strategy to sweep")
     sweep.add_argument("--grid", nargs="+", action="extend", default=[], metavar="KEY=V1,V2",
@@ -229,12 +275,13 @@ def _add_traces_parser(commands: argparse._SubParsersAction) -> None:
                     "the strategy decides each view, the mock provider prices it (window, prefix cache, usage), "
                     "the recorded message is the response. Writes the usual results layout (docs/traces.md).",
         epilog="Example: ctxbench traces my_traces/ --strategies none,observation_masking,hard_summarize --window 32000")
-    traces.add_argument("paths", nargs="+", metavar="PATH", help="trace files or directories (searched recursively)")
+    traces.add_argument("paths", nargs="+", metavar="PATH", type=_path,
+                        help="trace files or directories (searched recursively)")
     traces.add_argument("--format", default="auto", choices=FORMATS,
                         help="the traces' format (default auto: detected per file)")
     _add_strategy_options(traces, "none")
     _add_provider_options(traces)
-    traces.add_argument("--out", help="results directory (default results/<timestamp>)")
+    traces.add_argument("--out", type=_path, help="results directory (default results/<timestamp>)")
     traces.add_argument("--baseline", default=None,
                         help="strategy the report's paired differences compare against (default none, else the first)")
     traces.add_argument("--no-progress", action="store_true", help="hide the progress bar")
@@ -248,7 +295,8 @@ def _add_show_parser(commands: argparse._SubParsersAction) -> None:
                     "messages it removed, replaced or inserted; then how it ended and what the checker expected and "
                     "was given. Reads only the files (docs/show.md).",
         epilog="Example: ctxbench show results/default --run plant_early_ask_late-3--compaction_ladder--s0 --diff 42")
-    show.add_argument("target", metavar="RESULTS_DIR|EVENT_LOG", help="a results directory or one events/<run_id>.jsonl")
+    show.add_argument("target", metavar="RESULTS_DIR|EVENT_LOG", type=_path,
+                      help="a results directory or one events/<run_id>.jsonl")
     show.add_argument("--run", metavar="RUN_ID", help="the run of RESULTS_DIR (default: its only run, else list them)")
     show.add_argument("--request", type=int, metavar="N", help="print the view exactly as sent at main request N (1-based)")
     show.add_argument("--json", action="store_true", help="with --request: the view's messages as a JSON list")
@@ -287,7 +335,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay = commands.add_parser("replay", help="rebuild every sent view from event logs and check its hash",
                                  description="Rebuild each view sent to the model from the event log alone "
                                              "(no LLM or tool call) and compare it with the recorded hash.")
-    replay.add_argument("events", nargs="+", help="events/<run_id>.jsonl files or results directories")
+    replay.add_argument("events", nargs="+", type=_path, help="events/<run_id>.jsonl files or results directories")
     _add_show_parser(commands)
     _add_sweep_parser(commands)
     _add_traces_parser(commands)
@@ -295,9 +343,9 @@ def build_parser() -> argparse.ArgumentParser:
         "report", help="write summary.csv, paired.csv, report.md and plots/ for a results directory",
         description="Summaries with seeded 95% bootstrap intervals, paired differences against a baseline over "
                     "the same task and seed, report.md and plots, from the directory's files alone.")
-    report.add_argument("results_dir", help="a results directory written by run, sweep or traces")
+    report.add_argument("results_dir", type=_path, help="a results directory written by run, sweep or traces")
     report.add_argument("--baseline", default=None, help="strategy to compare against (default none)")
-    report.add_argument("--bootstrap-seed", type=int, default=0, help="seed of the bootstrap resampling (default 0)")
+    report.add_argument("--bootstrap-seed", type=_seed, default=0, help="seed of the bootstrap resampling (default 0)")
     _add_plot_task_option(report)
     strategies = commands.add_parser(
         "strategies", help="list strategies, or show one's source and config keys",
@@ -312,9 +360,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="One Inspect AI eval log per strategy, each run a sample (messages, model, tool and compaction "
                     "events, the checker's score, the run's metrics), for `inspect view --log-dir DIR` and "
                     "inspect_ai.analysis; needs the `inspect` extra. Details: docs/inspect.md.")
-    export.add_argument("results_dir", help="a results directory written by run, sweep or traces")
+    export.add_argument("results_dir", type=_path, help="a results directory written by run, sweep or traces")
     export.add_argument("--format", choices=["inspect"], required=True, help="the output format")
-    export.add_argument("--out", help="directory for the logs (default RESULTS_DIR/inspect/)")
+    export.add_argument("--out", type=_path, help="directory for the logs (default RESULTS_DIR/inspect/)")
     tasks = commands.add_parser("tasks", help="list task families and suites, or show one task instance",
                                 description="`tasks list`: families with their knobs, suites with their instances. "
                                             "`tasks show ID`: one instance's prompt, opening messages and tools.")
@@ -323,7 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
     show = tasks_commands.add_parser("show", help="one task instance's prompt and tools")
     show.add_argument("task_id", help="a task_id from a suite (see `tasks list`)")
     show.add_argument("--suite", help="suite name, JSONL/Parquet file or hub id to look in (default: every built-in suite)")
-    show.add_argument("--seed", type=int, default=0,
+    show.add_argument("--seed", type=_seed, default=0,
                       help="run seed: show the instance a run with this seed gets (default 0, the row's own)")
     return parser
 
@@ -351,8 +399,13 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader stopped (`ctxbench strategies | head`): not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
         return 141  # as a shell reports a command ended by SIGPIPE
+    except OSError as exc:
+        if exc.errno in REFUSED_BY_FILE_SYSTEM and exc.filename is not None:
+            print(f"ctxbench: error: {scrub_text(exc.filename)}: {exc.strerror}", file=sys.stderr)
+            return 2
+        return _internal_error(exc, args)
     except Exception as exc:  # a bug of ours, not bad input: one line, the traceback kept in a file
-        return _internal_error(exc, _results_dir(args))
+        return _internal_error(exc, args)
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -383,28 +436,49 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 INTERNAL_ERROR_FILE = "internal-error-{stamp}-{pid}.txt"
+# OSErrors that are the file system refusing a path the user gave (too long, not allowed, not a directory,
+# full): reported as bad input, naming the path. A missing file (ENOENT) is not among them: the user's
+# missing files are named by the checks that read them, so one missing here is a bug of ours.
+REFUSED_BY_FILE_SYSTEM = frozenset({errno.ENAMETOOLONG, errno.EACCES, errno.EPERM, errno.EISDIR, errno.ENOTDIR,
+                                    errno.ELOOP, errno.EROFS, errno.ENOSPC, errno.EDQUOT})
+
+
+def scrub_text(value: Any) -> str:
+    """`value` as text with every known secret scrubbed (a path may hold a pasted key)."""
+    from harness.secrets import scrub
+
+    return scrub(str(value))
 
 
 def _results_dir(args: argparse.Namespace) -> Path | None:
-    """The results directory of the command, where one is named and exists (else None)."""
+    """The results directory of the command, where one is named and exists (else None; a path the OS refuses
+    to look at, e.g. too long, is none)."""
     for name in ("resume", "out", "results_dir"):
         value = getattr(args, name, None)
-        if value and Path(value).is_dir():
-            return Path(value)
+        try:
+            if value and Path(value).is_dir():
+                return Path(value)
+        except (OSError, ValueError):
+            continue
     return None
 
 
-def _internal_error(exc: Exception, results_dir: Path | None) -> int:
+def _internal_error(exc: Exception, args: argparse.Namespace) -> int:
     """Report an internal error in one line (secrets scrubbed), the traceback saved to a file under the
-    results directory, else a temp file; exit code 1 (2 is bad input, 0 success)."""
-    import traceback
+    results directory, else a temp file; exit code 1 (2 is bad input, 0 success). The report itself never
+    raises: whatever fails in it leaves a one-line note instead of a second traceback."""
+    try:
+        import traceback
 
-    from harness.secrets import remember, scrub
+        from harness.secrets import remember, scrub
 
-    remember()  # the environment's secrets, with those this invocation met already
-    saved = _save_traceback(scrub("".join(traceback.format_exception(exc))), results_dir)
-    message = scrub(str(exc)).strip().splitlines()
-    print(f"ctxbench: internal error: {type(exc).__name__}: {message[0][:500] if message else ''}", file=sys.stderr)
+        remember()  # the environment's secrets, with those this invocation met already
+        saved = _save_traceback(scrub("".join(traceback.format_exception(exc))), _results_dir(args))
+        message = scrub(str(exc)).strip().splitlines()
+        first = message[0][:500] if message else ""
+    except Exception as fault:  # noqa: BLE001  (the handler of last resort must not fail)
+        saved, first = f"traceback not saved (reporting it failed: {type(fault).__name__})", ""
+    print(f"ctxbench: internal error: {type(exc).__name__}: {first}", file=sys.stderr)
     print(f"ctxbench: {saved}; please report it", file=sys.stderr)
     return 1
 
@@ -418,15 +492,15 @@ def _save_traceback(text: str, results_dir: Path | None) -> str:
         try:
             (results_dir / name).write_text(text, encoding="utf-8")
             return f"traceback saved to {results_dir / name}"
-        except OSError:
+        except (OSError, ValueError):
             pass
     try:
         handle, path = tempfile.mkstemp(prefix="ctxbench-" + name.removesuffix(".txt") + "-", suffix=".txt")
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(text)
         return f"traceback saved to {path}"
-    except OSError as exc:
-        return f"traceback not saved ({exc.strerror})"
+    except (OSError, ValueError) as exc:
+        return f"traceback not saved ({getattr(exc, 'strerror', None) or type(exc).__name__})"
 
 
 def _cmd_strategies(args: argparse.Namespace) -> int:
@@ -476,13 +550,35 @@ def _run_options(args: argparse.Namespace) -> dict[str, Any]:
             **{name: getattr(args, name) for name in INVOCATION_OPTIONS}}
 
 
-def _print_outcome(out: Path, started: float) -> None:
+def _rows_by_id(results_dir: str | Path) -> dict[str, dict[str, Any]]:
+    """The rows of a results directory by run_id; none when it cannot be read yet (--resume then says why)."""
+    from harness.results import read_runs
+
+    try:
+        return {row["run_id"]: row for row in read_runs(results_dir)}
+    except CtxbenchError:
+        return {}
+
+
+def _made_text(before: dict[str, dict[str, Any]] | None, out: Path, total: int, seconds: float) -> str:
+    """How many runs this invocation made: all rows of a new directory; for --resume, the rows new or
+    replaced since `before` (a resume with nothing left makes none)."""
+    if before is None:
+        return f"{total} runs in {seconds:.1f}s"
+    after = _rows_by_id(out)
+    made = sum(1 for run_id, row in after.items() if before.get(run_id) != row)
+    if not made:
+        return f"0 runs: all {total} were already done"
+    return f"{made} runs in {seconds:.1f}s ({total} in all)"
+
+
+def _print_outcome(out: Path, started: float, before: dict[str, dict[str, Any]] | None = None) -> None:
     from harness.invocation import UNSTARTED_FILE
     from harness.report import NO_FINISHED_RUNS, console_table, runs_frame, summarize
 
     runs = runs_frame(out)
     print(NO_FINISHED_RUNS if runs.empty else console_table(summarize(runs)))
-    print(f"\n{len(runs)} runs in {time.perf_counter() - started:.1f}s -> {out}/ "
+    print(f"\n{_made_text(before, out, len(runs), time.perf_counter() - started)} -> {out}/ "
           f"(runs.jsonl, summary.csv, paired.csv, report.md, events/, plots/)")
     _print_tuning(out)
     if (out / UNSTARTED_FILE).exists():
@@ -563,6 +659,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from harness.config import parse_inline_or_file
 
     started = time.perf_counter()
+    before = _rows_by_id(args.resume) if args.resume else None
     if args.resume:
         out = _resume(args)
     else:
@@ -576,7 +673,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                                                        plot_task=args.plot_task), args.cache_style)
         out = api.run(args.tasks or args.suite, strategies=specs, **options, plot_task=args.plot_task, watch=live)
         _finish_inspect_logs(live)
-    _print_outcome(out, started)
+    _print_outcome(out, started, before)
     return 0
 
 
@@ -603,6 +700,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     from harness.sweep import load_grid_file, make_grid, parse_grid_args
 
     started = time.perf_counter()
+    before = _rows_by_id(args.resume) if args.resume else None
     if args.resume:
         out = _resume(args)
     else:
@@ -622,7 +720,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
                                                        plot_task=args.plot_task), args.cache_style)
         out = api.sweep(grid, args.tasks or args.suite, also=also, **options, plot_task=args.plot_task, watch=live)
         _finish_inspect_logs(live)
-    _print_outcome(out, started)
+    _print_outcome(out, started, before)
     return 0
 
 
@@ -698,6 +796,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
         raise ConfigError(f"report: {path} is not a results directory (it has neither {RUNS_FILE} nor {CONFIG_FILE})")
     with hold(path, "report"):  # not while a run writes it
         runs = runs_frame(path)
+        if runs.empty:  # a report of nothing would replace the files of a directory that had some
+            has = "holds no run" if (path / RUNS_FILE).is_file() else "does not exist"
+            raise ConfigError(f"report: {path / RUNS_FILE} {has}; nothing to report")
         if args.baseline:
             check_baseline(runs, args.baseline)
         if args.plot_task and not runs.empty:

@@ -2,34 +2,28 @@
 from __future__ import annotations
 
 import functools
-import json
+import math
 import tempfile
 from dataclasses import MISSING, Field, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, TypeVar, get_args, get_origin, get_type_hints
 
-import yaml
 
 from harness.errors import ConfigError
 from harness.secrets import remember
+from harness.user_files import INT64_MAX
 
 T = TypeVar("T")
 HELP = "help"  # a config field's metadata key: its one-line meaning (`ctxbench strategies NAME`)
+TOKENS = "tokens"  # a config field's metadata key: the field counts tokens, so it is at most MAX_TOKENS
+MAX_TOKENS = 10**9  # 100x the largest context window offered (10M tokens): a token count past it is a mistake
 
 
 def load_data_file(path: str | Path) -> Any:
-    """Read a JSON or YAML file into plain data."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}): not a JSON or YAML file") from exc
-    try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}") from exc
+    """Read a JSON or YAML file into plain data, within harness.user_files' bounds."""
+    from harness.user_files import load_data
+
+    data = load_data(path)
     remember(data)  # its secrets stay out of every output, the errors about it included
     return data
 
@@ -38,10 +32,9 @@ def parse_inline_or_file(value: str, what: str) -> dict[str, Any]:
     """Accept inline JSON (`{"a": 1}`) or a path to a JSON/YAML file; either must hold a mapping."""
     stripped = value.strip()
     if stripped.startswith(("{", "[")):
-        try:
-            data = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{what}: inline JSON is invalid: {exc}") from exc
+        from harness.user_files import parse_json
+
+        data = parse_json(stripped, f"{what}: inline JSON")
         remember(data)
         source = "inline JSON"
     else:
@@ -63,10 +56,14 @@ def _check_type(value: Any, annotation: Any, where: str) -> Any:
         if annotation is float:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ConfigError(f"{where}: expected a number, got {value!r}")
+            if not math.isfinite(value) or abs(value) > INT64_MAX:
+                raise ConfigError(f"{where}: expected a finite number within +-2**63, got {value!r:.40}")
             return float(value)
         if annotation is int:
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ConfigError(f"{where}: expected an integer, got {value!r}")
+            if abs(value) > INT64_MAX:  # every integer of a config is written to config.json and read as 64 bits
+                raise ConfigError(f"{where}: expected an integer within +-(2**63 - 1), got {value:.3g}")
             return value
         if annotation is bool:
             if not isinstance(value, bool):
@@ -130,6 +127,7 @@ def build_dataclass(cls: type[T], data: Any, where: str) -> T:
     for name, field_ in known.items():
         if name in data:
             kwargs[name] = _check_type(data[name], hints[name], f"{where}.{name}")
+            _check_tokens(field_, kwargs[name], f"{where}.{name}")
         elif field_.default is MISSING and field_.default_factory is MISSING:  # type: ignore[misc]
             raise ConfigError(f"{where}: missing required key {name!r}")
     try:
@@ -138,12 +136,21 @@ def build_dataclass(cls: type[T], data: Any, where: str) -> T:
         raise ConfigError(f"{where}: {exc}") from exc
 
 
-def option(default: Any = MISSING, help: str = "", *, factory: Callable[[], Any] | None = None) -> Any:
+def _check_tokens(field_: Field, value: Any, where: str) -> None:
+    """A field marked `tokens` holds at most MAX_TOKENS (a threshold of 10**38 tokens is no threshold)."""
+    if field_.metadata.get(TOKENS) and isinstance(value, (int, float)) and value > MAX_TOKENS:
+        raise ConfigError(f"{where}: {value:,} tokens is more than any model holds; at most {MAX_TOKENS:,}")
+
+
+def option(default: Any = MISSING, help: str = "", *, factory: Callable[[], Any] | None = None,
+           tokens: bool = False) -> Any:
     """A config dataclass field with its meaning beside it: the one schema that both validates
-    (build_dataclass reads the type hint) and documents (`ctxbench strategies NAME` reads the help)."""
+    (build_dataclass reads the type hint, and bounds a `tokens` field by MAX_TOKENS) and documents
+    (`ctxbench strategies NAME` reads the help)."""
+    metadata = {HELP: help, TOKENS: tokens}
     if factory is not None:
-        return field(default_factory=factory, metadata={HELP: help})
-    return field(default=default, metadata={HELP: help})
+        return field(default_factory=factory, metadata=metadata)
+    return field(default=default, metadata=metadata)
 
 
 def field_help(field_: Field) -> str:

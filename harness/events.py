@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterator
 from harness.errors import ReplayMismatch
 from harness.fast_json import json_line
 from harness.secrets import scrub
+from harness.user_files import check_depth
 
 # The fields where text from outside (exception messages, tracebacks) enters a log: they may echo a URL,
 # a header or a key, so they are scrubbed of secrets (harness.secrets) as they are appended.
@@ -93,6 +94,8 @@ def read_events(path: str | Path) -> list[dict[str, Any]]:
     """Load an event file, naming the file and line of any corruption (missing file, bytes that are
     not UTF-8, a line that is not a JSON object, an id out of sequence)."""
     events = []
+    if os.path.exists(path) and not os.path.isdir(path) and not os.path.isfile(path):  # a FIFO would block the open
+        raise ReplayMismatch(f"{path}: cannot read event log: not a regular file (a device, FIFO or socket)")
     try:
         handle = open(path, "rb")
     except OSError as exc:
@@ -102,6 +105,7 @@ def read_events(path: str | Path) -> list[dict[str, Any]]:
             if not line.strip():
                 continue
             try:
+                check_depth(line, f"{path}:{number}")
                 event = json.loads(line.decode("utf-8"))
             except UnicodeDecodeError as exc:
                 raise ReplayMismatch(f"{path}:{number}: not UTF-8 text (byte {exc.start} of the line)") from exc

@@ -28,6 +28,7 @@ from harness.profiles import build_profiles
 from harness.runner import Cell, Matrix, run_cells
 from harness.secrets import REDACTED, redact, redact_text
 from strategies import StrategySpec
+from harness.user_files import load_json
 from tasks.suites import TaskRow
 
 UNSTARTED_FILE = "unstarted.json"
@@ -226,13 +227,9 @@ def load_matrix(results_dir: str | Path, api_base: str | None = None) -> Matrix:
     """The matrix recorded in a results directory's config.json."""
     path = Path(results_dir) / CONFIG_FILE
     try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"--resume: cannot read {path}: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"--resume: {path} is not UTF-8 text (byte {exc.start})") from exc
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"--resume: {path} is not valid JSON ({exc.msg}, line {exc.lineno})") from exc
+        config = load_json(path)
+    except ConfigError as exc:
+        raise ConfigError(f"--resume: {exc}") from exc
     config = _checked_config(path, config)
     tasks = []
     for i, task in enumerate(config["tasks"]):

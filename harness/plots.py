@@ -15,6 +15,7 @@ import pandas as pd
 from harness.errors import ConfigError, did_you_mean
 from harness.results import CONFIG_FILE, EVENTS_DIR, PLOTS_DIR
 from harness.stats import pareto_front
+from harness.user_files import load_json
 
 # A `key=` of a grid point's label (`key=value,key=value`; keys are dotted config names, values JSON or text).
 GRID_KEY = re.compile(r"(?:^|,)([A-Za-z_][\w.]*)=")
@@ -69,8 +70,8 @@ def context_window(results_dir: str | Path, run_ids: Iterable[str]) -> int | Non
         if isinstance(main, dict):
             return profile_window(main)
     try:
-        main = json.loads((Path(results_dir) / CONFIG_FILE).read_text(encoding="utf-8"))["profiles"]["main"]
-    except (OSError, ValueError, KeyError, TypeError):
+        main = load_json(Path(results_dir) / CONFIG_FILE)["profiles"]["main"]
+    except (ConfigError, KeyError, TypeError):
         return None
     return profile_window(main) if isinstance(main, dict) else None
 

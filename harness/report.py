@@ -1,7 +1,6 @@
 """Summaries, paired comparisons, report.md and plots of a results directory, from its files alone."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Callable
 
@@ -12,6 +11,7 @@ from harness.events import read_events
 from harness.metrics import LOOP_CONDENSATIONS
 from harness.numbers import DOLLARS, SIGNED_USD, USD
 from harness.results import CONFIG_FILE, EVENTS_DIR, SUMMARY_FILE, read_runs
+from harness.user_files import load_json
 from harness.verdict import checker_parts
 from harness.stats import (CLUSTER_KEY, DEFAULT_SEED, Estimate, bootstrap_mean, bootstrap_ratio,
                            paired_difference, pareto_front)
@@ -49,7 +49,7 @@ NO_FINISHED_RUNS = "(no finished runs)"  # the table of a results directory whos
 def runs_frame(results_dir: str | Path) -> pd.DataFrame:
     """The runs in run_id order: runs.jsonl holds them in completion order, which varies with the
     workers, and the seeded bootstrap resamples by position, so intervals must not depend on it."""
-    runs = pd.DataFrame(read_runs(results_dir))
+    runs = pd.DataFrame(read_runs(results_dir, complete=True))
     return runs.sort_values("run_id", kind="stable", ignore_index=True) if "run_id" in runs else runs
 
 
@@ -535,7 +535,7 @@ def markdown_paired(paired: pd.DataFrame) -> str:
 
 def _read_config(results_dir: Path) -> dict[str, Any]:
     path = results_dir / CONFIG_FILE
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    return load_json(path) if path.exists() else {}
 
 
 def report_markdown(results_dir: Path, runs: pd.DataFrame, summary: pd.DataFrame, paired: pd.DataFrame,
@@ -604,6 +604,7 @@ def write_report(results_dir: str | Path, baseline: str = DEFAULT_BASELINE,
     runs = runs_frame(results_dir)
     if runs.empty:
         return {"summary": pd.DataFrame(), "paired": pd.DataFrame(), "table": NO_FINISHED_RUNS, "plots": []}
+    _read_config(results_dir)  # read before any file is replaced: a config.json cut short fails here
     summary = summarize(runs, seed)
     summary.to_csv(results_dir / SUMMARY_FILE, index=False)
     paired = paired_differences(runs, baseline, seed)

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 from importlib import metadata
@@ -21,6 +22,7 @@ from typing import Any, Iterable
 
 from harness.errors import ConfigError
 from harness.secrets import scrub
+from harness.user_files import INT64_MAX, MAX_DEPTH, json_depth, read_bytes
 
 RUNS_FILE = "runs.jsonl"
 QUARANTINE_FILE = "runs.quarantine.jsonl"
@@ -152,20 +154,75 @@ class RunsLine:
     parsed: bool = True  # the line is UTF-8 JSON (a row or not); a torn line is not
 
 
+MAX_ROW_NUMBER = 2**53  # the largest integer a float holds exactly (pandas reads a column with a null as floats)
+# The row schema `report` and `--resume` read by: text fields, flags, structured fields (objects and lists,
+# never computed with), every other field a number or null; the fields reports group and pair by are not null
+# (and, for a report, present: `read_runs(..., complete=True)`).
+ROW_TEXT = ("run_id", "task_id", "family", "strategy", "strategy_name", "model", "termination", "error", "trace_path",
+            "recorded_model")
+ROW_REQUIRED = ("run_id", "task_id", "family", "strategy", "seed", "success")
+ROW_FLAGS = ("success", "transient")
+ROW_STRUCTURED = ("strategy_config", "libraries", "detail", "recorded_outcome")
+ROW_STRUCTURED_SUFFIXES = ("_by_level", "_by_step")
+
+
+def row_problem(row: dict[str, Any]) -> str | None:
+    """What makes a row unreadable by `report` and `--resume` (None: nothing), as "a row ...": a field of the
+    wrong type for the schema above, a seed outside [0, 2**63 - 1] (as `--seeds`), a number that is not
+    finite or beyond +-MAX_ROW_NUMBER (a cost of NaN or 1e30 tokens would poison every mean)."""
+    if not isinstance(row.get("run_id"), str):
+        return "a row without a run_id"
+    for name, value in row.items():
+        problem = _field_problem(name, value)
+        if problem:
+            return f"a row whose field {name!r} is {_shown(value)}, {problem}"
+    return None
+
+
+def missing_fields(row: dict[str, Any]) -> str | None:
+    """What a row lacks of the fields reports group and pair by (None: nothing), as "a row ..."."""
+    missing = [name for name in ROW_REQUIRED if name not in row]
+    return f"a row without {', '.join(map(repr, missing))}" if missing else None
+
+
+def _field_problem(name: str, value: Any) -> str | None:
+    if value is None and name in ROW_REQUIRED:
+        return "not set"
+    if name in ROW_TEXT:
+        return None if isinstance(value, str) or value is None else "not a string"
+    if name in ROW_FLAGS:
+        return None if isinstance(value, bool) else "not true or false"
+    if name in ROW_STRUCTURED or name.endswith(ROW_STRUCTURED_SUFFIXES) or value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "not a number or null"
+    if name == "seed" and not (isinstance(value, int) and 0 <= value <= INT64_MAX):
+        return "not an integer in [0, 2**63 - 1]"
+    if name != "seed" and not (math.isfinite(value) and abs(value) <= MAX_ROW_NUMBER):
+        return "not a finite number within +-2**53"
+    return None
+
+
+def _shown(value: Any) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else f"{value!r:.80}"
+
+
 def _parse_line(number: int, raw: bytes) -> RunsLine:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return RunsLine(number, raw.decode("utf-8", "replace"), None, "not UTF-8 text", parsed=False)
+    depth = json_depth(text)
+    if depth > MAX_DEPTH:
+        return RunsLine(number, text, None, f"nested {depth} arrays/objects deep (at most {MAX_DEPTH})")
     try:
         row = json.loads(text)
     except json.JSONDecodeError as exc:
         return RunsLine(number, text, None, f"not a whole JSON row ({exc.msg})", parsed=False)
     if not isinstance(row, dict):
         return RunsLine(number, text, None, f"a JSON {type(row).__name__}, not a row object")
-    if not isinstance(row.get("run_id"), str):
-        return RunsLine(number, text, None, "a row without a run_id")
-    return RunsLine(number, text, row)
+    problem = row_problem(row)
+    return RunsLine(number, text, None if problem else row, problem)
 
 
 def scan_runs(runs_file: str | Path) -> list[RunsLine]:
@@ -174,7 +231,7 @@ def scan_runs(runs_file: str | Path) -> list[RunsLine]:
     runs_file = Path(runs_file)
     if not runs_file.exists():
         return []
-    lines = [_parse_line(number, raw) for number, raw in enumerate(runs_file.read_bytes().split(b"\n"), 1)
+    lines = [_parse_line(number, raw) for number, raw in enumerate(read_bytes(runs_file).split(b"\n"), 1)
              if raw.strip()]
     if lines and not lines[-1].parsed:
         lines.pop()
@@ -190,13 +247,16 @@ def latest_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(by_id.values())
 
 
-def read_runs(path: str | Path) -> list[dict[str, Any]]:
+def read_runs(path: str | Path, complete: bool = False) -> list[dict[str, Any]]:
     """Rows of a results directory's runs.jsonl, the last per run_id (a torn last line, from a kill, is
-    skipped); a bad line before the last is a ConfigError naming it."""
+    skipped); a bad line before the last is a ConfigError naming it. `complete`: a row must also hold every
+    field reports group and pair by (ROW_REQUIRED)."""
     runs_file = Path(path) / RUNS_FILE if Path(path).is_dir() else Path(path)
     lines = scan_runs(runs_file)
-    bad = next((line for line in lines if line.problem), None)
+    problems = ((line, line.problem or (complete and line.row is not None and missing_fields(line.row)))
+                for line in lines)
+    bad = next(((line, problem) for line, problem in problems if problem), None)
     if bad is not None:
-        raise ConfigError(f"{runs_file}: line {bad.number} is {bad.problem}; move it aside with "
+        raise ConfigError(f"{runs_file}: line {bad[0].number} is {bad[1]}; move it aside with "
                           f"`ctxbench run --resume {runs_file.parent} --repair`")
     return latest_rows(line.row for line in lines if line.row is not None)

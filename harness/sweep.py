@@ -31,14 +31,13 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import pandas as pd
-import yaml
-
 from harness.config import load_data_file
 from harness.errors import ConfigError, did_you_mean
 from harness.numbers import USD
 from harness.report import markdown
 from harness.secrets import is_secret_path, redact, remember
 from harness.stats import DEFAULT_SEED, Estimate, paired_difference, pareto_front
+from harness.user_files import load_json, parse_json, parse_yaml
 from strategies import StrategySpec, build_strategy
 
 SWEEP_FILE = "sweep.json"
@@ -86,13 +85,10 @@ def split_values(text: str) -> list[str]:
 def _parse_value(key: str, text: str) -> Any:
     """JSON first (so 1e3 is a number), then YAML (bare words, quoted strings)."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        return parse_json(text, f"--grid {key}")
+    except ConfigError:
         pass
-    try:
-        return yaml.safe_load(text) if text else None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"--grid {key}: cannot read value {text!r}: {exc}") from exc
+    return parse_yaml(text, f"--grid {key}: value {text[:80]!r}") if text else None
 
 
 def parse_grid_args(items: Iterable[str]) -> dict[str, list[Any]]:
@@ -480,7 +476,7 @@ def write_tuning(results_dir: str | Path, summary: pd.DataFrame, runs: pd.DataFr
     path = Path(results_dir) / SWEEP_FILE
     if not path.exists():
         return TuningOutput()
-    sweep = json.loads(path.read_text(encoding="utf-8"))
+    sweep = load_json(path)
     tuning = tuning_table(summary, sweep)
     if tuning.empty:
         tuning.to_csv(Path(results_dir) / TUNING_FILE, index=False)

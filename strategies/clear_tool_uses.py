@@ -26,10 +26,10 @@ CLEARED_INPUT = "{}"
 
 @dataclass
 class ClearToolUsesConfig:
-    trigger: int = option(100_000, "clear once the last request's input tokens pass this")
+    trigger: int = option(100_000, "clear once the last request's input tokens pass this", tokens=True)
     keep: int = option(3, "most recent tool uses left intact")
     clear_at_least: int = option(0, "input tokens an edit must reclaim to apply, then it stops (0: no minimum, "
-                                    "clear every eligible result)")
+                                    "clear every eligible result)", tokens=True)
     exclude_tools: list[str] = option(help="tools whose results are never cleared", factory=list)
     clear_tool_inputs: bool = option(False, "also blank the cleared calls' arguments")
 

@@ -55,13 +55,13 @@ class LadderConfig:
     turn_boundary: bool = option(True, "compact to turn_boundary_target when a user turn begins, and to "
                                        "target_tokens only in an emergency; false: to target_tokens before "
                                        "every request")
-    turn_boundary_target: int = option(100_000, "routine token budget at the start of each turn")
-    target_tokens: int = option(200_000, "emergency token ceiling during a turn")
+    turn_boundary_target: int = option(100_000, "routine token budget at the start of each turn", tokens=True)
+    target_tokens: int = option(200_000, "emergency token ceiling during a turn", tokens=True)
     window_max_messages: int = option(100, "the sliding window acts when the view holds more messages than this")
     window_keep_messages: int = option(20, "messages the sliding window keeps")
-    clear_tool_max_tokens: int = option(5_000, "older tool results above this many tokens may be cleared")
+    clear_tool_max_tokens: int = option(5_000, "older tool results above this many tokens may be cleared", tokens=True)
     clear_tool_keep_pairs: int = option(6, "most recent tool call/result pairs never cleared")
-    min_clear_tokens: int = option(10_000, "skip a clear that would reclaim fewer tokens than this")
+    min_clear_tokens: int = option(10_000, "skip a clear that would reclaim fewer tokens than this", tokens=True)
     # Beyond the seed's block: pydantic-ai-harness's own defaults for what the seed leaves open.
     clamp_keep_head_chars: int = option(2_000, "characters kept at the head of a clamped message "
                                                "(ClampOversizedMessages.keep_head_chars)")

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 class LLMSummarizingConfig(HardResetConfig):
     max_size: int = option(240, "condense when the view holds more than this many OpenHands events")
     max_tokens: int | None = option(None, "condense when the view's tokens pass this (null: only the main "
-                                          "model's input budget)")
+                                          "model's input budget)", tokens=True)
     keep_first: int = option(2, "events at the start (after the system prompt) never forgotten")
     minimum_progress: float = option(0.1, "refuse a condensation that would forget less than this fraction "
                                           "of the view")

@@ -33,7 +33,8 @@ class CacheBustWarning(UserWarning):
 class WarnOnCacheBustsConfig:
     collapse_ratio: float = option(0.5, "a response reading back less than this fraction of the established "
                                         "cached prefix is a bust, in (0, 1]")
-    min_prefix_tokens: int = option(1024, "cache read + write tokens the prefix must reach before busts count")
+    min_prefix_tokens: int = option(1024, "cache read + write tokens the prefix must reach before busts count",
+                                    tokens=True)
     cache_ttl_seconds: float = option(300.0, "a gap longer than this since the previous response is named "
                                              "as the likely cause (provider-side expiry)")
 

@@ -38,6 +38,7 @@ from typing import Any
 import harness  # noqa: F401  (offline environment)
 from harness.config import build_dataclass
 from harness.errors import ConfigError, TaskFileError
+from harness.user_files import INT64_MAX, check_depth, check_path_text, read_bytes
 from harness.tokens import stable_hash
 from tasks import family_module
 from tasks.base import Environment
@@ -47,7 +48,6 @@ GENERATED_KEPT = 64  # generated instances kept per process for copying (least r
 _GENERATED: OrderedDict[str, Environment] = OrderedDict()
 ROW_FIELDS = {"task_id", "family", "seed", "params", "max_requests", "pinned"}
 INSTANCE_SEEDS = 2**31  # derived instance seeds lie in [0, INSTANCE_SEEDS)
-INT64_MAX = 2**63 - 1  # seeds and limits are written to runs.jsonl, read back as 64-bit integers
 TASK_FILE_SUFFIXES = (".jsonl", ".json", ".parquet")
 HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")  # owner/name
 # A task_id names each run's event file, events/<task_id>--<label>--s<seed>.jsonl (harness.runner.run_id_for),
@@ -154,6 +154,7 @@ def _validate_row(raw: Any, where: str) -> TaskRow:
         params = {}
     if isinstance(params, str):
         try:
+            check_depth(params, f"{where}: field 'params'")
             params = json.loads(params)
         except json.JSONDecodeError as exc:
             raise TaskFileError(f"{where}: field 'params' is not a JSON object ({exc.msg})") from exc
@@ -177,18 +178,11 @@ def _validate_row(raw: Any, where: str) -> TaskRow:
     return row
 
 
-def _read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise TaskFileError(f"{path}: cannot read: {exc.strerror}") from exc
-
-
 def _jsonl_rows(path: Path) -> list[tuple[str, Any]]:
     """(where, parsed line) of a JSONL file, parsed here rather than by `datasets`: its JSON loader
     coerces types across rows (a row's seed 0 becomes 0.0 when another row has 1.5), so an error
     would name the wrong line."""
-    data = _read_bytes(path)
+    data = read_bytes(path)
     if b"\x00" in data:
         line = data.count(b"\n", 0, data.index(b"\x00")) + 1
         raise TaskFileError(f"{path}:{line}: a binary file (NUL byte), not JSONL text")
@@ -203,6 +197,7 @@ def _jsonl_rows(path: Path) -> list[tuple[str, Any]]:
     for number, line in enumerate(lines, 1):
         if line.strip():
             try:
+                check_depth(line, f"{path}:{number}")
                 rows.append((f"{path}:{number}", json.loads(line)))
             except json.JSONDecodeError as exc:
                 cut = " (the file ends mid-line: truncated?)" if number == len(lines) else ""
@@ -263,7 +258,7 @@ def _local_source(source: str) -> str:
     """`source` as a task file path or hub id to read, or a TaskFileError saying why it is neither."""
     if source in suite_names():
         return str(SUITES_DIR / f"{source}.jsonl")
-    path = Path(source)
+    path = Path(check_path_text(source, "task source"))
     suffixes = ", ".join(TASK_FILE_SUFFIXES)
     if path.is_dir():
         raise TaskFileError(f"{source}: is a directory; give a task file ({suffixes})")

@@ -8,6 +8,7 @@ before the instance is generated, so validation never hangs.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -348,8 +349,12 @@ def test_an_unreadable_task_file_exits_2(tmp_path, capsys, monkeypatch):
     """Ours: a task file that cannot be read (permissions; tests run as root, so the read is made to fail)."""
     path = write_rows(tmp_path, "jsonl", [GOOD])
 
-    def denied(self):
-        raise PermissionError(13, "Permission denied")
-    monkeypatch.setattr(Path, "read_bytes", denied)
+    real_open = os.open
+
+    def denied(name, *args, **kwargs):
+        if str(name) == str(path):
+            raise PermissionError(13, "Permission denied", str(name))
+        return real_open(name, *args, **kwargs)
+    monkeypatch.setattr(os, "open", denied)
     out = tmp_path / "r"
     refused(capsys, [*RUN, "--tasks", str(path), "--out", str(out)], out, f"{path}: cannot read: Permission denied")

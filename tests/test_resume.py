@@ -183,8 +183,8 @@ def test_a_secret_in_a_row_config_matches_its_redacted_config_json(finished, cap
 
 
 @pytest.mark.parametrize("edit, named", [
-    (lambda c: "{not json", "is not valid JSON (Expecting property name enclosed in double quotes, line 1)"),
-    (lambda c: b"\xff", "is not UTF-8 text"),
+    (lambda c: "{not json", ": not valid JSON (Expecting property name enclosed in double quotes, line 1 column 2)"),
+    (lambda c: b"\xff", ": not UTF-8 text"),
     (lambda c: [], "top level: expected an object, got a JSON list"),
     (lambda c: {**c, "seeds": ["x"]}, "seeds[0]: expected a non-negative integer, got 'x'"),
     (lambda c: {**c, "seeds": [True]}, "seeds[0]: expected a non-negative integer, got True"),

@@ -47,6 +47,7 @@ from harness.events import read_events
 from harness.results import CONFIG_FILE, EVENTS_DIR, RUNS_FILE, read_runs
 from harness.secrets import scrub
 from harness.tokens import message_text, stable_hash
+from harness.user_files import load_json
 from harness.view import ViewState
 
 INSTALL_HINT = "pip install -e '.[inspect]'"
@@ -437,10 +438,7 @@ def _read_config(results_dir: Path) -> dict[str, Any]:
     path = results_dir / CONFIG_FILE
     if not path.is_file():
         return {}
-    try:
-        config = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"{path}: not a readable JSON configuration ({exc})") from exc
+    config = load_json(path)  # ConfigError naming it when cut short, too deep or not UTF-8
     return config if isinstance(config, dict) else {}
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.user_files import check_path_text
 
 Message = dict[str, Any]
 
@@ -145,15 +146,19 @@ def read_head(path: Path) -> Any:
     """What detectors look at: a .json/.traj file parsed, a .jsonl file's first record, else None."""
     import json
 
-    from harness.traces.records import load_json
+    from harness.traces.records import load_json, read_text
+    from harness.user_files import check_depth
 
     if path.suffix == ".eval":
         return None
     if path.suffix != ".jsonl":
         return load_json(path)
     try:
+        if not path.is_file():
+            read_text(path)  # refuses a FIFO, device or directory by name, without waiting on a FIFO
         with open(path, encoding="utf-8") as handle:  # the first record only: a JSONL file may be large
             line = next((line for line in handle if line.strip()), "")
+        check_depth(line, f"{path}: its first record")
         return json.loads(line) if line else None
     except UnicodeDecodeError as exc:
         raise TraceError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
@@ -189,7 +194,7 @@ def load_traces(paths: list[str | Path], fmt: str = "auto") -> list[Trace]:
         format_module(fmt)
     traces: list[Trace] = []
     for given in paths:
-        root = Path(given)
+        root = Path(check_path_text(str(given), "trace path"))
         files = trace_files(root)
         found = 0
         for path in files:

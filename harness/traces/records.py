@@ -6,7 +6,10 @@ import json
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from harness import user_files
+from harness.errors import ConfigError
 from harness.traces import TraceError
+from harness.user_files import check_depth
 
 ID_FIELDS = ("id", "task_id", "conversation_id")
 
@@ -22,6 +25,7 @@ def load_json_records(path: Path) -> list[tuple[str, Any]]:
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
                 try:
+                    check_depth(line, f"{path}: line {number}")
                     records.append((f"{path.stem}-{number}", json.loads(line)))
                 except json.JSONDecodeError as error:
                     raise TraceError(path, f"line {number} is not JSON ({error.msg})",
@@ -39,6 +43,7 @@ def load_json(path: Path) -> Any:
 
 
 def _parse(path: Path, text: str) -> Any:
+    check_depth(text, str(path))
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
@@ -47,9 +52,9 @@ def _parse(path: Path, text: str) -> Any:
 
 def read_text(path: Path) -> str:
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise TraceError(path, f"cannot be read ({error})") from None
+        return user_files.read_text(path)
+    except ConfigError as error:
+        raise TraceError(path, str(error).removeprefix(f"{path}: ")) from None
 
 
 def record_id(record: Any, default: str) -> str:

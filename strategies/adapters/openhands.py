@@ -133,7 +133,8 @@ class LLMSummarizingConfig:
     LLM's input limit (ctxbench's main budget) alone applies."""
 
     max_size: int = option(240, "condense when the view holds more than this many events")
-    max_tokens: int | None = option(None, "condense when the view's tokens pass this (null: the main budget)")
+    max_tokens: int | None = option(None, "condense when the view's tokens pass this (null: the main budget)",
+                                    tokens=True)
     keep_first: int = option(2, "events at the start never forgotten")
     minimum_progress: float = option(0.1, "refuse a condensation forgetting less than this fraction of the view")
     hard_context_reset_max_retries: int = option(5, "summary attempts of a hard context reset")
