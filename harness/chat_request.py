@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from harness.http_bounds import MAX_INT64, BadRequest
+from harness.http_bounds import BadRequest
+from harness.user_files import INT64_MAX
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 _PART_TYPES = {  # content part types each role may send
@@ -180,8 +181,8 @@ _OTHER_ARGUMENTS: dict[str, Callable[[str, Any], Any]] = {
     "top_p": _number_in(0, 1),
     "frequency_penalty": _number_in(-2, 2),
     "presence_penalty": _number_in(-2, 2),
-    "max_tokens": _integer_in(1, MAX_INT64),
-    "max_completion_tokens": _integer_in(1, MAX_INT64),
+    "max_tokens": _integer_in(1, INT64_MAX),
+    "max_completion_tokens": _integer_in(1, INT64_MAX),
     "n": _n,
     "stream": _stream,
     "stream_options": _object,
@@ -233,7 +234,7 @@ def validate_chat_request(body: Any) -> ChatRequest:
             _tool(f"tools[{index}]", tool)
     seed = body.get("seed")
     if seed is not None:
-        _integer_in(-MAX_INT64 - 1, MAX_INT64)("seed", seed)
+        _integer_in(-INT64_MAX - 1, INT64_MAX)("seed", seed)
     user = body.get("user")
     if user is not None:
         _string("user", user)

@@ -14,12 +14,12 @@ from typing import Any, Callable, NoReturn
 import harness  # noqa: F401  (offline environment before anything imports litellm)
 from harness.errors import ConfigError, CtxbenchError
 from harness.mock.cache import CACHE_STYLES
+from harness.user_files import INT64_MAX  # seeds are written to runs.jsonl and read back as 64-bit integers
 
 DEFAULT_SUITE = "default"
 DEFAULT_CACHE_STYLE = "anthropic"
 
 
-SEED_MAX = 2**63 - 1  # seeds are written to runs.jsonl and read back as 64-bit integers
 MAX_WORKERS = 1024
 
 
@@ -28,7 +28,7 @@ def _int_list(text: str) -> list[int]:
         values = [int(part) for part in text.split(",") if part.strip()]
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r:.200}") from exc
-    if not values or any(not 0 <= v <= SEED_MAX for v in values):
+    if not values or any(not 0 <= v <= INT64_MAX for v in values):
         raise argparse.ArgumentTypeError(f"expected non-negative integers of at most 2**63 - 1, got {text!r:.200}")
     if len(set(values)) < len(values):  # a seed twice would run each of its cells twice under one run_id
         raise argparse.ArgumentTypeError(f"expected distinct integers, got {text!r}")
@@ -51,7 +51,7 @@ def _seed(text: str) -> int:
         value = int(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r:.200}") from exc
-    if not 0 <= value <= SEED_MAX:
+    if not 0 <= value <= INT64_MAX:
         raise argparse.ArgumentTypeError(f"expected an integer in [0, 2**63 - 1], got {text!r:.200}")
     return value
 

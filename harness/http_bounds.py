@@ -9,19 +9,13 @@ from __future__ import annotations
 
 import json
 import math
-import re
-from array import array
-from itertools import accumulate
 from typing import Any, BinaryIO, Mapping
+
+from harness.user_files import INT64_MAX, json_depth
 
 MAX_BODY_BYTES = 64 * 1024 * 1024  # far above any context window's worth of text (~300 kB a request in runs)
 MAX_JSON_DEPTH = 64  # nesting of arrays and objects; a request's deepest part is a tool's JSON schema
-MAX_INT64 = 2**63 - 1
 _CONTENT_LENGTH_DIGITS = len(str(MAX_BODY_BYTES))
-
-_SCAN_CHUNK = 1 << 20  # bytes split at a time: a body of quotes alone makes a list of at most this many parts
-_BRACKETS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
-_NOT_BRACKETS = bytes(set(range(256)) - set(b"[]{}"))
 
 
 class BadRequest(Exception):
@@ -81,27 +75,6 @@ def parse_json_body(data: bytes) -> Any:
     return parse_json(data)
 
 
-def json_depth(data: bytes) -> int:
-    """The deepest nesting of arrays and objects in JSON text, in linear time without parsing it: only brackets
-    outside strings count (in malformed text they count as they stand; the parser refuses it anyway).
-
-    Escaped backslashes, then escaped quotes, are dropped first (a run of backslashes pairs up left to right, as
-    JSON reads it), so every quote left opens or closes a string. All the work is in C: bytes methods, `array`
-    and `accumulate`; any layout of quotes and backslashes costs the same per byte."""
-    text = data.replace(b"\\\\", b"").replace(b'\\"', b"")
-    depth = deepest = 0
-    outside = True  # whether the chunk starts outside a string
-    for start in range(0, len(text), _SCAN_CHUNK):
-        parts = text[start:start + _SCAN_CHUNK].split(b'"')
-        brackets = array("b", b"".join(parts[0 if outside else 1::2]).translate(_BRACKETS, _NOT_BRACKETS))
-        if len(parts) % 2 == 0:  # an odd number of quotes: the next chunk starts on the other side
-            outside = not outside
-        if brackets:
-            deepest = max(deepest, max(accumulate(brackets, initial=depth)))
-            depth += sum(brackets)
-    return deepest
-
-
 def check_depth(data: bytes) -> None:
     depth = json_depth(data)
     if depth > MAX_JSON_DEPTH:
@@ -130,8 +103,8 @@ def parse_json(data: bytes) -> Any:
 
 def whole_number_header(name: str, value: str) -> int:
     """A header holding a whole number 0..2**63-1 (an int64, as a client's counter is)."""
-    if not (value.isascii() and value.isdigit()) or len(value.lstrip("0")) > 19 or int(value) > MAX_INT64:
-        raise BadRequest(400, f"{name} must be a whole number from 0 to {MAX_INT64}, got {value[:40]!r}", name)
+    if not (value.isascii() and value.isdigit()) or len(value.lstrip("0")) > 19 or int(value) > INT64_MAX:
+        raise BadRequest(400, f"{name} must be a whole number from 0 to {INT64_MAX}, got {value[:40]!r}", name)
     return int(value)
 
 
