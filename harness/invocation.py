@@ -85,6 +85,44 @@ def check_credentials(profiles: dict[str, dict[str, Any]]) -> None:
                               f"in the environment or params.api_key{hint}")
 
 
+def served_mock_window(api_base: str, model: str) -> int:
+    """The window serve-mock at `api_base` advertises for `model` in its model list (GET <api_base>/models)."""
+    import urllib.request
+
+    url = f"{api_base.rstrip('/')}/models"
+    where = f"{redact_text(url)} (is `ctxbench serve-mock` running there?)"
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            listed = json.loads(response.read())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"model {model!r}: cannot read the mock's window from {where}: "
+                          f"{redact_text(str(getattr(exc, 'reason', exc)))}") from exc
+    entries = listed.get("data") if isinstance(listed, dict) else None
+    model_id = model.partition("/")[2]
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and entry.get("id") == model_id:
+            window = entry.get("max_input_tokens")
+            if isinstance(window, int) and not isinstance(window, bool) and window > 0:
+                return window
+    raise ConfigError(f"model {model!r}: {where} lists no window (max_input_tokens) for {model_id!r}")
+
+
+def resolve_served_mock_windows(profiles: dict[str, dict[str, Any]]) -> None:
+    """Give each profile of the mock over HTTP (LLMProfile.serves_mock) the server's window as its input
+    budget, as the in-process mock's budget is its window: strategies then plan for the window that is
+    enforced. A budget already set (--window, max_input_tokens) must equal the server's window."""
+    for name, profile in build_profiles(profiles).items():
+        if not profile.serves_mock:
+            continue
+        window = served_mock_window(str(profile.api_base), profile.model)
+        given = profile.max_input_tokens
+        if given is not None and given != window:
+            raise ConfigError(f"profiles.{name}: max_input_tokens (--window) {given} is not the window {window} of "
+                              f"serve-mock at {redact_text(str(profile.api_base))}; leave --window out to take the "
+                              f"server's, or start serve-mock with --window {given}")
+        profiles[name]["max_input_tokens"] = window
+
+
 def reruns(row: dict[str, Any], rerun_errors: bool) -> bool:
     """A row resume runs again: an outage always, any `error` row when asked."""
     return row.get("transient") is True or (rerun_errors and row.get("termination") == "error")

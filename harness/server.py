@@ -36,13 +36,14 @@ import litellm
 from harness.config import build_dataclass, parse_inline_or_file
 from harness.errors import ConfigError
 from harness.clock import CLOCK_HEADER, LATENCY_HEADER
-from harness.llm import ATTEMPT_HEADER, REQUEST_HEADER, SESSION_HEADER, normalize_usage, simulated_duration_s
+from harness.llm import (ATTEMPT_HEADER, REQUEST_HEADER, SERVED_MOCK_MODELS, SESSION_HEADER, normalize_usage,
+                         simulated_duration_s)
 from harness.mock.cache import CACHE_STYLES
 from harness.mock.provider import MockConfig, MockProvider
 from harness.mock.summarizer import SUMMARIZER_PREFIX, is_summarizer
 
 LOOPBACK = "127.0.0.1"
-MODEL_IDS = ("mock-agent", "mock-summarizer")  # the mock's `mock/agent` and `mock/summarizer`
+MODEL_IDS = SERVED_MOCK_MODELS  # the mock's `mock/agent` and `mock/summarizer`
 _FAULT_STATUS = ((litellm.RateLimitError, 429, "rate_limit_error"), (litellm.Timeout, 408, "timeout"),
                  (litellm.InternalServerError, 500, "server_error"))
 
@@ -138,8 +139,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.rstrip("/") in ("/v1/models", "/models"):
-            self._send(200, {"object": "list", "data": [
-                {"id": model, "object": "model", "created": 0, "owned_by": "ctxbench"} for model in MODEL_IDS]})
+            self._send(200, {"object": "list", "data": [  # the window: a client's input budget (harness.invocation)
+                {"id": model, "object": "model", "created": 0, "owned_by": "ctxbench",
+                 "max_input_tokens": self.server.config.window} for model in MODEL_IDS]})
         else:
             self._error(404, f"no route {self.path}", "not_found")
 
