@@ -50,12 +50,12 @@ def assert_same_rows(local_dir, remote_dir) -> list[dict]:
     return list(local.values())
 
 
-def run_both(server, tmp_path, *args, strategies=None):
+def run_both(server, tmp_path, *args, strategies=None, http_workers="4"):
     """The same `ctxbench run` in process, one run at a time, and over HTTP (given only --model and --api-base)
     with four workers: rows at any concurrency must be the sequential in-process ones."""
     base = ["run", "--strategies", ",".join(strategies or native_strategies()), "--no-progress", *args]
     assert main([*base, "--workers", "1", "--out", str(tmp_path / "local")]) == 0
-    assert main([*base, "--workers", "4", "--model", "openai/mock-agent", "--api-base", server.url,
+    assert main([*base, "--workers", http_workers, "--model", "openai/mock-agent", "--api-base", server.url,
                  "--out", str(tmp_path / "http")]) == 0
     return assert_same_rows(tmp_path / "local", tmp_path / "http")
 
@@ -84,7 +84,7 @@ def test_response_cache_over_http_replays_as_in_process(mock_server, tmp_path):
     server = mock_server()
     cache = ["--suite", "smoke", "--task-ids", "chained_lookup-smoke-0", "--cache", str(tmp_path / "cache")]
     for attempt in ("first", "again"):  # the two strategies send the same first requests
-        run_both(server, tmp_path / attempt, *cache, strategies=["none", "observation_masking"])
+        run_both(server, tmp_path / attempt, *cache, strategies=["none", "observation_masking"], http_workers="1")
     first, again = read_runs(tmp_path / "first" / "http"), read_runs(tmp_path / "again" / "http")
     assert sum(row["response_cache_hits"] for row in first) == 0
     assert all(row["response_cache_hits"] == row["requests"] for row in again)
