@@ -153,7 +153,7 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     """
     # Imported here so that reading results (notebooks) does not load litellm and datasets.
     from harness.executors import check_executor
-    from harness.invocation import (check_budgets, check_credentials, resolve_served_mock_windows,
+    from harness.invocation import (check_budgets, check_credentials, resolve_served_mock_window,
                                     with_invocation_options)
     from harness.runner import DEFAULT_MAX_REQUESTS, Matrix, validate_cells
     from harness.selection import TaskSelection
@@ -171,7 +171,7 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
         specs = list(strategies)  # type: ignore[arg-type]
     profiles = with_invocation_options(profiles or mock_profiles(), cache=cache and str(cache),
                                        max_concurrency=max_concurrency)
-    resolve_served_mock_windows(profiles)
+    resolve_served_mock_window(profiles)
     matrix = Matrix(tasks=tasks, strategies=specs, seeds=list(seeds), profiles=profiles,
                     max_requests=max_requests or DEFAULT_MAX_REQUESTS, max_cost_usd=max_cost_usd,
                     clock=clock or {}, strategy_knobs=strategy_knobs or {})
@@ -251,14 +251,14 @@ def _resume_locked(results_dir: str | Path, *, workers: int, progress: bool, cac
                    baseline: str | None, rerun_errors: bool, repair: bool,
                    api_base: str | None, executor: str, ray_address: str | None) -> Path:
     from harness.invocation import (check_budgets, check_credentials, check_rows, execute, load_matrix,
-                                    resolve_served_mock_windows, with_invocation_options)
+                                    resolve_served_mock_window, with_invocation_options)
     from harness.runner import validate_cells
 
     matrix = load_matrix(results_dir, api_base)
     remember(matrix.profiles, [spec.config for spec in matrix.strategies])
     matrix.profiles = with_invocation_options(matrix.profiles, cache=cache and str(cache),
                                               max_concurrency=max_concurrency)
-    resolve_served_mock_windows(matrix.profiles)  # recorded budgets: the server must still have that window
+    resolve_served_mock_window(matrix.profiles)  # recorded budgets: the server must still have that window
     if max_cost_usd is not None:
         matrix.max_cost_usd = max_cost_usd
     cells = matrix.build(str(Path(results_dir) / EVENTS_DIR))

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harness.config import check_writable_dir
+from harness.context import MAIN_PROFILE
 from harness.errors import ConfigError, CtxbenchError
 from harness.limits import INVOCATION_LIMIT_REACHED, INVOCATION_SPENDING
 from harness.results import CONFIG_FILE, QUARANTINE_FILE, ResultsDir, read_runs, scan_runs
@@ -107,20 +108,20 @@ def served_mock_window(api_base: str, model: str) -> int:
     raise ConfigError(f"model {model!r}: {where} lists no window (max_input_tokens) for {model_id!r}")
 
 
-def resolve_served_mock_windows(profiles: dict[str, dict[str, Any]]) -> None:
-    """Give each profile of the mock over HTTP (LLMProfile.serves_mock) the server's window as its input
+def resolve_served_mock_window(profiles: dict[str, dict[str, Any]]) -> None:
+    """Give a main profile of the mock over HTTP (LLMProfile.serves_mock) the server's window as its input
     budget, as the in-process mock's budget is its window: strategies then plan for the window that is
-    enforced. A budget already set (--window, max_input_tokens) must equal the server's window."""
-    for name, profile in build_profiles(profiles).items():
-        if not profile.serves_mock:
-            continue
-        window = served_mock_window(str(profile.api_base), profile.model)
-        given = profile.max_input_tokens
-        if given is not None and given != window:
-            raise ConfigError(f"profiles.{name}: max_input_tokens (--window) {given} is not the window {window} of "
-                              f"serve-mock at {redact_text(str(profile.api_base))}; leave --window out to take the "
-                              f"server's, or start serve-mock with --window {given}")
-        profiles[name]["max_input_tokens"] = window
+    enforced. A budget already set (--window, max_input_tokens) must equal the server's window. Only the
+    main profile's budget reaches strategies (harness.context), so only its server is asked."""
+    main = build_profiles(profiles)[MAIN_PROFILE]
+    if not main.serves_mock:
+        return
+    window = served_mock_window(str(main.api_base), main.model)
+    if main.max_input_tokens is not None and main.max_input_tokens != window:
+        raise ConfigError(f"profiles.{MAIN_PROFILE}: max_input_tokens (--window) {main.max_input_tokens} is not the "
+                          f"window {window} of serve-mock at {redact_text(str(main.api_base))}; leave --window out to "
+                          f"take the server's, or start serve-mock with --window {main.max_input_tokens}")
+    profiles[MAIN_PROFILE]["max_input_tokens"] = window
 
 
 def reruns(row: dict[str, Any], rerun_errors: bool) -> bool:

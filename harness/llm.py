@@ -232,7 +232,7 @@ class LLMProfile:
     @property
     def serves_mock(self) -> bool:
         """The mock over HTTP (serve-mock): billed as the in-process mock; its window is the server's
-        (harness.invocation.resolve_served_mock_windows sets max_input_tokens from it)."""
+        (harness.invocation.resolve_served_mock_window sets a main profile's max_input_tokens from it)."""
         return serves_mock(self.model, self.api_base)
 
     def pricing(self) -> Pricing | None:

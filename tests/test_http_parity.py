@@ -105,7 +105,7 @@ def test_window_is_taken_from_the_server(mock_server, tmp_path):
     assert main(["run", "--suite", "smoke", "--task-ids", "chained_lookup-smoke-0", "--strategies", "none",
                  "--no-progress", "--model", "openai/mock-agent", "--api-base", server.url, "--out", str(out)]) == 0
     profiles = json.loads((out / "config.json").read_text())["profiles"]
-    assert profiles["main"]["max_input_tokens"] == profiles["summary"]["max_input_tokens"] == SMALL_WINDOW
+    assert profiles["main"]["max_input_tokens"] == SMALL_WINDOW
 
 
 def test_window_other_than_the_servers_is_an_error_before_any_request(mock_server, tmp_path, capsys):
