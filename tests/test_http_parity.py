@@ -125,3 +125,13 @@ def test_unreachable_server_is_an_error_before_any_run(tmp_path, capsys, monkeyp
     assert code == 2
     assert "cannot read the mock's window from http://127.0.0.1:9/v1/models" in capsys.readouterr().err
 
+
+
+def test_dry_run_of_the_served_mock_estimates_as_the_in_process_mock(capsys, monkeypatch):
+    """A dry run calls no server: the served mock stands in as the in-process mock, billed as it is."""
+    monkeypatch.setenv("OPENAI_API_KEY", "unused")
+    base = ["run", "--suite", "smoke", "--strategies", "none,hard_summarize", "--no-progress", "--dry-run"]
+    assert main(base) == 0
+    local = capsys.readouterr().out
+    assert main([*base, "--model", "openai/mock-agent", "--api-base", "http://127.0.0.1:9/v1"]) == 0
+    assert capsys.readouterr().out == local
