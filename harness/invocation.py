@@ -87,15 +87,20 @@ def check_credentials(profiles: dict[str, dict[str, Any]]) -> None:
 
 
 def served_mock_window(api_base: str, model: str) -> int:
-    """The window serve-mock at `api_base` advertises for `model` in its model list (GET <api_base>/models)."""
+    """The window serve-mock at `api_base` advertises for `model` in its model list (GET <api_base>/models;
+    credentials in the URL, user:password@ or a query, are left out: serve-mock takes none)."""
+    import http.client
+    import urllib.parse
     import urllib.request
 
-    url = f"{api_base.rstrip('/')}/models"
+    base = urllib.parse.urlsplit(api_base)
+    url = urllib.parse.urlunsplit((base.scheme, base.netloc.rpartition("@")[2], f"{base.path.rstrip('/')}/models",
+                                   "", ""))
     where = f"{redact_text(url)} (is `ctxbench serve-mock` running there?)"
     try:
         with urllib.request.urlopen(url, timeout=10) as response:
             listed = json.loads(response.read())
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, http.client.HTTPException) as exc:
         raise ConfigError(f"model {model!r}: cannot read the mock's window from {where}: "
                           f"{redact_text(str(getattr(exc, 'reason', exc)))}") from exc
     entries = listed.get("data") if isinstance(listed, dict) else None

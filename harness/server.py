@@ -3,8 +3,8 @@
 The same MockProvider.serve that answers `mock/...` in process answers here, so a run with
 `--model openai/<name> --api-base http://127.0.0.1:N/v1` exercises litellm's real HTTP client
 and gives the same results (`/v1/models` advertises the window, which such a run takes as its main
-profile's input budget: harness.invocation.resolve_served_mock_window). Per-run state (the simulated prompt cache, fault draws) is kept per
-session, named by the `X-Ctxbench-Session` header or else the request's `user` field; request
+profile's input budget: harness.invocation.resolve_served_mock_window). Per-run state (the simulated
+prompt cache, fault draws) is kept per session, named by the `X-Ctxbench-Session` header or else the request's `user` field; request
 index 0 (`X-Ctxbench-Request: 0`, `X-Ctxbench-Attempt: 0`) starts a session afresh, so reruns stay
 deterministic. Faults are drawn for the client's request index and attempt, so a restarted server meets a
 run with the same faults; without those headers, for the session's own count of requests received.

@@ -135,3 +135,13 @@ def test_dry_run_of_the_served_mock_estimates_as_the_in_process_mock(capsys, mon
     local = capsys.readouterr().out
     assert main([*base, "--model", "openai/mock-agent", "--api-base", "http://127.0.0.1:9/v1"]) == 0
     assert capsys.readouterr().out == local
+
+
+def test_window_is_read_without_the_urls_credentials(mock_server):
+    """user:password@ and a query in the api base are not sent for the model list (urllib would take the
+    userinfo for the host; serve-mock takes no credentials)."""
+    from harness.invocation import served_mock_window
+
+    server = mock_server(window=SMALL_WINDOW)
+    host = server.url.split("://", 1)[1]
+    assert served_mock_window(f"http://user:pw@{host}?api_key=k", "openai/mock-agent") == SMALL_WINDOW
