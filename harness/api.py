@@ -58,7 +58,12 @@ SUMMARY_PROFILE = "summary"
 
 def default_summary_profile(main: dict[str, Any]) -> dict[str, Any]:
     """The `summary` profile summarizing strategies use unless one is given: the mock summarizer
-    for a mock agent (same cache style, prices and window), else the main model itself without its budget."""
+    for a mock agent (same cache style, prices and window), in process or over HTTP (`openai/mock-agent`:
+    `openai/mock-summarizer` at the same api base), else the main model itself without its budget."""
+    from harness.llm import serves_mock
+
+    if serves_mock(main["model"], main.get("api_base")):
+        return {**main, "model": f"{main['model'].partition('/')[0]}/mock-summarizer"}
     if main["model"].startswith("mock/"):
         # ours, marked: the summarizer's own window (a real summarizer's provider enforces one; seed 000:
         # "The hard condenser uses its own LLM profile"), by default the main model's
@@ -103,13 +108,16 @@ def mock_profiles(model: str = "mock/agent", *, window: int | None = None, cache
 
 def _set_summarizer_knobs(profiles: dict[str, dict[str, Any]], knobs: dict[str, Any]) -> None:
     """The summary profile's mock knobs, which must be the mock summarizer's and not set twice."""
+    from harness.llm import serves_mock
     from harness.mock.summarizer import is_summarizer  # here: reading results need not load the mock
 
     summary = profiles.get(SUMMARY_PROFILE)
     model = summary.get("model") if isinstance(summary, dict) else None
     if not (isinstance(model, str) and model.startswith("mock/") and is_summarizer(model)):
+        served = (" (over HTTP, give them to `ctxbench serve-mock --summarizer-knobs`)"
+                  if isinstance(model, str) and serves_mock(model, summary.get("api_base")) else "")
         raise ConfigError(f"summarizer knobs: the {SUMMARY_PROFILE!r} profile's model is {model!r}, "
-                          "not the mock summarizer (mock/summarizer); they set only the mock summarizer")
+                          f"not the mock summarizer (mock/summarizer); they set only the mock summarizer{served}")
     mock = summary.get("mock") if isinstance(summary.get("mock"), dict) else {}
     if mock.get("knobs"):
         raise ConfigError(f"summarizer knobs: given both as an option and in profiles.{SUMMARY_PROFILE}.mock.knobs")
@@ -145,7 +153,8 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     """
     # Imported here so that reading results (notebooks) does not load litellm and datasets.
     from harness.executors import check_executor
-    from harness.invocation import check_budgets, check_credentials, with_invocation_options
+    from harness.invocation import (check_budgets, check_credentials, resolve_served_mock_window,
+                                    with_invocation_options)
     from harness.runner import DEFAULT_MAX_REQUESTS, Matrix, validate_cells
     from harness.selection import TaskSelection
     from tasks.suites import load_tasks
@@ -162,6 +171,7 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
         specs = list(strategies)  # type: ignore[arg-type]
     profiles = with_invocation_options(profiles or mock_profiles(), cache=cache and str(cache),
                                        max_concurrency=max_concurrency)
+    resolve_served_mock_window(profiles)
     matrix = Matrix(tasks=tasks, strategies=specs, seeds=list(seeds), profiles=profiles,
                     max_requests=max_requests or DEFAULT_MAX_REQUESTS, max_cost_usd=max_cost_usd,
                     clock=clock or {}, strategy_knobs=strategy_knobs or {})
@@ -241,13 +251,14 @@ def _resume_locked(results_dir: str | Path, *, workers: int, progress: bool, cac
                    baseline: str | None, rerun_errors: bool, repair: bool,
                    api_base: str | None, executor: str, ray_address: str | None) -> Path:
     from harness.invocation import (check_budgets, check_credentials, check_rows, execute, load_matrix,
-                                    with_invocation_options)
+                                    resolve_served_mock_window, with_invocation_options)
     from harness.runner import validate_cells
 
     matrix = load_matrix(results_dir, api_base)
     remember(matrix.profiles, [spec.config for spec in matrix.strategies])
     matrix.profiles = with_invocation_options(matrix.profiles, cache=cache and str(cache),
                                               max_concurrency=max_concurrency)
+    resolve_served_mock_window(matrix.profiles)  # recorded budgets: the server must still have that window
     if max_cost_usd is not None:
         matrix.max_cost_usd = max_cost_usd
     cells = matrix.build(str(Path(results_dir) / EVENTS_DIR))

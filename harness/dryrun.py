@@ -33,7 +33,7 @@ def provider_cache_style(model: str) -> str:
 def stand_in_profiles(profiles: dict[str, dict[str, Any]], cache_style: str | None = None) -> dict[str, dict[str, Any]]:
     """The profiles with every real model replaced by the mock, priced, windowed and cached as that model
     (`cache_style`: the user's --cache-style, else the provider's)."""
-    from harness.llm import LLMProfile, Pricing
+    from harness.llm import DEFAULT_PRICE_MODEL, LLMProfile, Pricing, serves_mock
 
     replaced = {}
     for name, profile in profiles.items():
@@ -41,7 +41,8 @@ def stand_in_profiles(profiles: dict[str, dict[str, Any]], cache_style: str | No
             replaced[name] = copy.deepcopy(profile)
             continue
         model = str(profile.get("model"))
-        price_model = profile.get("price_model") or model
+        served = serves_mock(model, profile.get("api_base"))  # serve-mock's mock bills as the in-process one
+        price_model = profile.get("price_model") or (DEFAULT_PRICE_MODEL if served else model)
         if Pricing.for_model(price_model) is None:
             raise ConfigError(f"--dry-run: profiles.{name}: model {model!r} has no prices in litellm's cost map; "
                               "give the model to bill as with --price-model")

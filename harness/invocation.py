@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harness.config import check_writable_dir
+from harness.context import MAIN_PROFILE
 from harness.errors import ConfigError, CtxbenchError
 from harness.limits import INVOCATION_LIMIT_REACHED, INVOCATION_SPENDING
 from harness.results import CONFIG_FILE, QUARANTINE_FILE, ResultsDir, read_runs, scan_runs
@@ -84,6 +85,49 @@ def check_credentials(profiles: dict[str, dict[str, Any]]) -> None:
             hint = " (serve-mock accepts any value)" if profile.api_base else ""
             raise ConfigError(f"profiles.{name}: model {profile.model!r} needs {', '.join(missing['missing_keys'])} "
                               f"in the environment or params.api_key{hint}")
+
+
+def served_mock_window(api_base: str, model: str) -> int:
+    """The window serve-mock at `api_base` advertises for `model` in its model list (GET <api_base>/models;
+    credentials in the URL, user:password@ or a query, are left out: serve-mock takes none)."""
+    import http.client
+    import urllib.parse
+    import urllib.request
+
+    base = urllib.parse.urlsplit(api_base)
+    url = urllib.parse.urlunsplit((base.scheme, base.netloc.rpartition("@")[2], f"{base.path.rstrip('/')}/models",
+                                   "", ""))
+    where = f"{redact_text(url)} (is `ctxbench serve-mock` running there?)"
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            listed = json.loads(response.read())
+    except (OSError, ValueError, http.client.HTTPException) as exc:
+        raise ConfigError(f"model {model!r}: cannot read the mock's window from {where}: "
+                          f"{redact_text(str(getattr(exc, 'reason', exc)))}") from exc
+    entries = listed.get("data") if isinstance(listed, dict) else None
+    model_id = model.partition("/")[2]
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and entry.get("id") == model_id:
+            window = entry.get("max_input_tokens")
+            if isinstance(window, int) and not isinstance(window, bool) and window > 0:
+                return window
+    raise ConfigError(f"model {model!r}: {where} lists no window (max_input_tokens) for {model_id!r}")
+
+
+def resolve_served_mock_window(profiles: dict[str, dict[str, Any]]) -> None:
+    """Give a main profile of the mock over HTTP (LLMProfile.serves_mock) the server's window as its input
+    budget, as the in-process mock's budget is its window: strategies then plan for the window that is
+    enforced. A budget already set (--window, max_input_tokens) must equal the server's window. Only the
+    main profile's budget reaches strategies (harness.context), so only its server is asked."""
+    main = build_profiles(profiles)[MAIN_PROFILE]
+    if not main.serves_mock:
+        return
+    window = served_mock_window(str(main.api_base), main.model)
+    if main.max_input_tokens is not None and main.max_input_tokens != window:
+        raise ConfigError(f"profiles.{MAIN_PROFILE}: max_input_tokens (--window) {main.max_input_tokens} is not the "
+                          f"window {window} of serve-mock at {redact_text(str(main.api_base))}; leave --window out to "
+                          f"take the server's, or start serve-mock with --window {main.max_input_tokens}")
+    profiles[MAIN_PROFILE]["max_input_tokens"] = window
 
 
 def reruns(row: dict[str, Any], rerun_errors: bool) -> bool:

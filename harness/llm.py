@@ -38,6 +38,14 @@ DEFAULT_MODEL = "mock/agent"
 # The mock bills as this real model (a current Claude Sonnet entry of litellm's cost map).
 DEFAULT_PRICE_MODEL = "claude-sonnet-4-6"
 DEFAULT_MOCK_WINDOW = 200_000
+# The mock's `mock/agent` and `mock/summarizer` as `ctxbench serve-mock` names them: `openai/mock-agent` with an
+# api base is the same mock over HTTP, and resolves as it does in process (summarizer, prices, window).
+SERVED_MOCK_MODELS = ("mock-agent", "mock-summarizer")
+
+
+def serves_mock(model: str, api_base: str | None) -> bool:
+    """Whether `model` at `api_base` is the mock behind serve-mock (`<provider>/mock-agent`, `.../mock-summarizer`)."""
+    return bool(api_base) and model.partition("/")[2] in SERVED_MOCK_MODELS
 
 # Overflow wordings litellm's exception mapping recognizes provider by provider (exception_mapping_utils:
 # Anthropic "prompt: length", Bedrock/Replicate "input is too long", Cohere/Bedrock "too many tokens",
@@ -221,10 +229,16 @@ class LLMProfile:
     def is_mock(self) -> bool:
         return self.model.startswith("mock/")
 
+    @property
+    def serves_mock(self) -> bool:
+        """The mock over HTTP (serve-mock): billed as the in-process mock; its window is the server's
+        (harness.invocation.resolve_served_mock_window sets a main profile's max_input_tokens from it)."""
+        return serves_mock(self.model, self.api_base)
+
     def pricing(self) -> Pricing | None:
         if self.price_model:
             return Pricing.for_model(self.price_model)
-        if self.is_mock:
+        if self.is_mock or self.serves_mock:
             return Pricing.for_model(self.mock.get("price_model", DEFAULT_PRICE_MODEL))
         return Pricing.for_model(self.model)
 
@@ -373,8 +387,10 @@ class LLMClient:
         from harness.response_cache import request_key
         from harness.secrets import redact
 
-        key = request_key(self.profile.model, self.profile.api_base, messages, tools,
-                          redact({k: v for k, v in kwargs.items() if k not in ("tools", "api_base", "max_retries")}))
+        params = {k: v for k, v in kwargs.items() if k not in ("tools", "api_base", "max_retries")}
+        if self.profile.serves_mock:  # serve-mock answers from the session's state, as the mock in process does,
+            params["session"] = self.session  # whose mock_config carries the session into the key
+        key = request_key(self.profile.model, self.profile.api_base, messages, tools, redact(params))
         repeat = self._repeats[key]
         self._repeats[key] += 1
         stored = self._cache.get(key, repeat)

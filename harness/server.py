@@ -4,8 +4,9 @@ Anthropic's Messages API (`POST /v1/messages`: harness.mock.anthropic_wire) for 
 
 The same MockProvider.serve that answers `mock/...` in process answers here, so a run with
 `--model openai/<name> --api-base http://127.0.0.1:N/v1` exercises litellm's real HTTP client
-and gives the same results. Per-run state (the simulated prompt cache, fault draws) is kept per
-session, named by the `X-Ctxbench-Session` header or else the request's `user` field; request
+and gives the same results (`/v1/models` advertises the window, which such a run takes as its main
+profile's input budget: harness.invocation.resolve_served_mock_window). Per-run state (the simulated
+prompt cache, fault draws) is kept per session, named by the `X-Ctxbench-Session` header or else the request's `user` field; request
 index 0 (`X-Ctxbench-Request: 0`, `X-Ctxbench-Attempt: 0`) starts a session afresh, so reruns stay
 deterministic. Faults are drawn for the client's request index and attempt, so a restarted server meets a
 run with the same faults; without those headers, for the session's own count of requests received.
@@ -45,14 +46,15 @@ from harness.config import build_dataclass, parse_inline_or_file
 from harness.errors import ConfigError
 from harness.clock import CLOCK_HEADER, LATENCY_HEADER
 from harness.http_bounds import BadRequest, clock_header, error_payload, parse_json_body, read_body, request_headers
-from harness.llm import ATTEMPT_HEADER, REQUEST_HEADER, SESSION_HEADER, normalize_usage, simulated_duration_s
+from harness.llm import (ATTEMPT_HEADER, REQUEST_HEADER, SERVED_MOCK_MODELS, SESSION_HEADER, normalize_usage,
+                         simulated_duration_s)
 from harness.mock import anthropic_wire
 from harness.mock.provider import MockConfig, MockProvider
 from harness.mock.summarizer import SUMMARIZER_PREFIX, is_summarizer
 from harness.mock.wire_marks import read_marks
 
 LOOPBACK = "127.0.0.1"
-MODEL_IDS = ("mock-agent", "mock-summarizer")  # the mock's `mock/agent` and `mock/summarizer`
+MODEL_IDS = SERVED_MOCK_MODELS  # the mock's `mock/agent` and `mock/summarizer`
 CHAT_ROUTES = ("/v1/chat/completions", "/chat/completions")
 MODELS_ROUTES = ("/v1/models", "/models")
 _FAULT_STATUS = ((litellm.RateLimitError, 429, "rate_limit_error"), (litellm.Timeout, 408, "timeout"),
@@ -167,8 +169,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self._body_read = not self._has_body()
         if self.path.rstrip("/") in MODELS_ROUTES:
-            self._send(200, {"object": "list", "data": [
-                {"id": model, "object": "model", "created": 0, "owned_by": "ctxbench"} for model in MODEL_IDS]})
+            self._send(200, {"object": "list", "data": [  # the window: a client's input budget (harness.invocation)
+                {"id": model, "object": "model", "created": 0, "owned_by": "ctxbench",
+                 "max_input_tokens": self.server.config.window} for model in MODEL_IDS]})
         else:
             self._refuse(_no_route(self.path, self.command))
 
