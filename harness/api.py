@@ -79,12 +79,16 @@ def mock_profiles(model: str = "mock/agent", *, window: int | None = None, cache
                   summarizer_knobs: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     """LLM profiles as plain data: the main profile from these options, a default `summary`
     profile, plus `extra` ones (which replace profiles of the same name). `knobs` are the mock
-    agent's, `summarizer_knobs` the mock summarizer's (set on the `summary` profile)."""
+    agent's, `summarizer_knobs` the mock summarizer's (set on the `summary` profile). `cache` and `knobs` set the
+    in-process mock only: knobs given for another model are a ConfigError, not silently dropped."""
     main: dict[str, Any] = {"model": model}
     if api_base:
         main["api_base"] = api_base
     if price_model:
         main["price_model"] = price_model
+    if knobs and not model.startswith("mock/"):
+        raise ConfigError(f"--mock-knobs: they set the in-process mock (mock/...), not {model!r}: "
+                          f"{_served_mock_hint(model, api_base, '--mock-knobs') or 'a real model has no knobs'}")
     if model.startswith("mock/"):
         mock: dict[str, Any] = {"cache": cache}
         if window:
@@ -106,16 +110,22 @@ def mock_profiles(model: str = "mock/agent", *, window: int | None = None, cache
     return profiles
 
 
+def _served_mock_hint(model: str, api_base: str | None, option: str) -> str:
+    """Where a mock option goes when `model` is the mock behind serve-mock, else ""."""
+    from harness.llm import serves_mock
+
+    return f"over HTTP, give them to `ctxbench serve-mock {option}`" if serves_mock(model, api_base) else ""
+
+
 def _set_summarizer_knobs(profiles: dict[str, dict[str, Any]], knobs: dict[str, Any]) -> None:
     """The summary profile's mock knobs, which must be the mock summarizer's and not set twice."""
-    from harness.llm import serves_mock
     from harness.mock.summarizer import is_summarizer  # here: reading results need not load the mock
 
     summary = profiles.get(SUMMARY_PROFILE)
     model = summary.get("model") if isinstance(summary, dict) else None
     if not (isinstance(model, str) and model.startswith("mock/") and is_summarizer(model)):
-        served = (" (over HTTP, give them to `ctxbench serve-mock --summarizer-knobs`)"
-                  if isinstance(model, str) and serves_mock(model, summary.get("api_base")) else "")
+        hint = _served_mock_hint(model, summary.get("api_base"), "--summarizer-knobs") if isinstance(model, str) else ""
+        served = f" ({hint})" if hint else ""
         raise ConfigError(f"summarizer knobs: the {SUMMARY_PROFILE!r} profile's model is {model!r}, "
                           f"not the mock summarizer (mock/summarizer); they set only the mock summarizer{served}")
     mock = summary.get("mock") if isinstance(summary.get("mock"), dict) else {}

@@ -520,7 +520,11 @@ def _profiles(args: argparse.Namespace, model: str | None = None) -> dict:
     extra = parse_inline_or_file(args.profiles, "--profiles") if args.profiles else None
     summarizer_knobs = (parse_inline_or_file(args.summarizer_knobs, "--summarizer-knobs")
                         if args.summarizer_knobs else None)
-    return api.mock_profiles(model or args.model, window=args.window, cache=args.cache_style or DEFAULT_CACHE_STYLE,
+    main_model = model or args.model
+    if args.cache_style and not main_model.startswith("mock/") and not getattr(args, "dry_run", False):
+        raise ConfigError(f"--cache-style sets the in-process mock's cache (mock/...), not {main_model!r}'s; it "
+                          "applies to a real model's --dry-run estimate only (serve-mock takes its own --cache-style)")
+    return api.mock_profiles(main_model, window=args.window, cache=args.cache_style or DEFAULT_CACHE_STYLE,
                              knobs=knobs,
                              api_base=getattr(args, "api_base", None), price_model=args.price_model, extra=extra,
                              summarizer_knobs=summarizer_knobs)

@@ -68,3 +68,19 @@ def test_real_model_without_its_key_fails_before_any_call(tmp_path, capsys, monk
 def test_serve_mock_refuses_bad_config(capsys):
     assert main(["serve-mock", "--port", "0", "--faults", '{"rate_limit": 2}']) == 2
     assert "rate_limit must be a probability" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--model", "openai/mock-agent", "--api-base", "http://127.0.0.1:9/v1", "--mock-knobs", '{"narrate": 0.5}'],
+     "give them to `ctxbench serve-mock --mock-knobs`"),
+    (["--model", "anthropic/claude-sonnet-4-6", "--mock-knobs", '{"narrate": 0.5}'], "a real model has no knobs"),
+    (["--model", "anthropic/claude-sonnet-4-6", "--cache-style", "openai"], "applies to a real model's --dry-run"),
+])
+def test_an_option_of_the_in_process_mock_given_for_another_model_is_refused_not_dropped(tmp_path, capsys, monkeypatch,
+                                                                                        no_model_calls, argv, message):
+    """--mock-knobs and --cache-style set the in-process mock; for another model they would silently do nothing."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "unused")
+    monkeypatch.setenv("OPENAI_API_KEY", "unused")
+    assert main(SMOKE + ["--out", str(tmp_path / "o"), *argv]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
