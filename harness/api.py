@@ -64,20 +64,24 @@ def default_summary_profile(main: dict[str, Any]) -> dict[str, Any]:
         # "The hard condenser uses its own LLM profile"), by default the main model's
         window = {"window": main["mock"]["window"]} if "window" in main["mock"] else {}
         return {"model": "mock/summarizer", "mock": {"cache": main["mock"]["cache"], **window},
-                **({"price_model": main["price_model"]} if "price_model" in main else {})}
+                **{key: main[key] for key in ("price_model", "cache_policy") if key in main}}
     return {k: v for k, v in main.items() if k != "max_input_tokens"}
 
 
 def mock_profiles(model: str = "mock/agent", *, window: int | None = None, cache: str = "anthropic",
                   knobs: dict[str, Any] | None = None, api_base: str | None = None, price_model: str | None = None,
                   extra: dict[str, Any] | None = None,
-                  summarizer_knobs: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+                  summarizer_knobs: dict[str, Any] | None = None,
+                  cache_policy: Any = None) -> dict[str, dict[str, Any]]:
     """LLM profiles as plain data: the main profile from these options, a default `summary`
     profile, plus `extra` ones (which replace profiles of the same name). `knobs` are the mock
-    agent's, `summarizer_knobs` the mock summarizer's (set on the `summary` profile)."""
+    agent's, `summarizer_knobs` the mock summarizer's (set on the `summary` profile); `cache_policy`
+    (harness.cache_policy) is the main profile's and the default summary profile's."""
     main: dict[str, Any] = {"model": model}
     if api_base:
         main["api_base"] = api_base
+    if cache_policy is not None:
+        main["cache_policy"] = cache_policy
     if price_model:
         main["price_model"] = price_model
     if model.startswith("mock/"):

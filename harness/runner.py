@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from harness.cache_policy import policy_label
 from harness.clock import ClockConfig, RunClock
 from harness.config import build_dataclass
 from harness.contain import Guarded, RunCrash, contained, guarded_call
@@ -161,6 +162,7 @@ def base_row(cell: Cell, model: str | None, score: Any, termination: str, error:
         "seed": cell.seed,
         "instance_seed": cell.task.instance_seed(cell.seed),  # the task instance's generation seed
         "model": model,
+        "cache_policy": policy_label(cell.profiles[MAIN_PROFILE].get("cache_policy")),
         "success": bool(score and score.success),
         "score": score.score if score else 0.0,
         "termination": termination,

@@ -152,7 +152,7 @@ class MockProvider(CustomLLM):
         tools = optional_params.get("tools") or []
         reply, usage = self.serve(model, messages, tools, config, seed=optional_params.get("seed"),
                                   now_s=optional_params.get("mock_clock_s"), reply=optional_params.get("mock_reply"),
-                                  request=optional_params.get("mock_request"))
+                                  request=optional_params.get("mock_request"), marks=optional_params.get("mock_marks"))
         return litellm.ModelResponse(
             model=model,
             choices=[{"index": 0, "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop",
@@ -162,8 +162,10 @@ class MockProvider(CustomLLM):
 
     def serve(self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], config: MockConfig,
               seed: int | None, now_s: float | None = None, reply: dict[str, Any] | None = None,
-              request: tuple[int, int] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+              request: tuple[int, int] | None = None, marks: Any = None) -> tuple[dict[str, Any], dict[str, Any]]:
         """One request: window check, cache accounting, agent reply, usage (OpenAI-shaped).
+
+        `marks`: the request's cache marks (harness.cache_marks.CacheMarks) from the in-process client.
 
         `reply`: the response to give instead of the mock agent's (a recorded trace's assistant
         message); the model `mock/replay` requires one, as it has no agent of its own.
