@@ -89,8 +89,8 @@ def estimate_text(rows: list[dict[str, Any]], profiles: dict[str, dict[str, Any]
 
     note = uncached_note(main)
     lines += [f"estimate from the mock agent's own runs of these cells, billed as {billed}, "
-              f"{style}-style prompt caching, cache policy {policy_label(main.get('cache_policy'))}, "
-              f"a {window:,}-token window:",
+              f"{style}-style prompt caching, a {window:,}-token window:",
+              f"  cache policy  {policy_label(main.get('cache_policy'))} (docs/caching.md)",
               f"  requests      {requests:,} to the agent, {side:,} to summarizers",
               f"  input tokens  {total['input_tokens']:,} (cached {total['cached_tokens']:,}, "
               f"cache writes {total['cache_write_tokens']:,})",

@@ -370,3 +370,37 @@ def test_policy_is_recorded_in_config_and_rows(tmp_path):
     config = json.loads((out / "config.json").read_text())
     assert config["profiles"]["main"]["cache_policy"] == {"name": "last", "ttl": "1h"}
     assert list(runs_frame(out)["cache_policy"]) == ["last(ttl=1h)"]
+
+
+def test_cache_policy_is_a_sweep_axis_whose_points_resume_apart(tmp_path):
+    from harness import api
+    from harness.invocation import load_matrix
+    from harness.report import runs_frame
+
+    grid = {"strategy": "none", "grid": {"cache_policy": ["none", "last"]}}
+    out = api.sweep(grid, "smoke", families=["chained_lookup"], limit=1, out=tmp_path / "s", executor="in_process")
+    assert sorted(runs_frame(out)["cache_policy"]) == ["last", "none"]
+    matrix = load_matrix(out)  # points differing only in their policy are not taken for secret-only twins
+    assert {label: fields["main"] for label, fields in matrix.strategy_profiles.items()} == {
+        "none[cache_policy=last]": {"cache_policy": "last"}, "none[cache_policy=none]": {"cache_policy": "none"}}
+
+
+def test_a_bad_policy_on_a_sweep_axis_is_refused_before_any_run():
+    from harness.sweep import Grid, validate_grid
+
+    with pytest.raises(ConfigError, match="grid key 'cache_policy' = inspekt: unknown cache policy"):
+        validate_grid(Grid(strategy="none", axes={"cache_policy": ["auto", "inspekt"]}))
+
+
+def test_dry_run_and_run_tables_say_when_nothing_is_marked_for_a_marker_provider(capsys, tmp_path):
+    from harness.cli import main
+
+    selection = ["--suite", "smoke", "--family", "chained_lookup", "--limit", "1", "--strategies", "none",
+                 "--no-progress", "--cache-policy", "none"]
+    assert main(["run", "--model", "anthropic/claude-sonnet-4-6", "--dry-run", *selection]) == 0
+    estimate = capsys.readouterr().out
+    assert "cache policy  none" in estimate and "sends no cache marker" in estimate
+    assert main(["run", *selection, "--executor", "in_process", "--out", str(tmp_path / "r")]) == 0
+    assert "NOTE: cache policy 'none' sends no cache marker" in capsys.readouterr().out
+    assert main(["run", *selection[:-1], "auto", "--executor", "in_process", "--out", str(tmp_path / "a")]) == 0
+    assert "NOTE" not in capsys.readouterr().out
