@@ -342,7 +342,7 @@ class LLMClient:
         self._litellm_prices: dict[str, float] | None = None  # asked of litellm's cost map at the first litellm call
         self._rng = random.Random(stable_hash(["retry", session, seed]))
         self._repeats: Counter[str] = Counter()
-        supported = supported_params(profile.model)
+        supported = [] if profile.is_mock else supported_params(profile.model)  # the mock takes every one
         self._sends_seed = profile.is_mock or "seed" in supported
         family = provider_family(profile.model, profile.mock.get("cache"))
         self.cache_planner = CachePlanner(profile.policy, family, session_key=session or profile.model)
