@@ -404,3 +404,15 @@ def test_dry_run_and_run_tables_say_when_nothing_is_marked_for_a_marker_provider
     assert "NOTE: cache policy 'none' sends no cache marker" in capsys.readouterr().out
     assert main(["run", *selection[:-1], "auto", "--executor", "in_process", "--out", str(tmp_path / "a")]) == 0
     assert "NOTE" not in capsys.readouterr().out
+
+
+def test_the_response_cache_tells_requests_apart_by_their_cache_marks(tmp_path):
+    """The same messages marked otherwise are billed otherwise: a replay must not answer one for the other."""
+    def ask(policy: str) -> bool:
+        profile = LLMProfile(model="mock/agent", cache_policy=policy, response_cache=str(tmp_path / "cache"))
+        client = LLMClient(profile, session="same", seed=0)
+        result = client.complete(CONVERSATION[:2], TOOLS, clock_s=0.0)
+        client.end_session()
+        return result.from_cache
+
+    assert [ask("auto"), ask("none"), ask("auto"), ask("none")] == [False, False, True, True]
