@@ -675,6 +675,7 @@ def _cmd_traces(args: argparse.Namespace) -> int:
                      command_line=args.command_line)
     runs = runs_frame(out)
     print(replay_table(runs))
+    _print_cache_note(out)
     print(f"\n{len(runs)} replays in {time.perf_counter() - started:.1f}s -> {out}/ "
           f"(runs.jsonl, summary.csv, paired.csv, report.md, events/, plots/)")
     return 0
