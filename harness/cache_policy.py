@@ -18,10 +18,11 @@ DEFAULT_POLICY = "auto"
 MAX_BREAKPOINTS = 4  # Anthropic refuses a request with more cache_control markers (the automatic one counted)
 INSPECT_ESCALATION_GAP_S = 300.0  # Inspect AI's CACHE_TTL_ESCALATION_GAP: a gap past the 5m TTL
 
-# Provider families, as litellm names the provider of a model (litellm.get_llm_provider)
-ANTHROPIC, BEDROCK, VERTEX, OPENAI, OTHER = "anthropic", "bedrock", "vertex", "openai", "other"
+# Provider families, as litellm names the provider of a model (litellm.get_llm_provider); COMPATIBLE: an
+# OpenAI-compatible endpoint that is not OpenAI's (vLLM, a proxy, serve-mock), to which litellm passes markers on
+ANTHROPIC, BEDROCK, VERTEX, OPENAI, COMPATIBLE, OTHER = ("anthropic", "bedrock", "vertex", "openai",
+                                                         "openai-compatible", "other")
 MARKED_FAMILIES = (ANTHROPIC, BEDROCK, VERTEX)  # Claude: caches nothing a request does not mark
-KEYED_FAMILIES = (OPENAI,)  # automatic caching that takes a per-conversation `prompt_cache_key`
 
 POLICY_NAMES = ("auto", "none", "last", "inspect", "pydantic-ai", "openhands", "mini-swe-agent", "custom")
 _COMMON_OPTIONS = {"ttl", "escalate_after_s"}
@@ -98,8 +99,8 @@ def _check(policy: CachePolicy, where: str) -> None:
                           f"{MAX_BREAKPOINTS} a request, the automatic one counted")
 
 
-def provider_family(model: str, mock_cache: str | None = None) -> str:
-    """The caching family of a litellm model name; a mock's is its simulated cache's (`mock.cache`)."""
+def provider_family(model: str, mock_cache: str | None = None, api_base: str | None = None) -> str:
+    """The caching family of a litellm model name at `api_base`; a mock's is its simulated cache's (`mock.cache`)."""
     if model.startswith("mock/"):
         return ANTHROPIC if (mock_cache or "anthropic") == "anthropic" else OPENAI
     import litellm
@@ -114,7 +115,11 @@ def provider_family(model: str, mock_cache: str | None = None) -> str:
         return BEDROCK
     if provider.startswith("vertex_ai") and "claude" in model:
         return VERTEX
-    if provider in ("openai", "azure"):
+    if provider == "openai":
+        from litellm.llms.openai.chat.gpt_transformation import targets_openai_hosted_endpoint
+
+        return OPENAI if targets_openai_hosted_endpoint(provider, api_base) else COMPATIBLE
+    if provider == "azure":
         return OPENAI
     return OTHER
 
@@ -174,13 +179,17 @@ def _last_messages(messages: Sequence[Mapping[str, Any]], count: int, ttl: str) 
 def _place_auto(policy: CachePolicy, family: str, messages: Sequence[Mapping[str, Any]], tools: Sequence[Any],
                 ttl: str, session_key: str) -> CacheMarks:
     """Anthropic direct: automatic caching plus the system prompt and the tool list, which a new conversation
-    shares; Bedrock and Vertex (no top-level field): the same blocks and the last message; OpenAI: its key."""
+    shares; Bedrock and Vertex (no top-level field): the same blocks and the last message; OpenAI: its key; an
+    OpenAI-compatible endpoint (Claude behind a proxy, serve-mock; litellm passes the markers and the top-level
+    field on): Anthropic's marks and the key."""
+    fixed = _system(messages, ttl) + _last_tool(tools, ttl)
     if family == ANTHROPIC:
-        return CacheMarks(breakpoints=_system(messages, ttl) + _last_tool(tools, ttl), automatic=ttl)
+        return CacheMarks(breakpoints=fixed, automatic=ttl)
     if family in (BEDROCK, VERTEX):
-        return CacheMarks(breakpoints=_dedupe(_system(messages, ttl) + _last_tool(tools, ttl)
-                                              + _last_messages(messages, 1, ttl)))
-    if family in KEYED_FAMILIES:
+        return CacheMarks(breakpoints=_dedupe(fixed + _last_messages(messages, 1, ttl)))
+    if family == COMPATIBLE:
+        return CacheMarks(breakpoints=fixed, automatic=ttl, prompt_cache_key=session_key)
+    if family == OPENAI:
         return CacheMarks(prompt_cache_key=session_key)
     return NO_MARKS
 
@@ -352,7 +361,7 @@ def uncached_note(profile: Mapping[str, Any]) -> str | None:
     nothing: such a run reads nothing from the cache. None otherwise."""
     model = str(profile.get("model", ""))
     mock = profile.get("mock") if isinstance(profile.get("mock"), Mapping) else {}
-    family = provider_family(model, mock.get("cache"))
+    family = provider_family(model, mock.get("cache"), profile.get("api_base"))
     policy = parse_policy(profile.get("cache_policy"))
     probe = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
     if not needs_markers(family) or CachePlanner(policy, family, "").marks(probe, [{}], None) != NO_MARKS:

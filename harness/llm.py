@@ -344,7 +344,7 @@ class LLMClient:
         self._repeats: Counter[str] = Counter()
         supported = [] if profile.is_mock else supported_params(profile.model)  # the mock takes every one
         self._sends_seed = profile.is_mock or "seed" in supported
-        family = provider_family(profile.model, profile.mock.get("cache"))
+        family = provider_family(profile.model, profile.mock.get("cache"), profile.api_base)
         self.cache_planner = CachePlanner(profile.policy, family, session_key=session or profile.model)
         self._sends_cache_key = profile.is_mock or "prompt_cache_key" in supported
         self._cache = None

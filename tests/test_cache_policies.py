@@ -17,8 +17,8 @@ import httpx
 import pytest
 
 from harness.cache_marks import NO_MARKS, Breakpoint, CacheMarks
-from harness.cache_policy import (ANTHROPIC, BEDROCK, OPENAI, POLICY_NAMES, VERTEX, CachePlanner, mark_request,
-                                  parse_policy, uncached_note)
+from harness.cache_policy import (ANTHROPIC, BEDROCK, COMPATIBLE, OPENAI, POLICY_NAMES, VERTEX, CachePlanner,
+                                  mark_request, parse_policy, uncached_note)
 from harness.errors import ConfigError
 from harness.llm import LLMClient, LLMProfile, Pricing, Usage, normalize_usage
 
@@ -117,6 +117,20 @@ def litellm_http(monkeypatch):
     return sent
 
 
+@pytest.fixture
+def openai_http(monkeypatch):
+    """The OpenAI SDK's HTTP client (httpx) answering api.openai.com without a network, each body recorded."""
+    sent: list[dict] = []
+
+    def send(self, request, **kwargs):
+        sent.append({"url": str(request.url), "body": json.loads(request.content)})
+        return httpx.Response(200, json=OPENAI_REPLY, request=request)
+
+    monkeypatch.setattr(httpx.Client, "send", send)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    return sent
+
+
 def _send(model: str, policy: str | dict, api_base: str | None = None, session: str = "run-1") -> LLMClient:
     client = LLMClient(LLMProfile(model=model, api_base=api_base, cache_policy=policy), session=session, seed=0)
     client.complete(CONVERSATION, TOOLS, clock_s=0.0)
@@ -160,16 +174,32 @@ def test_anthropic_request_bodies_per_policy_match_goldens(recording_server, mon
     _check_golden(ANTHROPIC, captured)
 
 
-def test_openai_request_bodies_per_policy_match_goldens(recording_server, monkeypatch):
+def test_openai_request_bodies_per_policy_match_goldens(openai_http):
+    """OpenAI's own API: a per-run prompt_cache_key; litellm strips any cache_control it is given for openai.com."""
+    captured = {}
+    for policy in GOLDEN_POLICIES:
+        _send("openai/gpt-5", policy)
+        assert openai_http[-1]["url"] == "https://api.openai.com/v1/chat/completions"
+        captured[policy] = openai_http[-1]["body"]
+    assert _markers(captured["auto"]) == ["$.prompt_cache_key"] and captured["auto"]["prompt_cache_key"] == "run-1"
+    assert all(_markers(body) == [] for policy, body in captured.items() if policy != "auto")
+    _check_golden(OPENAI, captured)
+
+
+def test_openai_compatible_endpoint_request_bodies_per_policy_match_goldens(recording_server, monkeypatch):
+    """An OpenAI-compatible endpoint (a proxy in front of Claude, serve-mock): litellm passes markers and the
+    top-level field on, and `auto` sends Anthropic's beside the prompt_cache_key, as the endpoint may cache as
+    Anthropic does."""
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     base, bodies = recording_server(OPENAI_REPLY)
     captured = {}
     for policy in GOLDEN_POLICIES:
         _send("openai/gpt-5", policy, api_base=base + "/v1")
         captured[policy] = bodies[-1]["body"]
-    assert _markers(captured["auto"]) == ["$.prompt_cache_key"] and captured["auto"]["prompt_cache_key"] == "run-1"
+    assert set(_markers(captured["auto"])) == {"$.messages[0].content[0].cache_control", "$.tools[1].cache_control",
+                                               "$.cache_control", "$.prompt_cache_key"}
     assert _markers(captured["none"]) == []
-    _check_golden(OPENAI, captured)
+    _check_golden(COMPATIBLE, captured)
 
 
 @pytest.mark.parametrize("family, model", [(BEDROCK, "bedrock/us.anthropic.claude-sonnet-4-6"),
@@ -296,6 +326,8 @@ def test_mini_swe_agent_rule_last_message_on_claude_only():
 def test_auto_policy_per_family():
     assert _at(_marks("auto", BEDROCK)) == [("message", 0), ("tool", 1), ("message", 5)]
     assert _marks("auto", OPENAI) == CacheMarks(prompt_cache_key="run-1")
+    assert _marks("auto", COMPATIBLE) == CacheMarks(breakpoints=_marks("auto").breakpoints, automatic="5m",
+                                                    prompt_cache_key="run-1")
 
 
 def test_a_policy_of_more_than_four_breakpoints_is_refused():
