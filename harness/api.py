@@ -15,8 +15,8 @@ from harness.plots import check_plot_task
 from harness.report import DEFAULT_BASELINE, PAIRED_FILE, requests_frame, runs_frame, write_report
 from harness.results import EVENTS_DIR, RUNS_FILE, SUMMARY_FILE, ResultsDir
 from harness.secrets import redact, redact_text, remember
-from harness.sweep import (SWEEP_FILE, TUNING_FILE, Grid, grid_from_mapping, point_knobs, recommended_label,
-                           sweep_file_text, validate_grid)
+from harness.sweep import (SWEEP_FILE, TUNING_FILE, Grid, grid_from_mapping, point_knobs, point_profiles,
+                           recommended_label, sweep_file_text, validate_grid)
 from strategies import StrategySpec, comparison_strategies
 
 
@@ -69,21 +69,25 @@ def default_summary_profile(main: dict[str, Any]) -> dict[str, Any]:
         # "The hard condenser uses its own LLM profile"), by default the main model's
         window = {"window": main["mock"]["window"]} if "window" in main["mock"] else {}
         return {"model": "mock/summarizer", "mock": {"cache": main["mock"]["cache"], **window},
-                **({"price_model": main["price_model"]} if "price_model" in main else {})}
+                **{key: main[key] for key in ("price_model", "cache_policy") if key in main}}
     return {k: v for k, v in main.items() if k != "max_input_tokens"}
 
 
 def mock_profiles(model: str = "mock/agent", *, window: int | None = None, cache: str = "anthropic",
                   knobs: dict[str, Any] | None = None, api_base: str | None = None, price_model: str | None = None,
                   extra: dict[str, Any] | None = None,
-                  summarizer_knobs: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+                  summarizer_knobs: dict[str, Any] | None = None,
+                  cache_policy: Any = None) -> dict[str, dict[str, Any]]:
     """LLM profiles as plain data: the main profile from these options, a default `summary`
     profile, plus `extra` ones (which replace profiles of the same name). `knobs` are the mock
-    agent's, `summarizer_knobs` the mock summarizer's (set on the `summary` profile). `cache` and `knobs` set the
+    agent's, `summarizer_knobs` the mock summarizer's (set on the `summary` profile); `cache_policy`
+    (harness.cache_policy) is the main profile's and the default summary profile's. `cache` and `knobs` set the
     in-process mock only: knobs given for another model are a ConfigError, not silently dropped."""
     main: dict[str, Any] = {"model": model}
     if api_base:
         main["api_base"] = api_base
+    if cache_policy is not None:
+        main["cache_policy"] = cache_policy
     if price_model:
         main["price_model"] = price_model
     if knobs and not model.startswith("mock/"):
@@ -142,7 +146,8 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
         max_total_cost_usd: float | None = None, max_concurrency: int | None = None,
         clock: dict[str, Any] | None = None, command_line: list[str] | None = None,
         extra_files: dict[str, str] | None = None,
-        strategy_knobs: dict[str, dict[str, dict[str, Any]]] | None = None, families: Iterable[str] = (),
+        strategy_knobs: dict[str, dict[str, dict[str, Any]]] | None = None,
+        strategy_profiles: dict[str, dict[str, dict[str, Any]]] | None = None, families: Iterable[str] = (),
         task_ids: Iterable[str] = (), limit: int | None = None, plot_task: str | None = None,
         watch: Callable[[dict[str, Any]], None] | None = None, executor: str = "local",
         ray_address: str | None = None) -> Path:
@@ -154,7 +159,8 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     and users take on the simulated clock (harness.clock.ClockConfig; default: each family's table);
     extra_files: name -> text written beside config.json once every input is validated (a sweep's sweep.json);
     strategy_knobs: strategy label -> profile name -> mock knobs its runs use on top of that profile's
-    (a sweep's `mock.<knob>` axes; runner.Matrix).
+    (a sweep's `mock.<knob>` axes; runner.Matrix); strategy_profiles: strategy label -> profile name -> profile
+    fields its runs use instead (a sweep's `cache_policy` axis).
     families, task_ids, limit: which of the suite's tasks run (harness.selection; limit is per family).
     plot_task: the task of plots/context_per_request.png (harness.plots.write_plots).
     watch: told of each finished run's row once it is in runs.jsonl (`run --inspect-log`).
@@ -184,7 +190,8 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     resolve_served_mock_window(profiles)
     matrix = Matrix(tasks=tasks, strategies=specs, seeds=list(seeds), profiles=profiles,
                     max_requests=max_requests or DEFAULT_MAX_REQUESTS, max_cost_usd=max_cost_usd,
-                    clock=clock or {}, strategy_knobs=strategy_knobs or {})
+                    clock=clock or {}, strategy_knobs=strategy_knobs or {},
+                    strategy_profiles=strategy_profiles or {})
     remember(profiles, [spec.config for spec in specs])  # this invocation's secrets, scrubbed from all it writes
     out_path = Path(out) if out else default_out()
     cells = matrix.build(str(out_path / EVENTS_DIR))
@@ -227,6 +234,7 @@ def _run_locked(out_path: Path, suite: str, selection: Any, tasks: list[Any], sp
         "max_cost_usd": max_cost_usd,
         "clock": matrix.clock,
         **({"strategy_knobs": matrix.strategy_knobs} if matrix.strategy_knobs else {}),
+        **({"strategy_profiles": matrix.strategy_profiles} if matrix.strategy_profiles else {}),
         "workers": workers,
         "executor": executor_info(executor, ray_address),
     }, command_line=command_line)
@@ -328,6 +336,7 @@ def sweep(grid: Grid | dict[str, Any], suite: str = "default", *, also: Iterable
                cache=cache, max_cost_usd=max_cost_usd, max_total_cost_usd=max_total_cost_usd,
                max_concurrency=max_concurrency, clock=clock, command_line=command_line,
                extra_files={SWEEP_FILE: sweep_file_text(grid, points)}, strategy_knobs=point_knobs(points),
+               strategy_profiles=point_profiles(points),
                families=families, task_ids=task_ids, limit=limit, plot_task=plot_task, watch=watch,
                executor=executor, ray_address=ray_address)
 

@@ -102,6 +102,11 @@ def _add_provider_options(parser: argparse.ArgumentParser) -> None:
                         help="prompt-cache simulation of the mock provider (default anthropic; in a --dry-run "
                              "of a real model, its provider's: anthropic for Claude, else openai)")
     parser.add_argument("--price-model", help="cost-map entry the run is billed as (mock default claude-sonnet-4-6)")
+    parser.add_argument("--cache-policy", metavar="NAME_OR_JSON",
+                        help="where requests ask the provider to cache: auto (default: Anthropic automatic caching "
+                             "+ system + tools; Bedrock/Vertex block markers; OpenAI a prompt_cache_key), none, last, "
+                             "inspect, pydantic-ai, openhands, mini-swe-agent, or JSON with options, e.g. "
+                             "'{\"name\": \"inspect\", \"ttl\": \"1h\"}' (docs/caching.md)")
     parser.add_argument("--summarizer-knobs", metavar="JSON_OR_FILE",
                         help="imperfection knobs of the mock summarizer (the summary profile), "
                              "e.g. '{\"summary_completeness\": 0.5}'")
@@ -525,9 +530,24 @@ def _profiles(args: argparse.Namespace, model: str | None = None) -> dict:
         raise ConfigError(f"--cache-style sets the in-process mock's cache (mock/...), not {main_model!r}'s; it "
                           "applies to a real model's --dry-run estimate only (serve-mock takes its own --cache-style)")
     return api.mock_profiles(main_model, window=args.window, cache=args.cache_style or DEFAULT_CACHE_STYLE,
-                             knobs=knobs,
+                             knobs=knobs, cache_policy=_cache_policy(args.cache_policy),
                              api_base=getattr(args, "api_base", None), price_model=args.price_model, extra=extra,
                              summarizer_knobs=summarizer_knobs)
+
+
+def _cache_policy(text: str | None) -> Any:
+    """--cache-policy as plain data (a name, or a JSON mapping with options), checked here: exit 2 on a bad one."""
+    from harness.cache_policy import parse_policy
+
+    if text is None:
+        return None
+    data: Any = text.strip()
+    if data.startswith("{"):
+        try:
+            data = json.loads(data)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"--cache-policy: not valid JSON ({exc.msg} at column {exc.colno})") from exc
+    return parse_policy(data, "--cache-policy").as_data()
 
 
 INVOCATION_OPTIONS = ("cache", "max_cost_usd", "max_total_cost_usd", "max_concurrency")
@@ -582,12 +602,27 @@ def _print_outcome(out: Path, started: float, before: dict[str, dict[str, Any]] 
 
     runs = runs_frame(out)
     print(NO_FINISHED_RUNS if runs.empty else console_table(summarize(runs)))
+    _print_cache_note(out)
     print(f"\n{_made_text(before, out, len(runs), time.perf_counter() - started)} -> {out}/ "
           f"(runs.jsonl, summary.csv, paired.csv, report.md, events/, plots/)")
     _print_tuning(out)
     if (out / UNSTARTED_FILE).exists():
         print(f"Spending limit reached: runs not started are listed in {out / UNSTARTED_FILE}; "
               f"finish them with --resume {out}", file=sys.stderr)
+
+
+def _print_cache_note(out: Path) -> None:
+    """Say in words when the run's provider caches only marked prefixes and its cache policy marked none."""
+    from harness.cache_policy import uncached_note
+    from harness.results import CONFIG_FILE
+
+    try:
+        main = json.loads((out / CONFIG_FILE).read_text(encoding="utf-8"))["profiles"]["main"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    note = uncached_note(main)
+    if note:
+        print(f"\nNOTE: {note}.")
 
 
 def _command_defaults(command: str) -> dict[str, object]:
@@ -742,6 +777,7 @@ def _cmd_traces(args: argparse.Namespace) -> int:
                      command_line=args.command_line)
     runs = runs_frame(out)
     print(replay_table(runs))
+    _print_cache_note(out)
     print(f"\n{len(runs)} replays in {time.perf_counter() - started:.1f}s -> {out}/ "
           f"(runs.jsonl, summary.csv, paired.csv, report.md, events/, plots/)")
     return 0

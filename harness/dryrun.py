@@ -51,7 +51,7 @@ def stand_in_profiles(profiles: dict[str, dict[str, Any]], cache_style: str | No
                                 **({"window": window} if window else {})}
         replaced[name] = {"model": "mock/agent" if name == "main" else "mock/summarizer", "mock": mock,
                           "price_model": price_model,
-                          **({"retry": profile["retry"]} if "retry" in profile else {})}
+                          **{key: profile[key] for key in ("retry", "cache_policy") if key in profile}}
     return replaced
 
 
@@ -86,13 +86,19 @@ def estimate_text(rows: list[dict[str, Any]], profiles: dict[str, dict[str, Any]
     billed = main.get("price_model") or main.get("mock", {}).get("price_model", DEFAULT_PRICE_MODEL)
     style = main.get("mock", {}).get("cache", "anthropic")
     window = main.get("mock", {}).get("window") or DEFAULT_MOCK_WINDOW  # the window decides where runs overflow
+    from harness.cache_policy import policy_label, uncached_note
+
+    note = uncached_note(main)
     lines += [f"estimate from the mock agent's own runs of these cells, billed as {billed}, "
               f"{style}-style prompt caching, a {window:,}-token window:",
+              f"  cache policy  {policy_label(main.get('cache_policy'))} (docs/caching.md)",
               f"  requests      {requests:,} to the agent, {side:,} to summarizers",
               f"  input tokens  {total['input_tokens']:,} (cached {total['cached_tokens']:,}, "
               f"cache writes {total['cache_write_tokens']:,})",
               f"  output tokens {total['output_tokens']:,}",
               f"  cost          {_usd(cost)} with prompt caching, {_usd(uncached)} without"]
+    if note:
+        lines.append(f"  NOTE: {note}")
     if max_total_cost_usd is not None:
         lines.append(f"  --max-total-cost-usd {max_total_cost_usd:g}: no run starts once that much is spent")
     lines.append("A real model takes other steps than the mock (more or fewer requests, other outputs), "

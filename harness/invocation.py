@@ -211,13 +211,15 @@ def restore_api_base(profiles: dict[str, dict[str, Any]], given: str | None) -> 
                           f"({sorted({str(p.get('api_base')) for p in profiles.values()})})")
 
 
-def check_secret_points(strategies: list[StrategySpec], knobs: dict[str, Any] | None = None) -> None:
+def check_secret_points(strategies: list[StrategySpec], knobs: dict[str, Any] | None = None,
+                        fields: dict[str, Any] | None = None) -> None:
     """Two strategies that differed only in secrets (a sweep over api_key) cannot be resumed: the
     secrets were never written, so both would run the same configuration under two labels. Points
-    that differ in their mock knobs (`knobs`, label -> knobs) differ."""
+    that differ in their mock knobs (`knobs`, label -> knobs) or profile fields (`fields`) differ."""
     seen: dict[str, str] = {}
     for spec in strategies:
-        key = json.dumps([spec.name, spec.config, (knobs or {}).get(spec.display)], sort_keys=True, default=str)
+        key = json.dumps([spec.name, spec.config, (knobs or {}).get(spec.display), (fields or {}).get(spec.display)],
+                         sort_keys=True, default=str)
         if key in seen:
             raise ConfigError(f"--resume: strategies {seen[key]} and {spec.display} differ only in secret values, "
                               "which are never written; rerun them as a new run")
@@ -249,8 +251,9 @@ def _checked_config(path: Path, config: Any) -> dict[str, Any]:
         raise bad("max_cost_usd", f"expected null or a positive number, got {cost!r:.80}")
     if not isinstance(config.get("clock") or {}, dict):
         raise bad("clock", f"expected an object, got {config['clock']!r:.80}")
-    if not isinstance(config.get("strategy_knobs") or {}, dict):
-        raise bad("strategy_knobs", f"expected an object, got {config['strategy_knobs']!r:.80}")
+    for key in ("strategy_knobs", "strategy_profiles"):
+        if not isinstance(config.get(key) or {}, dict):
+            raise bad(key, f"expected an object, got {config[key]!r:.80}")
     for name, profile in config["profiles"].items():
         if not isinstance(profile, dict):
             raise bad(f"profiles.{name}", f"expected an object, got {profile!r:.80}")
@@ -292,9 +295,10 @@ def load_matrix(results_dir: str | Path, api_base: str | None = None) -> Matrix:
         max_cost_usd=config.get("max_cost_usd"),
         clock=config.get("clock") or {},
         strategy_knobs=config.get("strategy_knobs") or {},
+        strategy_profiles=config.get("strategy_profiles") or {},
     )
     restore_api_base(matrix.profiles, api_base)
-    check_secret_points(matrix.strategies, matrix.strategy_knobs)
+    check_secret_points(matrix.strategies, matrix.strategy_knobs, matrix.strategy_profiles)
     return matrix
 
 

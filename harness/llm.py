@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import harness  # noqa: F401  (offline environment first)
+from harness.cache_marks import NO_MARKS, CacheMarks
+from harness.cache_policy import CachePlanner, mark_request, parse_policy, provider_family
 from harness.clock import CLOCK_HEADER, LATENCY_HEADER, simulated_latency_s
 from harness.config import build_dataclass, require
 from harness.errors import ConfigError, did_you_mean
@@ -84,16 +86,19 @@ def is_context_window_error(error: BaseException) -> bool:
 
 @dataclass
 class Usage:
-    """Tokens of one request. input_tokens includes cached reads and cache writes."""
+    """Tokens of one request. input_tokens includes cached reads and cache writes; cache_write_1h_tokens: the part
+    of the cache writes made with the 1h TTL (billed 2x input rather than 1.25x), when the provider splits them."""
 
     input_tokens: int | None = None
     cached_tokens: int | None = None
     cache_write_tokens: int | None = None
     output_tokens: int | None = None
+    cache_write_1h_tokens: int | None = None
 
     def as_dict(self) -> dict[str, int | None]:
         return {"input_tokens": self.input_tokens, "cached_tokens": self.cached_tokens,
-                "cache_write_tokens": self.cache_write_tokens, "output_tokens": self.output_tokens}
+                "cache_write_tokens": self.cache_write_tokens, "output_tokens": self.output_tokens,
+                "cache_write_1h_tokens": self.cache_write_1h_tokens}
 
 
 def _reader(obj: Any) -> Callable[[str], Any]:
@@ -114,7 +119,9 @@ def _nothing(name: str) -> None:
 
 
 def normalize_usage(usage: Any) -> Usage:
-    """Map litellm's usage (OpenAI or Anthropic shaped) to input/cached/cache-write/output."""
+    """Map litellm's usage (OpenAI or Anthropic shaped) to input/cached/cache-write/output, with the cache writes'
+    1h part from Anthropic's TTL split (`cache_creation.ephemeral_1h_input_tokens`, which litellm keeps as
+    `prompt_tokens_details.cache_creation_token_details`)."""
     field = _reader(usage)
     detail = _reader(field("prompt_tokens_details"))
     cached = detail("cached_tokens")
@@ -123,23 +130,26 @@ def normalize_usage(usage: Any) -> Usage:
     write = detail("cache_write_tokens")
     if write is None:
         write = field("cache_creation_input_tokens")
+    split = _reader(detail("cache_creation_token_details") or field("cache_creation"))
     return Usage(
         input_tokens=field("prompt_tokens"),
         cached_tokens=cached,
         cache_write_tokens=write,
         output_tokens=field("completion_tokens"),
+        cache_write_1h_tokens=split("ephemeral_1h_input_tokens"),
     )
 
 
 @dataclass(frozen=True)
 class Pricing:
-    """USD per token, from litellm's cost map."""
+    """USD per token, from litellm's cost map; cache_write is a 5m write's, cache_write_1h a 1h write's."""
 
     model: str
     input: float
     output: float
     cache_read: float
     cache_write: float
+    cache_write_1h: float
 
     @classmethod
     def for_model(cls, model: str) -> "Pricing | None":
@@ -155,6 +165,8 @@ class Pricing:
             output=float(entry.get("output_cost_per_token") or 0.0),
             cache_read=float(entry.get("cache_read_input_token_cost") or price_in),
             cache_write=float(entry.get("cache_creation_input_token_cost") or price_in),
+            cache_write_1h=float(entry.get("cache_creation_input_token_cost_above_1hr")
+                                 or entry.get("cache_creation_input_token_cost") or price_in),
         )
 
     def cost(self, usage: Usage) -> tuple[float, float]:
@@ -162,9 +174,11 @@ class Pricing:
         total_in = usage.input_tokens or 0
         cached = usage.cached_tokens or 0
         written = usage.cache_write_tokens or 0
+        written_1h = min(usage.cache_write_1h_tokens or 0, written)
         out = usage.output_tokens or 0
         fresh = max(total_in - cached - written, 0)
-        with_cache = fresh * self.input + cached * self.cache_read + written * self.cache_write + out * self.output
+        with_cache = (fresh * self.input + cached * self.cache_read + (written - written_1h) * self.cache_write
+                      + written_1h * self.cache_write_1h + out * self.output)
         uncached = total_in * self.input + out * self.output
         return with_cache, uncached
 
@@ -176,6 +190,17 @@ def check_price_model(name: str) -> None:
                   if isinstance(entry, dict) and entry.get("input_cost_per_token") is not None)
         raise ConfigError(f"price_model {name!r} has no prices in litellm's cost map (litellm.model_cost)"
                           f"{did_you_mean(name, priced)}")
+
+
+def supported_params(model: str) -> list[str]:
+    """The OpenAI-format parameters litellm says `model`'s provider takes (`seed` is not Anthropic's: sending it
+    fails every request with UnsupportedParamsError, api_base or not); none for a model litellm cannot route."""
+    litellm = _litellm()
+    try:
+        name, provider, _, _ = litellm.get_llm_provider(model)
+        return list(litellm.get_supported_openai_params(model=name, custom_llm_provider=provider) or [])
+    except Exception:  # litellm raises a bare Exception for a model it cannot route
+        return []
 
 
 def litellm_prices(model: str, pricing: Pricing | None) -> dict[str, float]:
@@ -210,9 +235,11 @@ class LLMProfile:
     retry: dict[str, Any] = field(default_factory=dict)  # see harness.retry.RetryPolicy
     max_concurrency: int | None = None  # simultaneous requests to this model from one process
     response_cache: str | None = None  # directory of the opt-in response cache
+    cache_policy: Any = None  # where requests ask the provider to cache (harness.cache_policy; None: auto)
 
     def __post_init__(self) -> None:
         require(bool(self.model), "model must be a non-empty litellm model name")
+        self.policy = parse_policy(self.cache_policy)
         if self.price_model is not None:
             check_price_model(self.price_model)
         require(self.max_input_tokens is None or self.max_input_tokens > 0, "max_input_tokens must be positive")
@@ -329,9 +356,11 @@ class LLMClient:
         self._litellm_prices: dict[str, float] | None = None  # asked of litellm's cost map at the first litellm call
         self._rng = random.Random(stable_hash(["retry", session, seed]))
         self._repeats: Counter[str] = Counter()
-        supported = None if profile.is_mock else _litellm().get_supported_openai_params(model=profile.model)
-        # an endpoint of a provider litellm does not know may take a seed; a known one must list it (Anthropic's refuses)
-        self._sends_seed = profile.is_mock or "seed" in (supported or []) or (supported is None and bool(profile.api_base))
+        supported = [] if profile.is_mock else supported_params(profile.model)  # the mock takes every one
+        self._sends_seed = profile.is_mock or "seed" in supported
+        family = provider_family(profile.model, profile.mock.get("cache"), profile.api_base)
+        self.cache_planner = CachePlanner(profile.policy, family, session_key=session or profile.model)
+        self._sends_cache_key = profile.is_mock or "prompt_cache_key" in supported
         self._cache = None
         if profile.response_cache:
             from harness.response_cache import open_cache
@@ -377,19 +406,22 @@ class LLMClient:
         """One request; `clock_s`: the run's simulated clock as it is sent (a mock expires its cache on it);
         `reply`: for a mock, the response it must give (a trace replay's recorded message), never cached."""
         kwargs = self._kwargs(tools)
+        marks = self.cache_planner.marks(messages, tools, clock_s)
         if reply is not None:
             if self._mock is None:
                 raise ValueError(f"{self.profile.model}: only a mock/... model can be told its reply")
             kwargs = {**kwargs, "mock_reply": reply}
-            return self._send(messages, kwargs, clock_s)
+            return self._send(messages, kwargs, clock_s, marks)
         if self._cache is None:
-            return self._send(messages, kwargs, clock_s)
+            return self._send(messages, kwargs, clock_s, marks)
         from harness.response_cache import request_key
         from harness.secrets import redact
 
         params = {k: v for k, v in kwargs.items() if k not in ("tools", "api_base", "max_retries")}
         if self.profile.serves_mock:  # serve-mock answers from the session's state, as the mock in process does,
             params["session"] = self.session  # whose mock_config carries the session into the key
+        if marks != NO_MARKS:  # the same messages marked otherwise are billed otherwise: another request
+            params["cache_marks"] = repr(marks)
         key = request_key(self.profile.model, self.profile.api_base, messages, tools, redact(params))
         repeat = self._repeats[key]
         self._repeats[key] += 1
@@ -399,7 +431,7 @@ class LLMClient:
                              cost_usd_uncached=stored["cost_usd_uncached"], latency_s=0.0, from_cache=True,
                              duration_s=stored.get("duration_s", 0.0))
         try:
-            result = self._send(messages, kwargs, clock_s)
+            result = self._send(messages, kwargs, clock_s, marks)
         except Exception:
             self._repeats[key] -= 1
             raise
@@ -408,20 +440,21 @@ class LLMClient:
             "cost_usd_uncached": result.cost_usd_uncached, "duration_s": result.duration_s})
         return result
 
-    def _send(self, messages: list[dict[str, Any]], kwargs: dict[str, Any], clock_s: float | None) -> LLMResult:
+    def _send(self, messages: list[dict[str, Any]], kwargs: dict[str, Any], clock_s: float | None,
+              marks: CacheMarks) -> LLMResult:
         """One request, retried within the policy; each attempt is told its (request index, attempt), which a
         mock draws its faults from (harness.mock.faults), in process and over HTTP alike. A request to the mock in
         process without faults cannot fail in a way that is retried: it is made at once, as its first attempt."""
         index = self.sent
         self.sent += 1
         if self._unfailing:
-            return self._request(messages, kwargs, clock_s, (index, 0))
+            return self._request(messages, kwargs, clock_s, (index, 0), marks)
         attempts = itertools.count()
-        return call_with_retries(lambda: self._request(messages, kwargs, clock_s, (index, next(attempts))),
+        return call_with_retries(lambda: self._request(messages, kwargs, clock_s, (index, next(attempts)), marks),
                                  self.profile.retry_policy, rng=self._rng, on_retry=self.on_retry)
 
     def _request(self, messages: list[dict[str, Any]], kwargs: dict[str, Any], clock_s: float | None,
-                 request: tuple[int, int]) -> LLMResult:
+                 request: tuple[int, int], marks: CacheMarks) -> LLMResult:
         if self.profile.api_base and not self.profile.is_mock:
             headers = dict(kwargs.get("extra_headers") or {})
             headers.update({SESSION_HEADER: self.session, REQUEST_HEADER: str(request[0]),
@@ -441,10 +474,11 @@ class LLMClient:
             if direct:
                 reply, raw_usage = self._mock.serve(self.profile.model, messages, kwargs.get("tools") or [],
                                                     self._mock_config, seed=kwargs.get("seed"), now_s=clock_s,
-                                                    reply=kwargs.get("mock_reply"), request=request)
+                                                    reply=kwargs.get("mock_reply"), request=request, marks=marks)
             else:
-                response = _litellm().completion(model=self.profile.model, messages=messages,
-                                              **{**self._litellm_prices, **kwargs})
+                sent, marked = self._marked(messages, kwargs, marks)
+                response = _litellm().completion(model=self.profile.model, messages=sent,
+                                                 **{**self._litellm_prices, **marked})
                 reply, raw_usage = response.choices[0].message, getattr(response, "usage", None)
                 served_latency = _served_latency_s(response)
             latency = time.perf_counter() - started
@@ -464,6 +498,18 @@ class LLMClient:
             latency_s=latency,
             duration_s=duration,
         )
+
+    def _marked(self, messages: list[dict[str, Any]], kwargs: dict[str, Any], marks: CacheMarks
+                ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The messages and keyword arguments litellm sends with the request's cache marks: the provider's own
+        markers (harness.cache_policy.mark_request); the mock in process takes them as they are (`mock_marks`),
+        as its direct transport does."""
+        if self._mock is not None:
+            return messages, {**kwargs, "mock_marks": marks}
+        sent, tools, extra = mark_request(messages, kwargs.get("tools"), marks)
+        if not self._sends_cache_key:
+            extra.pop("prompt_cache_key", None)
+        return sent, {**kwargs, **({"tools": tools} if tools else {}), **extra}
 
     def end_session(self) -> None:
         if self.profile.is_mock:

@@ -159,7 +159,7 @@ MAX_ROW_NUMBER = 2**53  # the largest integer a float holds exactly (pandas read
 # never computed with), every other field a number or null; the fields reports group and pair by are not null
 # (and, for a report, present: `read_runs(..., complete=True)`).
 ROW_TEXT = ("run_id", "task_id", "family", "strategy", "strategy_name", "model", "termination", "error", "trace_path",
-            "recorded_model")
+            "recorded_model", "cache_policy")
 ROW_REQUIRED = ("run_id", "task_id", "family", "strategy", "seed", "success")
 ROW_FLAGS = ("success", "transient")
 ROW_STRUCTURED = ("strategy_config", "libraries", "detail", "recorded_outcome")

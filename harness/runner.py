@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from harness.cache_policy import policy_label
 from harness.clock import ClockConfig, RunClock
 from harness.config import build_dataclass
 from harness.contain import Guarded, RunCrash, contained, guarded_call
@@ -161,6 +162,7 @@ def base_row(cell: Cell, model: str | None, score: Any, termination: str, error:
         "seed": cell.seed,
         "instance_seed": cell.task.instance_seed(cell.seed),  # the task instance's generation seed
         "model": model,
+        "cache_policy": policy_label(cell.profiles[MAIN_PROFILE].get("cache_policy")),
         "success": bool(score and score.success),
         "score": score.score if score else 0.0,
         "termination": termination,
@@ -369,6 +371,9 @@ class Matrix:
     # strategy label -> profile name -> mock knobs its runs use on top of that profile's (a sweep's
     # `mock.<knob>` and `summarizer.<knob>` axes: harness.sweep)
     strategy_knobs: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    # strategy label -> profile name -> profile fields its runs use in place of that profile's (a sweep's
+    # `cache_policy` axis: harness.sweep)
+    strategy_profiles: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     cells: list[Cell] = field(default_factory=list)
 
     def build(self, events_dir: str) -> list[Cell]:
@@ -379,13 +384,24 @@ class Matrix:
         unknown = sorted(set(self.strategy_knobs) - {spec.display for spec in self.strategies})
         if unknown:
             raise ConfigError(f"strategy knobs: given for {unknown}, which are not among the strategies run")
-        profiles = {spec.display: with_knobs(self.profiles, self.strategy_knobs.get(spec.display), spec.display)
+        profiles = {spec.display: with_fields(with_knobs(self.profiles, self.strategy_knobs.get(spec.display),
+                                                         spec.display), self.strategy_profiles.get(spec.display))
                     for spec in self.strategies}
         self.cells = [Cell(task=task, strategy=strategy, seed=seed, profiles=profiles[strategy.display],
                            events_dir=events_dir, max_requests=self.max_requests, max_cost_usd=self.max_cost_usd,
                            clock=self.clock)
                       for task in self.tasks for strategy in self.strategies for seed in self.seeds]
         return self.cells
+
+
+def with_fields(profiles: dict[str, dict[str, Any]], fields: dict[str, dict[str, Any]] | None
+                ) -> dict[str, dict[str, Any]]:
+    """`profiles` with the given fields set on each named profile that exists (profile name -> fields); the same
+    dict when there are none."""
+    if not fields:
+        return profiles
+    return {name: {**profile, **fields[name]} if name in fields and isinstance(profile, dict) else profile
+            for name, profile in profiles.items()}
 
 
 def with_knobs(profiles: dict[str, dict[str, Any]], knobs: dict[str, dict[str, Any]] | None,

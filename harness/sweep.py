@@ -3,7 +3,9 @@
 A grid names dotted keys into the strategy's config (`keep_last`, `stages.0.level`, ...) and
 the values to try. Keys under `mock.` set the simulated agent's knobs (`mock.narrate`) and keys
 under `summarizer.` the mock summarizer's (`summarizer.summary_completeness`) at that point: each
-point's runs get their own profiles (runner.Matrix.strategy_knobs), and its label names the knob.
+point's runs get their own profiles (runner.Matrix.strategy_knobs), and its label names the knob. The key
+`cache_policy` sets the cache policy (harness.cache_policy) of the main and summary profiles at that point
+(runner.Matrix.strategy_profiles).
 Every point's strategy and knobs are checked before any model call. Points are ordered by value,
 axis by axis in grid order (null, booleans, numbers numerically, strings, then lists and mappings
 by their JSON; a secret axis keeps its given order). The sweep runs like `ctxbench run` and writes,
@@ -45,6 +47,8 @@ TUNING_FILE = "tuning.csv"
 GRID_FILE_KEYS = {"strategy", "config", "label", "grid"}
 # Grid key prefix -> (the profile whose mock knobs it sets, what those are the knobs of)
 KNOB_PREFIXES = {"mock": ("main", "simulated agent (mock/agent)"), "summarizer": ("summary", "mock summarizer")}
+POLICY_KEY = "cache_policy"  # the grid key of the cache policy, set on these profiles
+POLICY_PROFILES = ("main", "summary")
 
 
 @dataclass
@@ -254,6 +258,7 @@ class Point:
     params: dict[str, Any]
     spec: StrategySpec
     knobs: dict[str, dict[str, Any]]
+    profile_fields: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def grid_points(grid: Grid) -> list[Point]:
@@ -262,16 +267,18 @@ def grid_points(grid: Grid) -> list[Point]:
     shown = shown_axes(grid)
     orders = [axis_order(key, values) for key, values in grid.axes.items()]
     for indexes in itertools.product(*orders):
-        config, knobs = grid.base, {}
+        config, knobs, fields = grid.base, {}, {}
         for (key, values), index in zip(grid.axes.items(), indexes):
             target = knob_target(key)
-            if target:
+            if key == POLICY_KEY:
+                fields = {name: {POLICY_KEY: copy.deepcopy(values[index])} for name in POLICY_PROFILES}
+            elif target:
                 knobs.setdefault(target[0], {})[target[1]] = copy.deepcopy(values[index])
             else:
                 config = set_dotted(config, key, values[index])
         params = {key: shown[key][index] for key, index in zip(grid.axes, indexes)}
         label = f"{grid.prefix}[{','.join(f'{k}={_show(v)}' for k, v in params.items())}]"
-        points.append(Point(params, StrategySpec(name=grid.strategy, config=config, label=label), knobs))
+        points.append(Point(params, StrategySpec(name=grid.strategy, config=config, label=label), knobs, fields))
     return points
 
 
@@ -279,6 +286,9 @@ def validate_grid(grid: Grid) -> list[Point]:
     """Build the base, then each key alone, then every point: errors name the key or point at fault."""
     build_strategy(StrategySpec(name=grid.strategy, config=grid.base, label=f"{grid.prefix} (base config)"))
     for key, values in grid.axes.items():
+        if key == POLICY_KEY:
+            check_policy_axis(values)
+            continue
         if knob_target(key):
             check_knob_axis(key, values)
             continue
@@ -293,6 +303,19 @@ def validate_grid(grid: Grid) -> list[Point]:
     for point in points:
         build_strategy(point.spec)
     return points
+
+
+def check_policy_axis(values: list[Any]) -> None:
+    """Each value of the `cache_policy` axis is a policy (harness.cache_policy.parse_policy)."""
+    from harness.cache_policy import parse_policy
+
+    for value in values:
+        parse_policy(value, f"sweep: grid key {POLICY_KEY!r} = {_show(value)}")
+
+
+def point_profiles(points: list[Point]) -> dict[str, dict[str, dict[str, Any]]]:
+    """label -> the profile fields of every point that sets any (runner.Matrix.strategy_profiles)."""
+    return {point.spec.display: point.profile_fields for point in points if point.profile_fields}
 
 
 def point_knobs(points: list[Point]) -> dict[str, dict[str, dict[str, Any]]]:

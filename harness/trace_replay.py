@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from harness.cache_policy import policy_label
 from harness.clock import ClockConfig, RunClock
 from harness.context import MAIN_PROFILE, RunContext
 from harness.contain import Guarded, guarded_call
@@ -214,7 +215,8 @@ def replay_cell(cell: TraceCell) -> dict[str, Any]:
         "run_id": cell.run_id, "task_id": cell.trace.trace_id, "family": cell.trace.source_format,
         "strategy": cell.strategy.display, "strategy_name": cell.strategy.name,
         "strategy_config": redact(cell.strategy.config), "seed": SEED, "instance_seed": None,
-        "model": profiles[MAIN_PROFILE].model, "success": completed, "score": float(completed),
+        "model": profiles[MAIN_PROFILE].model, "cache_policy": policy_label(profiles[MAIN_PROFILE].policy),
+        "success": completed, "score": float(completed),
         "termination": termination, "error": error, "transient": False, "libraries": libraries, "trace_path": cell.trace.path,
     }
     row.update(recorded_totals(cell.trace))

@@ -147,9 +147,13 @@ def test_usage_in_anthropics_fields_split_by_ttl_and_a_tool_use_reply(server):
     assert second["usage"]["input_tokens"] > 0
 
 
-def test_without_any_marker_the_request_is_cached_on_its_last_block_as_in_process(server):
+def test_without_any_marker_nothing_is_cached_and_top_level_cache_control_caches_the_last_block(server):
+    """Anthropic caches nothing without a marker; a top-level `cache_control` is its automatic caching."""
     body = anthropic_body(system=SYSTEM_TEXT, messages=[{"role": "user", "content": TASK}])
     status, reply = post(server, body, {SESSION_HEADER: "plain", REQUEST_HEADER: "0"})
+    assert status == 200 and reply["usage"]["cache_creation_input_tokens"] == 0
+    status, reply = post(server, {**body, "cache_control": {"type": "ephemeral"}},
+                         {SESSION_HEADER: "automatic", REQUEST_HEADER: "0"})
     assert status == 200 and reply["usage"]["cache_creation"]["ephemeral_5m_input_tokens"] > 1024
 
 

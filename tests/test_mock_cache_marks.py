@@ -26,12 +26,15 @@ def exchange(number, calls):
                          for i in ids)]
 
 
-def test_a_request_without_marks_is_cached_on_its_last_block_until_the_client_sends_marks():
+def test_a_request_that_asks_for_nothing_is_not_cached_as_anthropic_caches_nothing_without_a_marker():
+    """Anthropic's prompt-caching docs: caching happens at `cache_control` breakpoints only (docs/mock.md)."""
     provider = MockProvider()
-    first = serve(provider, [SYSTEM, USER])
-    assert first["cache_creation_input_tokens"] == first["prompt_tokens"]
+    serve(provider, [SYSTEM, USER])
     second = serve(provider, [SYSTEM, USER, *exchange(1, 1)], now_s=1.0)
-    assert second["cache_read_input_tokens"] == first["prompt_tokens"]
+    assert (second["cache_read_input_tokens"], second["cache_creation_input_tokens"]) == (0, 0)
+
+
+AUTOMATIC = CacheMarks(automatic="5m")  # Anthropic's automatic caching: a breakpoint on the last block
 
 
 def test_a_request_with_no_breakpoint_is_not_cached():
@@ -58,8 +61,8 @@ def test_an_assistant_message_with_k_tool_calls_and_its_results_are_2k_blocks_of
     assert content_blocks(exchange(0, 1)[1]) == 1
     for calls, read in ((9, True), (10, False)):  # 2 x 9 = 18 blocks back; 20 is past the 20 checked
         provider = MockProvider()
-        first = serve(provider, [SYSTEM, USER])
-        usage = serve(provider, [SYSTEM, USER, *exchange(1, calls)], now_s=1.0)
+        first = serve(provider, [SYSTEM, USER], marks=AUTOMATIC)
+        usage = serve(provider, [SYSTEM, USER, *exchange(1, calls)], marks=AUTOMATIC, now_s=1.0)
         assert usage["cache_read_input_tokens"] == (first["prompt_tokens"] if read else 0), calls
 
 

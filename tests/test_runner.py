@@ -44,8 +44,8 @@ def test_event_log_records_requests_with_usage_and_the_end(run_suite):
     types = [e["type"] for e in events]
     assert types[0] == "run_start" and types[-1] == "run_end"
     calls = [e for e in events if e["type"] == "llm_call"]
-    assert calls and all(set(c["usage"]) == {"input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens"}
-                         for c in calls)
+    assert calls and all(set(c["usage"]) == {"input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens",
+                                             "cache_write_1h_tokens"} for c in calls)
 
 
 def test_replay_rebuilds_every_view_and_detects_tampering(run_suite, tmp_path, capsys):

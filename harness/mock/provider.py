@@ -20,7 +20,7 @@ import litellm
 from litellm import CustomLLM
 
 from harness.clock import simulated_latency_s
-from harness.cache_marks import Breakpoint, CacheMarks
+from harness.cache_marks import NO_MARKS, Breakpoint, CacheMarks
 from harness.config import build_dataclass, require
 from harness.errors import ConfigError, did_you_mean
 from harness.fast_json import sorted_json
@@ -46,10 +46,6 @@ TRANSPORTS = ("direct", "litellm")
 REPLAY_MODEL = "mock/replay"  # answers only with the reply it is given (a recorded trace's message)
 AGENT_MODEL = "mock/agent"
 SUMMARIZER_MODEL = f"mock/{SUMMARIZER_PREFIX}"
-# The marks of a request that says nothing about caching (a caller of `serve` without `marks`, a wire request
-# with no marker at all): one breakpoint on its last block, as Anthropic's automatic caching places it. Until
-# every client sends its cache policy's marks this keeps unmarked runs cached; then it becomes NO_MARKS.
-UNMARKED = CacheMarks(automatic="5m")
 
 
 def check_mock_model(model: str, where: str) -> None:
@@ -174,7 +170,7 @@ class _Layout:
 def breakpoint_slots(marks: CacheMarks, tools: int, messages: int) -> list[tuple[int, str]]:
     """The marks' breakpoints as (slot, TTL) in ascending slots (harness.mock.cache.Layout), automatic caching
     as one on the last message; a slot marked twice keeps its longer TTL."""
-    if not marks.breakpoints:  # automatic caching alone (UNMARKED: every request of an unmarked run)
+    if not marks.breakpoints:  # automatic caching alone
         return [(tools + messages - 1, marks.automatic)] if marks.automatic is not None and messages else []
     slots: dict[int, str] = {}
     for mark in marks.breakpoints:
@@ -227,7 +223,8 @@ class MockProvider(CustomLLM):
                                             optional_params.get("prompt_cache_key"))
         reply, usage = self.serve(model, messages, tools, config, seed=optional_params.get("seed"),
                                   now_s=optional_params.get("mock_clock_s"), reply=optional_params.get("mock_reply"),
-                                  request=optional_params.get("mock_request"), marks=marks)
+                                  request=optional_params.get("mock_request"),
+                                  marks=optional_params.get("mock_marks", marks))
         return litellm.ModelResponse(
             model=model,
             choices=[{"index": 0, "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop",
@@ -241,8 +238,9 @@ class MockProvider(CustomLLM):
               marks: CacheMarks | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         """One request: window check, cache accounting, agent reply, usage (as litellm reports the provider's).
 
-        `marks`: where the request asks to be cached (harness.cache_marks; over the wire read back by
-        harness.mock.wire_marks); None, a request that says nothing: UNMARKED.
+        `marks`: where the request asks to be cached (harness.cache_marks: placed by the client's cache policy, or
+        over the wire read back by harness.mock.wire_marks); None, a request that asks for nothing, is cached
+        nowhere under Anthropic's rules (no marker, no cache) and automatically under OpenAI's.
 
         `reply`: the response to give instead of the mock agent's (a recorded trace's assistant
         message); the model `mock/replay` requires one, as it has no agent of its own.
@@ -278,7 +276,7 @@ class MockProvider(CustomLLM):
                 model=model,
                 llm_provider="mock",
             )
-        use = self._cache_use(state, tools or _NO_TOOLS, messages, UNMARKED if marks is None else marks)
+        use = self._cache_use(state, tools or _NO_TOOLS, messages, NO_MARKS if marks is None else marks)
         cached = use.read
         if reply is None:  # told what to answer, the window, the cache and the usage are simulated all the same
             knobs = config.knobs_for(model)

@@ -41,7 +41,7 @@ def read_marks(messages: list[Any], tools: list[Any], cache_control: Any = None,
                prompt_cache_key: Any = None) -> tuple[list[Any], list[Any], CacheMarks | None]:
     """(messages, tools, marks) of an OpenAI-format request: messages and tools without their markers (the
     given objects where they had none), and the marks, or None for a request with no marker and no
-    `prompt_cache_key` at all (the provider's default applies: harness.mock.provider.UNMARKED). Raises
+    `prompt_cache_key` at all (cached as a request without marks is: MockProvider.serve). Raises
     MarkerError naming a malformed marker."""
     markers = 0
     tool_breakpoints: list[Breakpoint] = []
