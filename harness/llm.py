@@ -334,6 +334,7 @@ def _call_dict(call: Any) -> FrozenDict:
 _NO_SLOT = contextlib.nullcontext()  # a model without a concurrency limit holds no slot (harness.limits.model_slot)
 SESSION_HEADER = "X-Ctxbench-Session"  # lets an HTTP mock keep per-run state (its prompt cache)
 REQUEST_HEADER = "X-Ctxbench-Request"  # the request's index in its session (its retries share it)
+SEED_HEADER = "X-Ctxbench-Seed"  # the run's seed, for an API with no seed field (Anthropic's): the mock agent's draws
 ATTEMPT_HEADER = "X-Ctxbench-Attempt"  # 0, then 1 for its first retry, ...; request 0 attempt 0 starts the session
 
 
@@ -461,6 +462,8 @@ class LLMClient:
                             ATTEMPT_HEADER: str(request[1])})
             if clock_s is not None:
                 headers[CLOCK_HEADER] = repr(clock_s)
+            if self.seed is not None:
+                headers[SEED_HEADER] = str(self.seed)
             kwargs = {**kwargs, "extra_headers": headers}
         direct = self._direct
         if self._mock is not None and not direct:

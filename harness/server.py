@@ -45,9 +45,10 @@ from harness.chat_request import validate_chat_request
 from harness.config import build_dataclass, parse_inline_or_file
 from harness.errors import ConfigError
 from harness.clock import CLOCK_HEADER, LATENCY_HEADER
-from harness.http_bounds import BadRequest, clock_header, error_payload, parse_json_body, read_body, request_headers
-from harness.llm import (ATTEMPT_HEADER, REQUEST_HEADER, SERVED_MOCK_MODELS, SESSION_HEADER, normalize_usage,
-                         simulated_duration_s)
+from harness.http_bounds import (BadRequest, clock_header, error_payload, parse_json_body, read_body, request_headers,
+                                 whole_number_header)
+from harness.llm import (ATTEMPT_HEADER, REQUEST_HEADER, SEED_HEADER, SERVED_MOCK_MODELS, SESSION_HEADER,
+                         normalize_usage, simulated_duration_s)
 from harness.mock import anthropic_wire
 from harness.mock.provider import MockConfig, MockProvider
 from harness.mock.summarizer import SUMMARIZER_PREFIX, is_summarizer
@@ -273,6 +274,8 @@ class _Handler(BaseHTTPRequestHandler):
             data = read_body(self.headers, self.rfile)
             self._body_read = True
             asked = anthropic_wire.read_request(parse_json_body(data))
+            seed = self.headers.get(SEED_HEADER)
+            seed = whole_number_header(SEED_HEADER, seed) if seed is not None else None  # the API has no seed field
         except BadRequest as refusal:
             self._send(refusal.status, anthropic_wire.error(anthropic_wire.error_kind(refusal.status), refusal.message),
                        refusal.headers)
@@ -282,7 +285,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._due = arrived + self.server.latency_s
         try:
-            reply, usage = self._serve(asked.served, asked.user, asked.messages, asked.tools, asked.marks, None,
+            reply, usage = self._serve(asked.served, asked.user, asked.messages, asked.tools, asked.marks, seed,
                                        now_s, request)
         except litellm.ContextWindowExceededError as exc:
             self._send(400, anthropic_wire.error("invalid_request_error", anthropic_wire.overflow_message(exc)))

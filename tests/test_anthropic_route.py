@@ -52,10 +52,11 @@ def record_serve(provider, monkeypatch):
 @pytest.mark.slow
 def test_every_native_strategy_through_anthropic_gives_the_in_process_rows(server, tmp_path, monkeypatch):
     """`run --model anthropic/claude-sonnet-4-6 --api-base` through litellm's Anthropic transformation = the
-    in-process mock, strategy by strategy (summaries from `anthropic/claude-summarizer`); no marker is placed
-    by the client yet, so each request arrives without marks and both sides cache on its last block."""
+    in-process mock, strategy by strategy (summaries from `anthropic/claude-summarizer`), under the default cache
+    policy (`auto`: automatic caching plus the system prompt and the last tool) and a seed other than 0 (it travels
+    in a header: the Messages API has no seed field)."""
     received = record_serve(server.provider, monkeypatch)
-    common = ["run", "--suite", "smoke", "--strategies", "all", "--workers", "1", "--no-progress",
+    common = ["run", "--suite", "smoke", "--strategies", "all", "--workers", "1", "--no-progress", "--seeds", "3",
               "--strategy-config", '{"llm_summarizing": {"max_size": 8, "keep_first": 2}}']  # so that it summarizes
     assert main([*common, "--out", str(tmp_path / "local")]) == 0
     summary = {"summary": {"model": "anthropic/claude-summarizer", "api_base": base(server),
@@ -68,7 +69,7 @@ def test_every_native_strategy_through_anthropic_gives_the_in_process_rows(serve
     assert sum(r["summarizer_requests"] for r in remote) > 0
     assert sum(r["cache_write_tokens"] for r in remote) > 0 and sum(r["cached_tokens"] for r in remote) > 0
     assert server.requests == len(received) == sum(r["requests"] + r["summarizer_requests"] for r in remote)
-    assert {marks for *_, marks in received} == {None}
+    assert all(marks.automatic == "5m" and Breakpoint("message", 0) in marks.breakpoints for *_, marks in received)
     assert {model for model, *_ in received} == {"agent", "summarizer"}
 
 

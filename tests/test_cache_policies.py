@@ -375,11 +375,12 @@ def test_openai_usage_reads_cached_and_written_tokens():
 
 @pytest.mark.parametrize("via", ["direct", "litellm"])
 def test_the_mock_in_process_is_handed_the_marks(monkeypatch, via):
-    from harness.mock.provider import MockProvider
+    from harness.mock.provider import register_mock_provider
 
     seen = []
-    serve = MockProvider.serve
-    monkeypatch.setattr(MockProvider, "serve", lambda self, *args, **kwargs: (seen.append(kwargs.get("marks")),
+    provider_class = type(register_mock_provider())  # the class of the provider the client is handed
+    serve = provider_class.serve
+    monkeypatch.setattr(provider_class, "serve", lambda self, *args, **kwargs: (seen.append(kwargs.get("marks")),
                                                                              serve(self, *args, **kwargs))[1])
     client = LLMClient(LLMProfile(model="mock/agent", mock={"via": via}, cache_policy="inspect"), session="m", seed=0)
     client.complete(CONVERSATION[:2], TOOLS, clock_s=0.0)

@@ -4,6 +4,7 @@ import json
 import pytest
 
 from harness import api
+from harness.cache_marks import CacheMarks
 from harness.cli import main
 from harness.clock import ClockConfig, RunClock, draw_s
 from harness.errors import ConfigError
@@ -41,14 +42,17 @@ def cached_after_reads(out, rows):
     return cached
 
 
+AUTOMATIC = CacheMarks(automatic="5m")  # Anthropic's automatic caching, 5-minute TTL
+
+
 def test_cache_entries_expire_on_the_clock_the_request_carries():
     """Issue 18.3: the mock provider reads the run's clock from the request (`now_s`), not its own:
     a repeat within the 5-minute TTL (Anthropic's default) hits, one after it misses."""
     messages = [{"role": "system", "content": "word " * 3000}, {"role": "user", "content": "Start at record AB-1234."}]
     for gap, hit in ((TTL_S - 1, True), (TTL_S + 1, False)):
         provider, config = MockProvider(), MockConfig(session="s")
-        provider.serve("agent", messages, [], config, seed=0, now_s=0.0)
-        _, usage = provider.serve("agent", messages, [], config, seed=0, now_s=gap)  # from when the first was sent
+        provider.serve("agent", messages, [], config, seed=0, now_s=0.0, marks=AUTOMATIC)
+        _, usage = provider.serve("agent", messages, [], config, seed=0, now_s=gap, marks=AUTOMATIC)  # from the first
         assert (usage["cache_read_input_tokens"] > 0) is hit
 
 
