@@ -378,10 +378,10 @@ def test_the_mock_in_process_is_handed_the_marks(monkeypatch, via):
     from harness.mock.provider import register_mock_provider
 
     seen = []
-    provider_class = type(register_mock_provider())  # the class of the provider the client is handed
-    serve = provider_class.serve
-    monkeypatch.setattr(provider_class, "serve", lambda self, *args, **kwargs: (seen.append(kwargs.get("marks")),
-                                                                             serve(self, *args, **kwargs))[1])
+    provider = register_mock_provider()  # the provider the client is handed (patched on the instance: an earlier
+    serve = provider.serve               # test may have left an instance attribute that a class patch would miss)
+    monkeypatch.setattr(provider, "serve", lambda *args, **kwargs: (seen.append(kwargs.get("marks")),
+                                                                   serve(*args, **kwargs))[1])
     client = LLMClient(LLMProfile(model="mock/agent", mock={"via": via}, cache_policy="inspect"), session="m", seed=0)
     client.complete(CONVERSATION[:2], TOOLS, clock_s=0.0)
     client.end_session()
