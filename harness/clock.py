@@ -48,15 +48,15 @@ def draw_s(span: Range, *key: Any) -> float:
 
 def _log_uniform(low: float, high: float, digest: bytes) -> float:
     """The point of [low, high] (low < high) that a draw's hash picks, log-uniformly: by the hash's first 13 hex
-    digits, read from its first 7 bytes with the last 4 bits dropped (ours, issue 24 item 1: no hex text made)."""
+    digits, read from its first 7 bytes with the last 4 bits dropped (ours: no hex text made)."""
     unit = (int.from_bytes(digest[:7], "big") >> 4) / 16 ** 13
     return low * math.exp(unit * math.log(high / low))
 
 
 class _CountedDraws:
     """`draw_s(span, *key, n)` for n = 0, 1, 2, ... of one key, from the hash state of the key's canonical JSON
-    made once: the JSON of ["clock", *key, n] is that of ["clock", *key] with ",n]" for its "]" (ours, issue 24
-    item 1: a run draws one duration per tool call, and hashing the whole list each time was ~1% of its CPU)."""
+    made once: the JSON of ["clock", *key, n] is that of ["clock", *key] with ",n]" for its "]" (ours: a run draws
+    one duration per tool call, and hashing the whole list each time was ~1% of its CPU)."""
 
     def __init__(self, key: Sequence[Any]):
         prefix = canonical_json(["clock", *key])
@@ -90,8 +90,8 @@ def _check_scale(value: Any, where: str) -> float:
 class ClockConfig:
     """How long tools and users take (`--clock`); the families' own tables are the defaults (ours).
 
-    tool_scale / user_scale multiply every tool duration / user delay (0: they take no time, as
-    before issue 18); tool_durations overrides a tool's [low, high] seconds in every family;
+    tool_scale / user_scale multiply every tool duration / user delay (0: they take no time); tool_durations
+    overrides a tool's [low, high] seconds in every family;
     user_delay_s overrides every family's [low, high] seconds before a later user message.
     """
 

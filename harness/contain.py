@@ -1,4 +1,4 @@
-"""Contained failures (issue 20 part 6): whatever a strategy's or a task's code raises ends that run only.
+"""Contained failures: whatever a strategy's or a task's code raises ends that run only.
 
 The runner calls a run's strategy and environment through `Guarded`, so an exception names the hook or
 the task method it came from (`RunCrash`), and `contained` turns any of it into the run's error. Like

@@ -1,6 +1,6 @@
 """`--dry-run`: what an invocation would run and roughly what it would cost, before it spends anything.
 
-The estimate comes from the mock's own behaviour on exactly the selected cells (issue 21 item 5): each
+The estimate comes from the mock's own behaviour on exactly the selected cells: each
 profile whose model is real is replaced by the simulated agent (or summarizer), billed at that model's
 prices from litellm's cost map and given that model's input window; the matrix then runs in-process in a
 temporary directory. Nothing is written under --out, no response cache is touched and no real model is

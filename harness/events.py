@@ -23,7 +23,7 @@ from harness.user_files import check_depth
 # The fields where text from outside (exception messages, tracebacks) enters a log: they may echo a URL,
 # a header or a key, so they are scrubbed of secrets (harness.secrets) as they are appended.
 OUTSIDE_TEXT_FIELDS = ("error", "traceback")
-# Ours (issue 24 item 1): the log file's write buffer. A tool result's line is tens of kB: with io's default 8 kB
+# Ours: the log file's write buffer. A tool result's line is tens of kB: with io's default 8 kB
 # buffer each such line is its own write(2) (~6 us of a ~19 us append of a 22 kB line); with 64 KiB, a few lines
 # are copied into the buffer per write. It was 1 MiB: a fixed MiB per open log, half of tracemalloc's peak of a
 # `long` work_queue run (2.7 MB -> 1.7 MB at 64 KiB) for no CPU that a run's figures show (~60 more writes of a

@@ -5,7 +5,7 @@ the agent's seeds), so both are on the hot path. What orjson refuses or only pas
 int and dict subclasses other than read-only messages, dataclasses, datetimes, integers past 64 bits, lone surrogates) goes
 to the json module (lone surrogates as ASCII escapes). A hash's data of exact builtin types and read-only messages
 alone (a message, mostly) is found so by the walk that looks for floats, and handed to orjson whole, with no call back
-into Python per read-only dict or list (ours, issue 24 item 1). A log line is not walked: that costs more than the
+into Python per read-only dict or list (ours). A log line is not walked: that costs more than the
 calls back it would save.
 """
 from __future__ import annotations
@@ -43,7 +43,7 @@ def json_line(value: Any) -> bytes:
     Floats are spelled orjson's way (0.00001 for 1e-05) and read back equal; NaN and infinities,
     which the json module writes as non-standard tokens, become null. A string UTF-8 cannot hold (a lone
     surrogate, as a model's JSON "\\ud800" decodes to) makes that line ASCII with escapes, which reads back
-    as the very same string (issue 20 part 6), so the line is written and the view hashes still replay.
+    as the very same string, so the line is written and the view hashes still replay.
     """
     try:
         return orjson.dumps(value, default=_refuse, option=_LINE_OPTIONS)

@@ -6,7 +6,7 @@ results directory's plots/ with harness.plots and copies the ones the README sho
 Strategies table of that directory; without RESULTS_DIR it reads $CTXBENCH_RESULTS or the newest
 results directory (harness.notebook).
 
-The effect plots' axis rule (ours, issue 21 item 7): a difference must not be zoomed into a
+The effect plots' axis rule (ours): a difference must not be zoomed into a
 dramatic bar. Rates (success, cache hit rate) are in percentage points on the fixed range
 -100..100, their whole possible span. Tokens and cost are in their own units on a symmetric range
 of at least the baseline's mean either side (what a strategy saves can be at most all of it),

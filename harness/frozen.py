@@ -1,6 +1,6 @@
 """Read-only messages: what the view holds cannot be changed in place, only by view ops.
 
-Issue 18 part 6: a strategy that edited a message dict in place fooled the mock (the agent's
+A strategy that edited a message dict in place fooled the mock (the agent's
 memory kept the old reading, the provider billed it as cached, the log never recorded the edit).
 Every message is frozen once, as a run logs it (harness.context.RunContext.emit; a replayed log's as the
 view folds it, harness.view), so an in-place edit raises
@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, NoReturn
 
 RULE = ("messages handed to strategies are read-only: change what is sent with view ops "
-        "(replace, drop, set), never by editing a message in place (issue 18 part 6)")
+        "(replace, drop, set), never by editing a message in place")
 
 
 class MessageEditError(TypeError):
@@ -33,8 +33,8 @@ class FrozenDict(dict):
 
     `token_count` and `cache_key` (None until first asked for) hold what the harness's token count
     (harness.tokens.count_message) and the mock provider's prefix-cache key (harness.mock.provider) work out
-    of a message: it cannot change in place, so they never go stale, and a copy (an edit) has neither. Ours,
-    issue 24 item 1: the view, the metrics and the provider each read a new message once, not once apiece.
+    of a message: it cannot change in place, so they never go stale, and a copy (an edit) has neither. Ours:
+    the view, the metrics and the provider each read a new message once, not once apiece.
     Both start as None however the message is made (frozen, built by the LLM layer, unpickled), so a reader
     tests for None: an unset slot made it raise and catch an AttributeError per message (~2% of a `long` pass)."""
 

@@ -311,7 +311,7 @@ def _served_latency_s(response: Any) -> float | None:
 
 def _message_dict(message: Any) -> dict[str, Any]:
     """The reply as the run logs it, made read-only here (harness.frozen) so that logging it copies nothing again
-    (ours, issue 24 item 1: a reply was built, then frozen into a second copy)."""
+    (ours: a reply was built, then frozen into a second copy)."""
     field = _reader(message)
     out: dict[str, Any] = {"role": "assistant", "content": freeze(field("content") or "")}
     calls = field("tool_calls") or []
@@ -383,7 +383,7 @@ class LLMClient:
 
     def _kwargs(self, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         """The request's keyword arguments (read-only: callers add theirs to a copy), made once per tool list: a
-        run sends one list with every request (ours, issue 24 item 1: per-request bookkeeping done once)."""
+        run sends one list with every request (ours: per-request bookkeeping done once)."""
         if tools is not self._kwargs_tools or self._kwargs_made is None:
             self._kwargs_tools, self._kwargs_made = tools, self._make_kwargs(tools)
         return self._kwargs_made

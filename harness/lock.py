@@ -1,4 +1,4 @@
-"""One writer per results directory (issue 20 part 1).
+"""One writer per results directory.
 
 Every invocation that writes a results directory (run, resume, sweep, traces, report) holds an
 exclusive, non-blocking `fcntl.flock` on its `.lock` file for its whole life. The kernel drops the

@@ -36,7 +36,7 @@ Event vocabulary that metrics read (strategies emit these):
 * ``llm_call`` of the main profile with ``orphaned_tool_ids`` (tool call ids whose call or result is
   missing from the view sent) and ``task_statement_missing`` (true), present only when they apply.
 
-Failure modes (issue 18 part 4), per run:
+Failure modes, per run:
 
 * ``condensation_loops``: streaks of LOOP_CONDENSATIONS or more consecutive ``condensation`` events
   (agent resets, hard resets, summaries) with no ``progress`` event between them;
@@ -48,7 +48,7 @@ Failure modes (issue 18 part 4), per run:
 * ``reexecuted_state_calls``: calls of a state-changing tool with the same name and arguments as one
   that ran successfully before the last condensation (OpenHands #10508, #11910).
 
-Outages (issue 20 part 4): a row's ``transient`` is true when the run ended ``error`` on a failure
+Outages: a row's ``transient`` is true when the run ended ``error`` on a failure
 harness.retry classes as transient (rate limit, server error, timeout, dropped connection) after its
 retries, in the main request or raised out of a strategy's own request; false otherwise (its
 ``run_end`` event carries ``transient: true`` then). Such a row is an outage, not a result:
@@ -60,7 +60,7 @@ the trace and that no message of the view sent held) and up to a few of them as
 ``forgotten_examples``. Per run, ``forgotten_references`` is their sum over successful main requests,
 None for runs that are not replays (nothing measured it).
 
-The checker's verdict (issue 21 item 3): a row's ``detail`` is the ``detail`` of the run's ``run_end``
+The checker's verdict: a row's ``detail`` is the ``detail`` of the run's ``run_end``
 event (the environment's Score.detail, e.g. ``expected`` and ``given``), bounded by ``bounded_detail``
 so that a huge answer cannot bloat runs.jsonl: strings scrubbed of known secrets and then cut to
 DETAIL_STRING_CHARS, at most DETAIL_ITEMS entries per list or mapping, DETAIL_DEPTH levels, and
@@ -155,7 +155,7 @@ class MetricsError(Exception):
 
 
 class _Loops:
-    """Streaks of condensations without progress between them (issue 18 part 4)."""
+    """Streaks of condensations without progress between them."""
 
     def __init__(self) -> None:
         self.streak = 0  # condensations since the last progress
@@ -266,7 +266,7 @@ class RunMetrics:
 
     def add(self, event: Mapping[str, Any]) -> None:
         """Fold one event. An event the metrics cannot read (a strategy's odd one) raises MetricsError
-        once, naming it, and ends the run as `error` (issue 20 part 6); later events are not folded."""
+        once, naming it, and ends the run as `error`; later events are not folded."""
         if self.failure is not None:
             return
         try:

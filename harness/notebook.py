@@ -1,6 +1,6 @@
 """What the notebooks share: which results directory they read, and tables formatted for people.
 
-A notebook runs as it is (issue 21 item 7): its `parameters` cell (papermill's convention) leaves
+A notebook runs as it is: its `parameters` cell (papermill's convention) leaves
 RESULTS_DIR at None, and `results_dir` picks, in this order, the parameter, the environment
 variable CTXBENCH_RESULTS, or the newest results directory under the nearest `results/` (the
 working directory's or a parent's, so a notebook started in notebooks/ finds the repository's).

@@ -1,5 +1,5 @@
 """LLM profiles from their config data, checked: below the runner, so worker processes and executors
-build them without importing the runner (issue 23 item 1)."""
+build them without importing the runner."""
 from __future__ import annotations
 
 from typing import Any

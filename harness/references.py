@@ -137,7 +137,7 @@ def _readings(text: str) -> tuple[frozenset[str] | frozenset[bytes], frozenset[s
 def _ascii_runs(text: str) -> frozenset[bytes]:
     """Every run of token characters of an ASCII text, stripped of its end punctuation, as bytes.
 
-    Ours (issue 24 item 1, trace replay's overhead): one byte translation (every other character to a space) and
+    Ours (trace replay's overhead): one byte translation (every other character to a space) and
     a split, ~1.6x faster than `_ASCII_STRIPPED` on the replays' texts, whose big tool outputs are read but never
     tokenized. The runs are a superset of `_tokens(text)`: the extra ones hold none of `0-9 / _ .` (the pattern's
     lookahead), so none is a reference (`_kept` says no) and the judged intersection with a wanted set is the same.

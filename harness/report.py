@@ -36,7 +36,7 @@ INTERVAL_MEANING = ("over tasks: each resample draws task ids with replacement a
                     "of each drawn task, so they say how much a figure would move on another draw of tasks like "
                     "these; more seeds of the same tasks do not narrow them unless outcomes vary between seeds.")
 
-# Failure modes of a run (issue 18 part 4; harness.metrics): runs.jsonl field, how a count of it reads.
+# Failure modes of a run (harness.metrics): runs.jsonl field, how a count of it reads.
 FAILURE_MODES = (
     ("condensation_loops", "condensation loop(s)"),
     ("orphan_view_requests", "request(s) with a tool call or result missing its partner"),
@@ -102,7 +102,7 @@ def _aggregate(group: pd.DataFrame, seed: int) -> dict[str, Any]:
     _with_interval(row, "success_rate", bootstrap_mean(successes, **tasks))
     _with_interval(row, "mean_input_tokens", bootstrap_mean(group["input_tokens"], **tasks))
     _with_interval(row, "mean_cost_usd", bootstrap_mean(group["cost_usd"], **tasks))
-    # Cost per success (issue 18 part 7): all runs' cost over the successes, NaN without one.
+    # Cost per success: all runs' cost over the successes, NaN without one.
     # Cost per run rewards failing early (an overflow stops cheap); this does not.
     _with_interval(row, "cost_per_success", bootstrap_ratio(group["cost_usd"], successes, **tasks))
     _with_interval(row, "cache_hit_rate", bootstrap_ratio(group["cached_tokens"], group["input_tokens"], **tasks))

@@ -3,7 +3,7 @@
 Rate limits, server errors, timeouts and dropped connections are retried; anything else (a bad
 request, a context-window error, an authentication failure) is raised at once. When the bounds
 are spent the last error is raised, and the run it belongs to ends `error` with it recorded as
-`transient` (an outage, not a result: `--resume` reruns it; issue 20 part 4).
+`transient` (an outage, not a result: `--resume` reruns it).
 """
 from __future__ import annotations
 

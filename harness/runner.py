@@ -233,7 +233,7 @@ def finish_row(row: dict[str, Any], metrics: RunMetrics, ctx: RunContext, wall_s
 
 
 def view_failures(view: ViewState) -> dict[str, Any]:
-    """The failure modes of a view about to be sent (issue 18 part 4), logged with its request only when
+    """The failure modes of a view about to be sent, logged with its request only when
     present: tool call ids without their partner (OpenHands #7512) and a missing task statement."""
     failures: dict[str, Any] = {}
     if view.orphaned_tool_ids:

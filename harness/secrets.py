@@ -1,4 +1,4 @@
-"""Secrets never reach an output: the one place that knows what a secret looks like (issue 20 part 3).
+"""Secrets never reach an output: the one place that knows what a secret looks like.
 
 Two lines of defence, both here:
 

@@ -1,4 +1,4 @@
-"""Which tasks of a suite an invocation runs: `--family`, `--task-ids`, `--limit` (issue 21 item 5).
+"""Which tasks of a suite an invocation runs: `--family`, `--task-ids`, `--limit`.
 
 Filters apply in this order: families, then task ids, then the limit, which keeps the first N
 tasks of each family in the suite's order (as lm-evaluation-harness's `--limit` is per task, so

@@ -1,7 +1,7 @@
 """Bootstrap statistics for comparing strategies (the protocol of "The Complexity Trap").
 
 Every interval is a seeded percentile bootstrap, so a report is reproducible bit for bit.
-The report resamples *tasks*, not runs (a cluster bootstrap over task ids, issue 18 part 2):
+The report resamples *tasks*, not runs (a cluster bootstrap over task ids):
 the runs of one task under several seeds are correlated draws of one difficulty, so treating
 them as independent data would narrow an interval merely by repeating a seed. Each resample
 draws task ids with replacement and takes all runs of every drawn task. A mean is then the

@@ -13,7 +13,7 @@ next to the usual layout, `sweep.json` (the grid and its points) and `tuning.csv
 point, and one per strategy run alongside (`--also`, `baseline` True), all of which take part in
 the Pareto flag and the recommendation.
 
-The recommendation (issue 21 item 4; docs/sweeps.md):
+The recommendation (docs/sweeps.md):
 1. the leader is the row with the highest success rate (then the lowest cost per success, then
    the lowest mean cost, then table order);
 2. every other row's success is compared with the leader's by the paired difference over the same
@@ -216,7 +216,7 @@ def _show(value: Any) -> str:
 def shown_value(key: str, values: list[Any], index: int) -> Any:
     """The value at `index` of axis `key` as labels, sweep.json and tuning.csv show it: a secret (a
     secret-named key's, or one inside the value) as `<redacted-N>`, N its 1-based place on the axis,
-    so the points stay apart without holding the value (issue 20 part 3)."""
+    so the points stay apart without holding the value."""
     value = values[index]
     if is_secret_path(key) or redact(value) != value:
         return f"<redacted-{index + 1}>"
@@ -230,7 +230,7 @@ def shown_axes(grid: Grid) -> dict[str, list[Any]]:
 
 def value_order(value: Any) -> tuple[int, Any]:
     """Sort key of a grid value: null, booleans, numbers (numerically: 3, 5, 10, 20), strings, then
-    lists and mappings by their JSON (issue 21 item 4: points sorted as text put 10 before 3)."""
+    lists and mappings by their JSON (points sorted as text put 10 before 3)."""
     if value is None:
         return (0, 0)
     if isinstance(value, bool):

@@ -13,8 +13,8 @@ Because live runs and replay use this one fold, a saved log rebuilds every view 
 sent without calling a model or a tool.
 
 Every message is frozen when it enters (harness.frozen), and `messages` and `ids` are read-only,
-so only view ops change what is sent (issue 18 part 6). The fold also keeps, as ops apply, two
-failure modes of the view as sent (issue 18 part 4): tool calls and results whose partner is not
+so only view ops change what is sent. The fold also keeps, as ops apply, two
+failure modes of the view as sent: tool calls and results whose partner is not
 in the view (OpenHands #7512), and whether the task statement (the first user message) is in it.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ from harness.frozen import FrozenList, freeze
 from harness.tokens import count_message, message_text, stable_digest, stable_hash
 
 Message = dict[str, Any]
-# Ours (issue 24 item 1): each link of the view hash is a copy of this empty hasher, updated: the same digest as
+# Ours: each link of the view hash is a copy of this empty hasher, updated: the same digest as
 # blake2b(data, digest_size=12), without parsing the constructor's arguments once per message.
 _LINK = blake2b(digest_size=12)
 

@@ -2,7 +2,7 @@
 
 The keys come from the same config dataclasses that validate `--strategy-config`
 (harness.config.option puts each key's meaning beside its type and default), so the listing
-cannot drift from what a config may say (issue 21 item 5).
+cannot drift from what a config may say.
 """
 from __future__ import annotations
 

@@ -25,13 +25,13 @@ class ToolSpec:
     description: str
     parameters: dict[str, Any]
     # Whether a call changes the environment's state (writes, submits, edits): calls repeated after a
-    # condensation are counted as re-executed (issue 18 part 4; OpenHands #10508). Never sent to the model.
+    # condensation are counted as re-executed (OpenHands #10508). Never sent to the model.
     changes_state: bool = False
 
     @cached_property
     def argument_rules(self) -> tuple[tuple[str, ...], dict[str, type | tuple[type, ...] | None]]:
         """(required names, each property's Python type or None) for `require_args`, read once per spec: a spec is
-        fixed, and every call was checked against it afresh (ours, issue 24 item 1)."""
+        fixed, and every call was checked against it afresh (ours)."""
         properties = self.parameters.get("properties", {})
         return (tuple(self.parameters.get("required", [])),
                 {name: _KINDS.get(schema.get("type", "")) for name, schema in properties.items()})
@@ -86,7 +86,7 @@ class Knobs:
     """Base of a family's `Params`: every knob has a [low, high] range in `BOUNDS`, checked before generation.
 
     A row is validated by generating its instance, so an unbounded size knob (`filler_lines: 1000000000`)
-    would hang validation or exhaust memory (issue 20 part C). The bounds keep the largest instance to a few
+    would hang validation or exhaust memory. The bounds keep the largest instance to a few
     seconds and a few hundred MB on a 2-core, 24 GiB machine (measured: docs/reliability.md); a family adds
     rules that tie knobs together (a total size) in its own `__post_init__`, after `super().__post_init__()`.
     """
@@ -172,8 +172,8 @@ class Environment(ABC):
     def progress(self) -> int:
         """A monotone count of the task's milestones reached so far (hops resolved, items submitted, edits
         applied, questions answered...), read from this environment's state: the runner logs each change as
-        a `progress` event, so condensations repeating with no milestone between them show as a loop
-        (issue 18 part 4). The model never sees it. Here: whether the answer is submitted."""
+        a `progress` event, so condensations repeating with no milestone between them show as a loop.
+        The model never sees it. Here: whether the answer is submitted."""
         return int(self.submitted)
 
     def user_messages_due(self, requests_done: int) -> list[str]:
@@ -199,7 +199,7 @@ class Environment(ABC):
 
     def _specs_by_name(self) -> dict[str, ToolSpec]:
         """`tool_specs()` by name, made at this instance's first call: its tools are fixed (the runner sends their
-        schemas once per run), and making them again for every call was ~1% of a run's CPU (issue 24)."""
+        schemas once per run), and making them again for every call was ~1% of a run's CPU."""
         specs = self.__dict__.get("_tool_specs_by_name")
         if specs is None:
             specs = self._tool_specs_by_name = {spec.name: spec for spec in self.tool_specs()}

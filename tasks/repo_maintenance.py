@@ -152,7 +152,7 @@ class RepoMaintenance(WorkspaceEnvironment):
 
     def _log(self) -> str:
         """The test log of the files as they are; the last one is kept with the texts it was made of, as the log
-        depends on nothing else (ours, issue 24 item 1: an agent runs the tests again and again between edits)."""
+        depends on nothing else (ours: an agent runs the tests again and again between edits)."""
         texts = tuple(self.fs.files.get(path) for path in self._checked_paths)
         if self._last_log is None or self._last_log[0] != texts:
             self._last_log = (texts, self._fresh_log())

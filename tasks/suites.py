@@ -14,7 +14,7 @@ Row schema (JSONL or Parquet; one task instance per row):
 | `max_requests` | integer in [1, 2**63 - 1], optional | per-instance request limit (else the run's `--max-requests`) |
 | `pinned`       | boolean, optional (false) | the instance is the row's own under every run seed |
 
-Seeds are samples (issue 18 part 2): run seed 0 runs the row's own instance (generated from
+Seeds are samples: run seed 0 runs the row's own instance (generated from
 `seed`), so a single-seed table is the suite as written; any other run seed draws a fresh
 instance of the row's family and params, generated from `instance_seed(row seed, run seed)`.
 A `pinned` row keeps its own instance under every run seed (a fixed regression case, a

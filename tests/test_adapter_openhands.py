@@ -292,7 +292,7 @@ def test_a_raising_library_ends_that_run_error_naming_it(run_suite, monkeypatch)
 @pytest.mark.conformance
 @requires(OPENHANDS_SDK)
 def test_openhands_goldens_regenerate_identically_from_the_real_sdk():
-    """Issue 17 point 3: the committed goldens (tests/goldens/openhands) are what the real SDK produces now,
+    """The committed goldens (tests/goldens/openhands) are what the real SDK produces now,
     whatever ran before in the process: another task's `read_file` of another schema is registered first
     (the SDK keeps one ClientAction type per tool name per process; a run registers its own afresh)."""
     from openhands.sdk.tool import client_tool

@@ -366,7 +366,7 @@ def test_warn_on_cache_busts_records_the_librarys_warning():
 # ----- the library's time ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", ["pai.tiered_compaction", "pai.warn_on_cache_busts"])
 def test_the_request_context_an_adapter_builds_is_not_counted_as_the_librarys_time(name, monkeypatch):
-    """Ours (issue 24 item 1): the request context handed to the library is ctxbench's conversion, so its CPU
+    """Ours: the request context handed to the library is ctxbench's conversion, so its CPU
     stays out of `library_cpu_s` (it was built inside the library's timer); a build made to take 0.3 s of CPU
     must not show there."""
     import time
@@ -390,7 +390,7 @@ def test_the_request_context_an_adapter_builds_is_not_counted_as_the_librarys_ti
 
 
 def test_one_run_builds_its_tool_parameters_once_and_anew_for_other_schemas():
-    """Ours (issue 24 item 1): the library's ModelRequestParameters are built once per set of tool schemas, and
+    """Ours: the library's ModelRequestParameters are built once per set of tool schemas, and
     hold those schemas."""
     from strategies.adapters.pydantic_ai import ToolParameters, load
 

@@ -436,7 +436,7 @@ def test_mock_agent_writes_notes_waits_condenses_alone_and_rereads_notes(tmp_pat
 
 
 def test_mock_agent_acts_at_its_knob_warning_and_notes_completeness_drops_progress_lines(run_suite, suite_file):
-    """DESIGN mock rule 3: at which warning of a reset cycle it acts (issue 18 part 5: the k-th) and how
+    """DESIGN mock rule 3: at which warning of a reset cycle it acts (the k-th) and how
     complete its notes are are seeded knobs."""
     lookups = suite_file(family="chained_lookup")
     careful = run_suite(lookups, strategies="agent_reset", window=30_000)

@@ -1,4 +1,4 @@
-"""Bad input (issue 7.7): a clear error naming the field or line, exit code 2, before any model call."""
+"""Bad input: a clear error naming the field or line, exit code 2, before any model call."""
 import litellm
 import pytest
 
@@ -28,7 +28,7 @@ GOOD_ROW = '{"task_id": "t1", "family": "chained_lookup", "seed": 0, "params": {
     (["--strategy-config", '{"none": {"bogus": 1}}'], "unknown key(s) 'bogus'"),
     (["--mock-knobs", '{"narrate": 2}'], "narrate must be in [0, 1], got 2"),
     (["--mock-knobs", '{"narate": 0.5}'], "unknown key(s) 'narate'"),
-    # issue 18 part 5: the knob that condensed at a fixed stage is gone; the error names its replacement
+    # The knob that condensed at a fixed stage is gone; the error names its replacement
     (["--mock-knobs", '{"reset_stage": 0.8}'], "'reset_stage' was replaced by 'reset_at_warning'"),
     (["--mock-knobs", '{"reset_at_warning": 0}'], "reset_at_warning must be 1 or more"),
     (["--mock-faults", '{"timeout": -0.1}'], "profiles.main.mock: faults: timeout must be a probability"),

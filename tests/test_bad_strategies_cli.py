@@ -1,4 +1,4 @@
-"""Bad strategies, CLI values and files (issue 20 part 2, "Every bad input exits 2"): each ends in exit 2 with a
+"""Bad strategies, CLI values and files ("Every bad input exits 2"): each ends in exit 2 with a
 message naming what and where, before any model call and before config.json is written, and with no
 traceback; an internal error (a bug of ours) prints one line and keeps its traceback in a file (exit 1)."""
 from __future__ import annotations
@@ -60,7 +60,7 @@ def unwritable(tmp_path) -> Path:
 
 
 def test_a_strategy_whose_module_has_a_syntax_error_exits_2(tmp_path, monkeypatch, capsys, no_model_calls):
-    """issue 20 part 2: a user module that cannot even be compiled is bad input, not a crash."""
+    """A user module that cannot even be compiled is bad input, not a crash."""
     (tmp_path / "syntax_broken.py").write_text("def f(:\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     out = tmp_path / "r"
@@ -87,7 +87,7 @@ def test_a_strategy_whose_module_has_a_syntax_error_exits_2(tmp_path, monkeypatc
                                   "dataclass"),
 ])
 def test_a_bad_strategy_exits_2_naming_it_and_the_method(tmp_path, capsys, no_model_calls, strategies, message):
-    """issue 20 part 2: strategy modules that raise on import, missing modules or classes, empty import paths,
+    """Strategy modules that raise on import, missing modules or classes, empty import paths,
     no strategy named (`--strategies ,` ran nothing and exited 0), and strategy code raising while it is
     validated (its __init__, tools(), profiles_needed()) or a Config that is no dataclass."""
     out = tmp_path / "r"
@@ -115,7 +115,7 @@ def test_a_bad_strategy_exits_2_naming_it_and_the_method(tmp_path, capsys, no_mo
     (["--clock", "{scalar}"], "--clock (scalar.yaml): expected a mapping"),
 ])
 def test_a_non_object_strategy_config_or_profile_exits_2(tmp_path, capsys, no_model_calls, argv, message):
-    """issue 20 part 2: non-object strategy configs and profiles (inline, in a YAML file holding a scalar,
+    """Non-object strategy configs and profiles (inline, in a YAML file holding a scalar,
     nested in a `with` list) and profile values of the wrong type; they crashed with a TypeError."""
     (tmp_path / "scalar.yaml").write_text("3\n", encoding="utf-8")
     argv = [arg.replace("{scalar}", str(tmp_path / "scalar.yaml")).replace("{missing}", str(tmp_path / "missing.yaml"))
@@ -134,7 +134,7 @@ def test_a_non_object_strategy_config_or_profile_exits_2(tmp_path, capsys, no_mo
      "strategy agent_reset.hard_condenser.hard_context_reset_max_retries: expected an integer"),
 ])
 def test_a_bad_hard_condenser_exits_2_naming_the_field(tmp_path, capsys, no_model_calls, hard_condenser, message):
-    """issue 20 part 2 (seed 000: the hard condenser uses an LLM profile of its own): a profile name that is
+    """The hard condenser uses an LLM profile of its own: a profile name that is
     not defined fails before any model call, not at the first overflow; and an error inside an optional
     block names the field (it said only "fits none of the allowed types")."""
     out = tmp_path / "r"
@@ -164,7 +164,7 @@ def test_a_bad_hard_condenser_exits_2_naming_the_field(tmp_path, capsys, no_mode
     (["--seeds", "0,0"], "argument --seeds: expected distinct integers, got '0,0'"),
 ])
 def test_a_bad_cli_value_exits_2_before_any_model_call(tmp_path, capsys, no_model_calls, unwritable, argv, message):
-    """issue 20 part 2: --out or --cache that is a file or unwritable (tried by writing, before any model call;
+    """--out or --cache that is a file or unwritable (tried by writing, before any model call;
     they crashed, or ran and failed later), a garbage response cache, a --baseline not among the strategies
     run, an unknown mock model or price model (all three were accepted), bad --window and --seeds (a seed
     given twice ran every cell twice under one run_id)."""
@@ -200,7 +200,7 @@ def test_a_bad_cli_value_exits_2_before_any_model_call(tmp_path, capsys, no_mode
     ("strategy: observation_masking\ngrid: {keep_last: [1]}\ncolour: red\n", "unknown key(s) ['colour']"),
 ])
 def test_a_bad_sweep_grid_file_exits_2_naming_it(tmp_path, capsys, no_model_calls, content, message):
-    """issue 20 part 2: grid files missing, a directory, not UTF-8, not YAML, not a mapping, a grid that is not
+    """Grid files missing, a directory, not UTF-8, not YAML, not a mapping, a grid that is not
     a mapping (crashed), values that are no lists or empty lists, an unknown strategy, a label of the wrong type
     (was accepted)."""
     grid = tmp_path / "grid.yaml"
@@ -216,7 +216,7 @@ def test_a_bad_sweep_grid_file_exits_2_naming_it(tmp_path, capsys, no_model_call
 
 
 def test_a_sweep_baseline_must_be_a_point_or_an_also(tmp_path, capsys, no_model_calls):
-    """issue 20 part 2: `--baseline` of a sweep names a grid point or a strategy of --also."""
+    """`--baseline` of a sweep names a grid point or a strategy of --also."""
     out = tmp_path / "r"
     code = exit_code(["sweep", "--strategy", "observation_masking", "--grid", "keep_last=3", "--suite", "smoke",
                       "--workers", "1", "--no-progress", "--out", str(out), "--baseline", "none"])
@@ -255,7 +255,7 @@ def _corrupt(results: Path, tmp_path: Path, kind: str) -> tuple[Path, Path]:
 @pytest.mark.parametrize("command", ["replay", "report"])
 def test_replay_and_report_of_a_corrupt_event_log_exit_2_naming_file_and_line(results, tmp_path, capsys, command,
                                                                                kind):
-    """issue 20 part 2: binary, non-UTF-8, garbage and non-object event logs ended replay and report in a
+    """Binary, non-UTF-8, garbage and non-object event logs ended replay and report in a
     traceback (UnicodeDecodeError, AttributeError)."""
     copy, log = _corrupt(results, tmp_path, kind)
     _, message = CORRUPTIONS[kind]
@@ -269,7 +269,7 @@ def test_replay_and_report_of_a_corrupt_event_log_exit_2_naming_file_and_line(re
     (["report", "{tmp}"], "report: {tmp} is not a results directory (it has neither runs.jsonl nor config.json)"),
 ])
 def test_replay_and_report_of_missing_files_exit_2(tmp_path, capsys, argv, message):
-    """issue 20 part 2: a missing event log crashed replay (FileNotFoundError); report on a directory that holds
+    """A missing event log crashed replay (FileNotFoundError); report on a directory that holds
     no results wrote an empty report and exited 0."""
     argv = [arg.replace("{tmp}", str(tmp_path)) for arg in argv]
     assert_refused(capsys, exit_code(argv), message.replace("{tmp}", str(tmp_path)))
@@ -284,7 +284,7 @@ def test_replay_and_report_of_missing_files_exit_2(tmp_path, capsys, argv, messa
      "event 1: invalid message event or view operation"),
 ])
 def test_replay_of_a_malformed_event_is_a_mismatch_not_a_crash(tmp_path, capsys, events, problem):
-    """issue 20 part 2: events of the wrong shape (a log not written by a run) are reported as the replay's
+    """Events of the wrong shape (a log not written by a run) are reported as the replay's
     mismatches (exit 1), where they raised KeyError/TypeError/AttributeError."""
     log = tmp_path / "run.jsonl"
     log.write_text("".join(json.dumps(event) + "\n" for event in events), encoding="utf-8")
@@ -299,7 +299,7 @@ def _fail(*args, **kwargs):
 
 @pytest.mark.parametrize("out_exists", [True, False])
 def test_an_internal_error_prints_one_line_and_saves_the_traceback(tmp_path, capsys, monkeypatch, out_exists):
-    """issue 20 part 2 (last resort; ours): anything but bad input is an internal error: no traceback on
+    """Ours (last resort): anything but bad input is an internal error: no traceback on
     stderr, one line naming its type and message (secrets scrubbed), the traceback saved under the results
     directory (a temp file when it does not exist yet), exit 1, never 0."""
     secret = "sk-test-internal-error-secret"
@@ -323,7 +323,7 @@ def test_an_internal_error_prints_one_line_and_saves_the_traceback(tmp_path, cap
 
 
 def test_keyboard_interrupt_prints_interrupted_and_exits_130(tmp_path, capsys, monkeypatch):
-    """issue 20 part 2 (ours; the shell's 128 + SIGINT): Ctrl-C is neither a traceback nor a success."""
+    """Ours (the shell's 128 + SIGINT): Ctrl-C is neither a traceback nor a success."""
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
     monkeypatch.setattr("harness.api.run", interrupt)
@@ -339,7 +339,7 @@ def test_keyboard_interrupt_prints_interrupted_and_exits_130(tmp_path, capsys, m
     ("--strategies", "hard_sumarize", "'hard_summarize'"),
 ])
 def test_a_mistyped_name_exits_2_with_its_close_matches(tmp_path, capsys, no_model_calls, option, typo, suggestion):
-    """Issue 21 part 5: an unknown price model, mock model, baseline or strategy exits 2 naming the closest
+    """An unknown price model, mock model, baseline or strategy exits 2 naming the closest
     names it could have meant (difflib), before any model call."""
     out = tmp_path / "out"
     code = exit_code(["run", "--suite", "smoke", option, typo, "--out", str(out), "--no-progress"])
@@ -348,7 +348,7 @@ def test_a_mistyped_name_exits_2_with_its_close_matches(tmp_path, capsys, no_mod
 
 
 def test_a_name_like_no_choice_gets_no_suggestion():
-    """Issue 21 part 5: a suggestion only when a name is close to a choice (no noise for a far-off name)."""
+    """A suggestion only when a name is close to a choice (no noise for a far-off name)."""
     from harness.errors import did_you_mean
 
     assert did_you_mean("zzzz", ["observation_masking", "none"]) == ""

@@ -1,4 +1,4 @@
-"""Bad task files and suites; bounded knobs (issue 20 part C).
+"""Bad task files and suites; bounded knobs.
 
 Every bad task file, row field or knob given with `--tasks`, `--suite` or `tasks show --suite` exits 2 with a
 message naming the file, the line (JSONL) or row (Parquet) and the field, before any model call and before
@@ -105,7 +105,7 @@ CORRUPTIONS = ("empty", "whitespace_only", "binary", "non_utf8", "scalar_row", "
 @pytest.mark.parametrize("kind", ["jsonl", "parquet"])
 @pytest.mark.parametrize("option", ["--tasks", "--suite", "tasks show"])
 def test_a_corrupt_task_file_exits_2_naming_file_and_line(tmp_path, capsys, kind, corruption, option):
-    """Issue 20 part C: empty, whitespace-only, binary, non-UTF-8, scalar- or list-row, zero-row and truncated
+    """Empty, whitespace-only, binary, non-UTF-8, scalar- or list-row, zero-row and truncated
     task files (JSONL and Parquet) exit 2 naming the file and the line or row; before, most ended in a traceback."""
     data, expected = corrupt_file(tmp_path, kind, corruption)
     path = tmp_path / f"bad.{kind}"
@@ -126,7 +126,7 @@ def test_a_corrupt_task_file_exits_2_naming_file_and_line(tmp_path, capsys, kind
 ])
 @pytest.mark.parametrize("option", ["--tasks", "--suite", "tasks show"])
 def test_a_missing_suffixless_or_directory_path_exits_2(tmp_path, capsys, name, make, expected, option):
-    """Issue 20 part C: a missing path, a path without a task-file suffix, a directory: exit 2 naming it."""
+    """A missing path, a path without a task-file suffix, a directory: exit 2 naming it."""
     path = tmp_path / name
     if make == "file":
         path.write_text(json.dumps(GOOD) + "\n")
@@ -147,7 +147,7 @@ def test_a_missing_path_that_is_no_hub_id_names_the_suites(tmp_path, capsys):
 
 @pytest.mark.parametrize("option", ["--tasks", "--suite", "tasks show"])
 def test_an_offline_hub_id_exits_2_saying_it_could_not_be_loaded(tmp_path, capsys, monkeypatch, option):
-    """Issue 20 part C: machines are offline, so `datasets` raises a ConnectionError for a hub id; the error
+    """Machines are offline, so `datasets` raises a ConnectionError for a hub id; the error
     says the id could not be loaded and that the machine is offline or the id unknown (was a traceback)."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.chdir(tmp_path)
@@ -188,7 +188,7 @@ BAD_FIELDS = [
 @pytest.mark.parametrize("change, message", BAD_FIELDS, ids=[m[:40] for _, m in BAD_FIELDS])
 @pytest.mark.parametrize("kind", ["jsonl", "parquet"])
 def test_a_bad_row_field_exits_2_naming_line_and_field(tmp_path, capsys, kind, change, message):
-    """Issue 20 part C: every field of tasks.suites.TaskRow is checked (type and range; `max_requests: true` was
+    """Every field of tasks.suites.TaskRow is checked (type and range; `max_requests: true` was
     taken as 1, a non-string family was a TypeError); the error names the file, the line or row and the field."""
     bad = {**GOOD, "task_id": "t2", **change}
     rows = [GOOD, bad] if kind == "jsonl" else [bad]
@@ -206,7 +206,7 @@ def test_a_huge_integer_seed_is_refused(tmp_path, capsys):
 
 
 def test_a_230_character_task_id_is_refused_before_config_json(tmp_path, capsys):
-    """Issue 20 part C: a 230-character task_id made an event file name beyond the file system's 255 bytes, so
+    """A 230-character task_id made an event file name beyond the file system's 255 bytes, so
     the run failed after config.json was written; it is refused at load, naming the bound."""
     path = write_rows(tmp_path, "jsonl", [{**GOOD, "task_id": "t" * 230}])
     out = tmp_path / "r"
@@ -227,7 +227,7 @@ def test_task_id_max_leaves_room_for_every_registered_label_and_runs(tmp_path, c
 
 
 def test_a_run_id_beyond_the_file_name_limit_is_refused_before_anything_is_written(tmp_path):
-    """Issue 20 part C: a long strategy label with a long task_id would overflow the event file's name; the
+    """A long strategy label with a long task_id would overflow the event file's name; the
     matrix is refused (ConfigError naming task, strategy and the limit) before config.json."""
     from harness.api import run
     from strategies import StrategySpec
@@ -242,7 +242,7 @@ def test_a_run_id_beyond_the_file_name_limit_is_refused_before_anything_is_writt
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_every_knob_of_every_family_has_a_bound(family):
-    """Issue 20 part C: every size knob has an upper bound (and a lower one), so no row can make validation
+    """Every size knob has an upper bound (and a lower one), so no row can make validation
     generate an instance that hangs or exhausts memory; the bound admits its default."""
     params = family_module(family).Params
     names = [f.name for f in fields(params)]
@@ -254,7 +254,7 @@ def test_every_knob_of_every_family_has_a_bound(family):
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_a_knob_beyond_its_bound_is_refused_before_generation(tmp_path, capsys, monkeypatch, family):
-    """Issue 20 part C: `filler_lines: 1000000000`, `hops: 100000000` hung validation (tens of GB); every knob
+    """`filler_lines: 1000000000`, `hops: 100000000` hung validation (tens of GB); every knob
     one past its upper or lower bound exits 2 naming the knob, its bound and the row, and nothing is generated."""
     module = family_module(family)
 
@@ -282,7 +282,7 @@ def test_a_knob_beyond_its_bound_is_refused_before_generation(tmp_path, capsys, 
      "questions per dump (questions / dumps, rounded up) must be at most dump_chars / 300 = 6, got 200"),
 ])
 def test_a_total_size_beyond_its_bound_is_refused(tmp_path, capsys, family, params, message):
-    """Issue 20 part C: knobs that multiply (lines per record x records, dumps x characters) have a total bound;
+    """Knobs that multiply (lines per record x records, dumps x characters) have a total bound;
     questions need room in their dumps' middles."""
     path = write_rows(tmp_path, "jsonl", [{"task_id": "big", "family": family, "seed": 0, "params": params}])
     out = tmp_path / "r"
@@ -303,7 +303,7 @@ def test_big_output_generates_at_its_question_bound(seed, dump_chars):
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_every_family_generates_at_its_lower_bounds(family):
-    """Issue 20 part C: the lower bounds are sizes generation works with (0 or 1 broke some before)."""
+    """The lower bounds are sizes generation works with (0 or 1 broke some before)."""
     module = family_module(family)
     lows = {name: low for name, (low, _) in module.Params.BOUNDS.items()}
     environment = module.build(module.Params(**lows), 0)
@@ -311,7 +311,7 @@ def test_every_family_generates_at_its_lower_bounds(family):
 
 
 def test_tasks_list_shows_the_knob_bounds(capsys):
-    """Issue 20 part C: `ctxbench tasks list` shows each knob's [low..high] bound beside its default."""
+    """`ctxbench tasks list` shows each knob's [low..high] bound beside its default."""
     assert main(["tasks", "list"]) == 0
     out = capsys.readouterr().out
     assert "hops=4 [1..2000]" in out and "dump_chars=110000 [2000..5000000]" in out
@@ -327,7 +327,7 @@ def test_tasks_list_shows_the_knob_bounds(capsys):
     ("repo_maintenance", {"bugs": 140, "modules": 10, "log_lines": 100_000, "file_lines": 100_000, "distractors": 2}),
 ])
 def test_the_largest_allowed_instance_builds_in_seconds_and_hundreds_of_mb(family, params):
-    """Issue 20 part C (benchmark): the largest instances the bounds allow build in under 15 s (a loaded machine) and 400 MB
+    """Benchmark: the largest instances the bounds allow build in under 15 s (a loaded machine) and 400 MB
     (figures in docs/reliability.md)."""
     import subprocess
     import sys

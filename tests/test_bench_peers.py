@@ -1,4 +1,4 @@
-"""The peers figure (issue 24 item 2): one shared workload on ctxbench, Inspect AI and pydantic-ai.
+"""The peers figure: one shared workload on ctxbench, Inspect AI and pydantic-ai.
 
 The default run checks each installed driver on a tiny conversation (it makes N requests and its model is
 shown the fixed texts; with clearing on, some are cleared); the goals are asserted by a `-m benchmark` test.
@@ -23,7 +23,7 @@ def _skip_unless_installed(name):
 
 @pytest.mark.parametrize("name", list(peers.DRIVERS))
 def test_each_driver_runs_n_requests_and_sees_the_fixed_texts(name, tiny):
-    """Issue 24 item 2: each harness's driver makes the workload's N requests and its model is shown
+    """Each harness's driver makes the workload's N requests and its model is shown
     every tool result as the tool returned it; the final context holds all N-1 of them."""
     _skip_unless_installed(name)
     measured = peers.DRIVERS[name][2](tiny)
@@ -37,7 +37,7 @@ def test_each_driver_runs_n_requests_and_sees_the_fixed_texts(name, tiny):
 
 @pytest.mark.parametrize("name", peers.CLEARING)
 def test_clearing_on_clears_tool_results_in_both(name):
-    """Issue 24 item 2: with clearing on (ctxbench clear_tool_uses, Inspect CompactionEdit) results are
+    """With clearing on (ctxbench clear_tool_uses, Inspect CompactionEdit) results are
     cleared in the final context, so the clearing figure times real clearing."""
     _skip_unless_installed(name)
     workload = peers.Workload.make(16)
@@ -48,7 +48,7 @@ def test_clearing_on_clears_tool_results_in_both(name):
 
 
 def test_ctxbench_tokenizes_each_result_inside_its_measured_run(tiny, monkeypatch):
-    """Ours (issue 24 item 2, same work): ctxbench's token memo is emptied before its run, so tokenizing each
+    """Ours (same work): ctxbench's token memo is emptied before its run, so tokenizing each
     tool result once is billed to ctxbench, not done before its clock starts."""
     from harness import tokens
 
@@ -61,7 +61,7 @@ def test_ctxbench_tokenizes_each_result_inside_its_measured_run(tiny, monkeypatc
 
 
 def test_a_run_that_stopped_short_is_refused(tiny):
-    """Ours (issue 24 item 2: a broken peer run cannot look fast): fewer requests, or results not seen,
+    """Ours (a broken peer run cannot look fast): fewer requests, or results not seen,
     fail the check instead of being timed."""
     short = {"requests": TINY - 2, "seen": TINY - 3, "cleared_seen": 0, "final_messages": TINY - 3, "final_cleared": 0}
     with pytest.raises(RuntimeError, match="requests"):
@@ -72,7 +72,7 @@ def test_a_run_that_stopped_short_is_refused(tiny):
 
 
 def test_a_peer_not_installed_is_named_with_its_extra(monkeypatch):
-    """Issue 24 item 2: a peer that is not installed is an info line naming the extra, not an error."""
+    """A peer that is not installed is an info line naming the extra, not an error."""
     monkeypatch.setattr(peers, "installed", lambda name: name != "inspect")
     lines = [figure.line() for figure in peers.missing_peers()]
     assert len(lines) == 1 and "inspect" in lines[0] and "not installed" in lines[0]
@@ -80,7 +80,7 @@ def test_a_peer_not_installed_is_named_with_its_extra(monkeypatch):
 
 
 def test_the_peers_figure_is_listed_and_its_options_are_checked(capsys):
-    """Issue 24 item 2: `--figures peers` is a figure; a conversation too short to measure growth is refused
+    """`--figures peers` is a figure; a conversation too short to measure growth is refused
     (exit 2) before anything runs."""
     assert "peers" in bench.FIGURES
     with pytest.raises(SystemExit) as exited:
@@ -90,7 +90,7 @@ def test_the_peers_figure_is_listed_and_its_options_are_checked(capsys):
 
 
 def test_growth_is_late_over_early_cpu_per_request():
-    """Issue 24 item 2: late/early is the CPU per request of the last 20% of requests over the first 20%: the
+    """Late/early is the CPU per request of the last 20% of requests over the first 20%: the
     ratio of medians (ours: one burst of the host does not move it), the ratio of means kept beside it."""
     script = peers.Script(peers.Workload(21, [""] * 20))
     deltas = [1.0, 1.0, 9.0, 1.0] + [1.0] * 12 + [2.0] * 4  # first 20%: one burst; last 20%: twice the cost
@@ -108,7 +108,7 @@ def test_growth_is_late_over_early_cpu_per_request():
                           "42-78; late/early 0.95-1.03 in 5-round runs, one 3-round run 1.40 (a burst of the host)",
                    strict=False)
 def test_peers_goals():
-    """Issue 24 item 2 goals: ctxbench at least 20x below the fastest peer, and flat (late/early <= 1.1),
+    """Goals: ctxbench at least 20x below the fastest peer, and flat (late/early <= 1.1),
     with clearing off and on."""
     figures = peers.peers()
     goals = [f for f in figures if not f.name.startswith("  info")]

@@ -1,4 +1,4 @@
-"""Spending limits (issue 7.6): per run (termination `budget`) and per invocation (no further run starts)."""
+"""Spending limits: per run (termination `budget`) and per invocation (no further run starts)."""
 import json
 
 from harness.cli import main

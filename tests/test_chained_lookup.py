@@ -1,4 +1,4 @@
-"""Task family chained_lookup (issue 2.6) and suite validation."""
+"""Task family chained_lookup and suite validation."""
 import json
 
 import pytest

@@ -1,4 +1,4 @@
-"""Discoverability (issue 21 item 5, and `sweep` taking run's options, item 4): `ctxbench strategies [NAME]`
+"""Discoverability (and `sweep` taking run's options): `ctxbench strategies [NAME]`
 from the one schema that validates, the task selection options, `--dry-run`, and the help of every command."""
 import argparse
 import json
@@ -34,7 +34,7 @@ def _config_classes(config: type, prefix: str = ""):
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))
 def test_every_registered_strategy_has_summary_source_and_help_on_every_config_field(name):
-    """Issue 21 item 5: each registered strategy states what it does and its source, and no config field
+    """Each registered strategy states what it does and its source, and no config field
     (nested ones included) lacks its one-line help, so `strategies NAME` documents every key."""
     cls = strategy_class(name)
     assert cls.summary and cls.source
@@ -44,7 +44,7 @@ def test_every_registered_strategy_has_summary_source_and_help_on_every_config_f
 
 
 def test_strategies_lists_every_strategy_with_description_and_source(capsys):
-    """Issue 21 item 5: `ctxbench strategies` is a table of name, one-line description and source."""
+    """`ctxbench strategies` is a table of name, one-line description and source."""
     assert main(["strategies"]) == 0
     out = capsys.readouterr().out
     for name in REGISTRY:
@@ -54,7 +54,7 @@ def test_strategies_lists_every_strategy_with_description_and_source(capsys):
 
 
 def test_strategies_name_shows_every_key_with_type_default_and_help(capsys):
-    """Issue 21 item 5: `strategies compaction_ladder` shows each LadderConfig key with its type, default and
+    """`strategies compaction_ladder` shows each LadderConfig key with its type, default and
     help, and the keys its from_config takes beyond them (preset, compact)."""
     from strategies.compaction_ladder import LadderConfig
 
@@ -70,7 +70,7 @@ def test_strategies_name_shows_every_key_with_type_default_and_help(capsys):
 
 
 def test_strategies_name_shows_nested_configs_with_dotted_keys(capsys):
-    """Issue 21 item 5: nested configs (agent_reset's condenser and optional hard_condenser) are listed
+    """Nested configs (agent_reset's condenser and optional hard_condenser) are listed
     with the dotted keys a sweep's --grid takes, an Optional shown as `object or null`."""
     assert main(["strategies", "agent_reset"]) == 0
     out = capsys.readouterr().out
@@ -81,7 +81,7 @@ def test_strategies_name_shows_nested_configs_with_dotted_keys(capsys):
 
 @pytest.mark.parametrize("name", [n for n in sorted(REGISTRY) if strategy_class(n).library is None])
 def test_the_defaults_shown_are_values_the_schema_accepts(name):
-    """Issue 21 item 5 (one schema): every default `strategies NAME` prints, given back as an explicit config,
+    """One schema: every default `strategies NAME` prints, given back as an explicit config,
     validates and builds the same config as the empty one."""
     cls = strategy_class(name)
     explicit = {field_.name: json.loads(_default_text(field_)) for field_, hint in config_fields(cls.Config)
@@ -90,13 +90,13 @@ def test_the_defaults_shown_are_values_the_schema_accepts(name):
 
 
 def test_strategies_unknown_name_exits_2_with_close_matches(capsys):
-    """Issue 21 item 5: a mistyped NAME exits 2 naming the close registered names."""
+    """A mistyped NAME exits 2 naming the close registered names."""
     assert main(["strategies", "compaction_lader"]) == 2
     assert "did you mean 'compaction_ladder'" in capsys.readouterr().err
 
 
 def test_strategies_name_imports_no_heavy_library():
-    """Issue 21 item 1 with item 5: `strategies NAME` starts fast too (no litellm, datasets, pandas)."""
+    """`strategies NAME` starts fast too (no litellm, datasets, pandas)."""
     probe = ("import contextlib, io, sys\nfrom harness.cli import main\n"
              "with contextlib.redirect_stdout(io.StringIO()):\n    code = main(['strategies', 'agent_reset'])\n"
              "print(code, [m for m in ('litellm', 'datasets', 'pandas', 'matplotlib') if m in sys.modules])")
@@ -116,7 +116,7 @@ def test_a_closed_pipe_is_no_internal_error():
 # ----- --family / --task-ids / --limit
 
 def test_limit_keeps_the_first_n_tasks_of_each_family_in_suite_order():
-    """Issue 21 item 5 (ours: per family, as lm-evaluation-harness's --limit is per task): --limit 1 keeps
+    """Ours (per family, as lm-evaluation-harness's --limit is per task): --limit 1 keeps
     one task of every family, the first of each, in the suite's order."""
     tasks = load_tasks("smoke")
     chosen = TaskSelection(limit=1).apply(tasks, "smoke")
@@ -135,7 +135,7 @@ def test_limit_keeps_the_first_n_tasks_of_each_family_in_suite_order():
     (["--family", ","], "--family: expected comma-separated names"),
 ])
 def test_bad_selection_exits_2_before_anything_is_written(tmp_path, capsys, argv, message):
-    """Issue 21 item 5: an unknown family or task id exits 2 with close matches, an empty selection exits 2;
+    """An unknown family or task id exits 2 with close matches, an empty selection exits 2;
     nothing is written under --out."""
     out = tmp_path / "out"
     assert main(["run", "--suite", "smoke", "--strategies", "none", "--out", str(out), "--no-progress", *argv]) == 2
@@ -144,7 +144,7 @@ def test_bad_selection_exits_2_before_anything_is_written(tmp_path, capsys, argv
 
 
 def test_selection_is_recorded_and_resume_rebuilds_it(tmp_path, capsys):
-    """Issue 21 item 5: config.json records the selection and holds only the selected tasks, so --resume
+    """`config.json` records the selection and holds only the selected tasks, so --resume
     runs exactly those; --resume refuses a selection option (the matrix is config.json's)."""
     out = tmp_path / "out"
     assert main(["run", "--suite", "smoke", "--strategies", "none", "--family", "chained_lookup,work_queue",
@@ -166,7 +166,7 @@ DRY = ["--suite", "smoke", "--strategies", "none,observation_masking", "--limit"
 
 
 def test_dry_run_of_a_real_model_needs_no_key_writes_nothing_and_prices_the_mock(tmp_path, capsys, monkeypatch):
-    """Issue 21 item 5: --dry-run with a real model and no API key prints the cells and the mock's tokens and
+    """--dry-run with a real model and no API key prints the cells and the mock's tokens and
     cost billed as that model; nothing is written under --out. The same command without --dry-run fails for
     the missing key, so the dry run did not take the real model's path."""
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
@@ -184,7 +184,7 @@ def test_dry_run_of_a_real_model_needs_no_key_writes_nothing_and_prices_the_mock
 
 
 def test_dry_run_figures_are_the_mock_runs_own(tmp_path, capsys):
-    """Issue 21 item 5: the estimate is the mock's own behaviour on these cells: its tokens and cost equal
+    """The estimate is the mock's own behaviour on these cells: its tokens and cost equal
     the sums of runs.jsonl of the same matrix run with the mock billed as the model."""
     model = "anthropic/claude-sonnet-4-5"
     assert main(["run", *DRY, "--model", model, "--dry-run"]) == 0
@@ -240,7 +240,7 @@ def test_dry_run_names_the_window_it_ran_with(capsys):
 
 
 def test_dry_run_of_an_unpriced_model_asks_for_a_price_model(capsys):
-    """Issue 21 item 5: a model litellm's cost map does not price cannot be estimated: exit 2 naming
+    """A model litellm's cost map does not price cannot be estimated: exit 2 naming
     --price-model."""
     assert main(["run", *DRY, "--model", "openai/my-local-model", "--api-base", "http://127.0.0.1:9/v1",
                  "--dry-run"]) == 2
@@ -254,7 +254,7 @@ def test_dry_run_does_not_combine_with_resume(tmp_path, capsys):
 
 
 def test_sweep_dry_run_counts_every_grid_point(tmp_path, capsys):
-    """Issue 21 item 5: `sweep --dry-run` prints the cells of every point and the baseline, writes nothing."""
+    """`sweep --dry-run` prints the cells of every point and the baseline, writes nothing."""
     out = tmp_path / "out"
     assert main(["sweep", "--strategy", "observation_masking", "--grid", "keep_last=1,3", "--also", "none",
                  "--suite", "smoke", "--family", "chained_lookup", "--no-progress", "--out", str(out),
@@ -272,7 +272,7 @@ def _options(parser: argparse.ArgumentParser, command: str) -> set[str]:
 
 
 def test_sweep_takes_every_option_of_run_but_the_strategy_list():
-    """Issue 21 item 4: every spending, resume, cache, concurrency, retry and selection option of `run` is
+    """Every spending, resume, cache, concurrency, retry and selection option of `run` is
     one of `sweep`'s (one shared option function)."""
     parser = build_parser()
     missing = _options(parser, "run") - _options(parser, "sweep") - {"--strategies", "--strategy-config"}
@@ -282,7 +282,7 @@ def test_sweep_takes_every_option_of_run_but_the_strategy_list():
 
 
 def test_sweep_forwards_run_options_and_resumes(tmp_path, capsys):
-    """Issue 21 item 4: sweep's --cache, --max-cost-usd, --max-concurrency, --retry and --limit reach the
+    """Sweep's --cache, --max-cost-usd, --max-concurrency, --retry and --limit reach the
     matrix (config.json); `sweep --resume DIR` finishes it as run's resume does, refusing a new grid."""
     out, cache = tmp_path / "out", tmp_path / "cache"
     argv = ["sweep", "--strategy", "observation_masking", "--grid", "keep_last=1,3", "--suite", "smoke",
@@ -305,7 +305,7 @@ def test_sweep_forwards_run_options_and_resumes(tmp_path, capsys):
 
 
 def test_sweep_max_total_cost_stops_starting_runs(tmp_path, capsys):
-    """Issue 21 item 4: sweep's --max-total-cost-usd is run's: once spent, no further run starts and the
+    """Sweep's --max-total-cost-usd is run's: once spent, no further run starts and the
     rest are listed in unstarted.json."""
     out = tmp_path / "out"
     assert main(["sweep", "--strategy", "observation_masking", "--grid", "keep_last=1,3,5", "--suite", "smoke",
@@ -325,7 +325,7 @@ def _parsers(parser: argparse.ArgumentParser, path=()):
 
 
 def test_every_option_and_subcommand_has_help(capsys):
-    """Issue 21 item 5: `--help` of every subcommand reads well: each option, argument and subcommand says
+    """`--help` of every subcommand reads well: each option, argument and subcommand says
     what it is, and every help page prints."""
     for path, parser in _parsers(build_parser()):
         for action in parser._actions:
@@ -340,7 +340,7 @@ def test_every_option_and_subcommand_has_help(capsys):
 
 
 def test_sweep_help_example_names_a_real_key():
-    """Issue 21 item 5 (the sweep help's example named a key no strategy has): the example's strategy and
+    """The sweep help's example named a key no strategy has: the example's strategy and
     grid key exist and its values validate."""
     epilog = next(sub for path, sub in _parsers(build_parser()) if path == ("sweep",)).epilog
     strategy, key, values = re.search(r"--strategy (\S+) --grid (\w+)=(\S+)", epilog).groups()
@@ -352,7 +352,7 @@ def test_sweep_help_example_names_a_real_key():
 
 
 def test_grid_help_examples_name_real_keys():
-    """Issue 21 item 5: the --grid help's examples (it named `stages`, a key no strategy has) are keys of the
+    """The --grid help's examples (it named `stages`, a key no strategy has) are keys of the
     strategies they name, and their values validate there."""
     from harness.sweep import Grid, parse_grid_args, validate_grid
 
@@ -366,7 +366,7 @@ def test_grid_help_examples_name_real_keys():
 
 
 def test_strategies_shows_a_users_strategy_by_import_path(capsys):
-    """Issue 21 item 5: `strategies pkg.module:Class` describes a user's strategy from its docstring and its
+    """`strategies pkg.module:Class` describes a user's strategy from its docstring and its
     Config dataclass (a field without help still shows its type and default)."""
     assert main(["strategies", "masking:KeepLastToolResults"]) == 0
     out = capsys.readouterr().out

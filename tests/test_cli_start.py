@@ -1,4 +1,4 @@
-"""The command line starts fast (issue 21 part 1): help and listings load none of the heavy libraries.
+"""The command line starts fast: help and listings load none of the heavy libraries.
 
 litellm alone is ~2 s of imports here; datasets and pandas add more. They are imported by the commands that
 need them (a run, a report), never by building the parser. Each case runs in a fresh interpreter, since this
@@ -30,7 +30,7 @@ print(json.dumps({"code": code, "loaded": [m for m in %r if m in sys.modules]}))
     ["strategies"], ["--version"],
 ])
 def test_help_and_task_listings_import_no_heavy_library(argv):
-    """Issue 21 part 1: `--help`, every subcommand's `--help`, `strategies`, `tasks list` and `tasks show`
+    """`--help`, every subcommand's `--help`, `strategies`, `tasks list` and `tasks show`
     import none of litellm, datasets, pandas, matplotlib (the tokenizer, litellm and the retryable error
     types are loaded at their first use)."""
     done = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, timeout=120)
@@ -41,7 +41,7 @@ def test_help_and_task_listings_import_no_heavy_library(argv):
 
 
 def test_version_names_the_installed_distribution(capsys):
-    """Issue 21 part 5: `ctxbench --version` prints the installed version, as results' config.json records it."""
+    """`ctxbench --version` prints the installed version, as results' config.json records it."""
     from importlib import metadata
 
     from harness.cli import main

@@ -1,4 +1,4 @@
-"""The run's simulated clock (issue 18 part 3): tools and users take time, and cache TTLs expire on it."""
+"""The run's simulated clock: tools and users take time, and cache TTLs expire on it."""
 import json
 
 import pytest
@@ -46,7 +46,7 @@ AUTOMATIC = CacheMarks(automatic="5m")  # Anthropic's automatic caching, 5-minut
 
 
 def test_cache_entries_expire_on_the_clock_the_request_carries():
-    """Issue 18.3: the mock provider reads the run's clock from the request (`now_s`), not its own:
+    """The mock provider reads the run's clock from the request (`now_s`), not its own:
     a repeat within the 5-minute TTL (Anthropic's default) hits, one after it misses."""
     messages = [{"role": "system", "content": "word " * 3000}, {"role": "user", "content": "Start at record AB-1234."}]
     for gap, hit in ((TTL_S - 1, True), (TTL_S + 1, False)):
@@ -57,7 +57,7 @@ def test_cache_entries_expire_on_the_clock_the_request_carries():
 
 
 def test_the_agent_does_not_see_the_clock():
-    """DESIGN "The mock LLM" rule 1 (issue 18.3: "not part of the messages"): the reply is the same at any
+    """DESIGN "The mock LLM" rule 1 ("not part of the messages"): the reply is the same at any
     clock reading; only the provider's cache accounting depends on it."""
     messages = [{"role": "system", "content": "word " * 3000}, {"role": "user", "content": "Start at record AB-1234."}]
     replies = []
@@ -68,7 +68,7 @@ def test_the_agent_does_not_see_the_clock():
 
 
 def test_a_slow_tool_expires_the_cache_and_a_fast_one_does_not(tmp_path):
-    """Issue 18.3: a tool call that outlives the TTL makes the next request a cache miss; a fast one a hit."""
+    """A tool call that outlives the TTL makes the next request a cache miss; a fast one a hit."""
     for name, clock in (("slow", SLOW_READ), ("fast", FAST_READ)):
         after_reads = cached_after_reads(*run(tmp_path, name, clock=clock))
         assert len(after_reads) >= 3, name
@@ -82,7 +82,7 @@ def test_a_slow_tool_expires_the_cache_and_a_fast_one_does_not(tmp_path):
 
 
 def test_tool_durations_are_seeded_family_specific_and_the_same_under_every_strategy(tmp_path):
-    """Issue 18.3: durations are drawn from the run's task, seed and the call (name, how many before), in the
+    """Durations are drawn from the run's task, seed and the call (name, how many before), in the
     family's range: repo_maintenance's run_tests takes tens of seconds to minutes, a file read about a second."""
     repo = family_module("repo_maintenance").RepoMaintenance
     assert repo.tool_seconds["run_tests"][0] >= 30 and repo.tool_seconds_range(repo, "read_file") == DEFAULT_TOOL_S
@@ -106,7 +106,7 @@ def test_tool_durations_are_seeded_family_specific_and_the_same_under_every_stra
 
 
 def test_user_delays_advance_the_clock(tmp_path):
-    """Issue 18.3: a later user message arrives after a seeded delay (minutes by default); the next request is
+    """A later user message arrives after a seeded delay (minutes by default); the next request is
     sent that much later. user_scale 0 takes the delays away."""
     task = "plant_early_ask_late-smoke-0"
     for name, clock in (("users", None), ("instant", {"user_scale": 0})):
@@ -127,7 +127,7 @@ def test_user_delays_advance_the_clock(tmp_path):
 
 
 def test_the_http_path_gets_the_run_clock_as_in_process(mock_server, tmp_path):
-    """Issue 18.3: over HTTP (`openai/...` with an api base) the clock travels in a header serve-mock reads, and
+    """Over HTTP (`openai/...` with an api base) the clock travels in a header serve-mock reads, and
     its simulated latency comes back in one: with reads slower than the TTL, rows equal the in-process ones."""
     server = mock_server()
     clock = json.dumps(SLOW_READ)
@@ -143,7 +143,7 @@ def test_the_http_path_gets_the_run_clock_as_in_process(mock_server, tmp_path):
 
 
 def test_replay_passes_on_a_log_with_the_clock(tmp_path):
-    """Issue 18.3: the clock's fields ride on the events; `ctxbench replay` still rebuilds every view."""
+    """The clock's fields ride on the events; `ctxbench replay` still rebuilds every view."""
     out, rows = run(tmp_path, "replay", strategies="none,hard_summarize,llm_summarizing", clock=SLOW_READ)
     for row in rows:
         assert replay_file(out / "events" / f"{row['run_id']}.jsonl").ok
@@ -177,7 +177,7 @@ def api_clock(data):
 @pytest.mark.parametrize("key", [["t1", 0, "tool", "read_file"], ["tâche", 3, "tool", "ré"], ["t", 1.5, "tool", "x"],
                                  ["t", 2**70, "tool", 'q"\x7f']])
 def test_counted_draws_equal_draw_s_of_the_whole_key(key):
-    """Ours (issue 24 item 1): a run's tool durations come from a hash state of the key made once per tool
+    """Ours: a run's tool durations come from a hash state of the key made once per tool
     (harness.clock._CountedDraws); each draw equals draw_s of the whole key, counts past 9 and odd keys
     (non-ASCII, a float, a big int, DEL: the json module's spelling) included."""
     from harness.clock import _CountedDraws

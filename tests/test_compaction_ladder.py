@@ -396,7 +396,7 @@ def test_real_work_defaults_leave_small_multiturn_runs_alone(multiturn_suite, tm
 
 
 def test_keep_pairs_larger_than_the_pairs_present_keeps_them_all():
-    """Issue 17: 'clear_tool_keep_pairs: 6 # always keep this many recent pairs' with 4 pairs clears none
+    """'clear_tool_keep_pairs: 6 # always keep this many recent pairs' with 4 pairs clears none
     (ClearToolResults.compact: pairs[: max(0, len(pairs) - keep_pairs)]); the old slice with a negative
     start kept 2 and cleared 2."""
     ctx, results = clear_history(pairs=4, tokens=600)
@@ -460,7 +460,7 @@ def _random_view(rng):
 
 
 def test_library_messages_safe_cuts_and_clearable_pairs_equal_their_definitions_on_random_views():
-    """Issue 24 item 1 (ours): library_messages tracks the last group's side, safe_cuts counts the spans open
+    """Ours: library_messages tracks the last group's side, safe_cuts counts the spans open
     at each cut in one pass and clearable_pairs sorts by a position table; each must give what its definition
     gives (pydantic-ai's message count; no cut inside a call..result span; every returned pair but the last
     keep, in result order)."""

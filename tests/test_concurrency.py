@@ -1,4 +1,4 @@
-"""Concurrency for real models (issue 7.2): a per-model limit on simultaneous requests across run threads."""
+"""Concurrency for real models: a per-model limit on simultaneous requests across run threads."""
 import pytest
 
 from harness import api

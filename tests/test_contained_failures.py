@@ -1,5 +1,5 @@
-"""Contained failures (issue 20 part 6): whatever a strategy or a task raises, and whatever odd event or string
-a run meets, ends that run only; faults over HTTP keyed by the client's request index (issue 20 part 7)."""
+"""Contained failures: whatever a strategy or a task raises, and whatever odd event or string
+a run meets, ends that run only; faults over HTTP keyed by the client's request index."""
 import json
 import pytest
 
@@ -45,7 +45,7 @@ def assert_contained(code, rows, strategy, *texts):
 
 @pytest.mark.parametrize("hook", HOOKS)
 def test_a_hook_raising_system_exit_ends_that_run_only_naming_the_hook(tmp_path, capsys, hook):
-    """Issue 20 part 6: SystemExit from any hook is the run's `error`, naming the hook; the other runs finish,
+    """SystemExit from any hook is the run's `error`, naming the hook; the other runs finish,
     exit 0 (it ended the whole invocation: the runner caught Exception only)."""
     strategy = "misbehaving:RaiseInHook"
     code, rows = run_matrix(tmp_path, strategy, {"hook": hook})
@@ -53,7 +53,7 @@ def test_a_hook_raising_system_exit_ends_that_run_only_naming_the_hook(tmp_path,
 
 
 def test_on_context_window_error_raising_system_exit_ends_that_run_only(tmp_path, capsys):
-    """Issue 20 part 6: SystemExit from on_context_window_error (a window too small for the first request) is the
+    """SystemExit from on_context_window_error (a window too small for the first request) is the
     run's error naming the hook; `none` runs end context_overflow as usual, exit 0."""
     strategy = "misbehaving:RaiseInHook"
     code, rows = run_matrix(tmp_path, strategy, {"hook": "on_context_window_error"}, extra=["--window", "500"])
@@ -64,7 +64,7 @@ def test_on_context_window_error_raising_system_exit_ends_that_run_only(tmp_path
 
 @pytest.mark.parametrize("error", ["GeneratorExit", "SystemExit"])
 def test_base_exceptions_are_contained_in_worker_processes_too(tmp_path, capsys, error):
-    """Issue 20 part 6: with --workers 2 (runs in worker processes) a BaseException from a hook is that run's error
+    """With --workers 2 (runs in worker processes) a BaseException from a hook is that run's error
     row, and the other runs finish."""
     strategy = "misbehaving:RaiseInHook"
     code, rows = run_matrix(tmp_path, strategy, {"hook": "after_response", "error": error}, workers=2)
@@ -82,14 +82,14 @@ def one_cell(tmp_path, strategy, config=None):
 
 @pytest.mark.parametrize("hook", ["tools", "libraries"])
 def test_a_strategy_raising_in_tools_or_libraries_during_its_run_ends_that_run(tmp_path, hook):
-    """Issue 20 part 6: validation calls tools() before any model call (and a raise there exits 2); a raise in the
+    """Validation calls tools() before any model call (and a raise there exits 2); a raise in the
     run's own call (tools, libraries) is that run's error naming the hook."""
     row = runner.run_cell(one_cell(tmp_path, "misbehaving:RaiseInHook", {"hook": hook}))
     assert row["termination"] == "error" and f"RaiseInHook's {hook}" in row["error"], row["error"]
 
 
 def test_a_keyboard_interrupt_stops_the_invocation(tmp_path):
-    """Issue 20 part 6 (ours, as pytest's runner): a KeyboardInterrupt cannot be told from a real Ctrl-C, so it is
+    """Ours (as pytest's runner): a KeyboardInterrupt cannot be told from a real Ctrl-C, so it is
     not contained: it stops the invocation."""
     cell = one_cell(tmp_path, "misbehaving:RaiseInHook", {"hook": "before_request", "error": "KeyboardInterrupt"})
     with pytest.raises(KeyboardInterrupt):
@@ -98,7 +98,7 @@ def test_a_keyboard_interrupt_stops_the_invocation(tmp_path):
 
 @pytest.mark.parametrize("method", ["execute", "progress", "user_messages_due", "score"])
 def test_task_code_raising_system_exit_ends_that_run_only(tmp_path, capsys, monkeypatch, method):
-    """Issue 20 part 6: SystemExit from the task's own code (execute, progress, user_messages_due, score) is the
+    """SystemExit from the task's own code (execute, progress, user_messages_due, score) is the
     run's error naming the task's method; the invocation finishes, exit 0."""
     from tasks.base import Environment
 
@@ -125,7 +125,7 @@ def test_task_code_raising_system_exit_ends_that_run_only(tmp_path, capsys, monk
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_editing_the_response_message_is_a_message_edit_error_naming_the_strategy(tmp_path, capsys, workers):
-    """Issue 20 part 6: the response message handed to after_response is the logged read-only one
+    """The response message handed to after_response is the logged read-only one
     (harness.frozen): editing result.message["tool_calls"] ends that run with MessageEditError naming the
     strategy; the other runs finish (the edit went unseen before)."""
     strategy = "misbehaving:EditResponseToolCalls"
@@ -136,7 +136,7 @@ def test_editing_the_response_message_is_a_message_edit_error_naming_the_strateg
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_an_event_the_metrics_cannot_read_ends_that_run_only(tmp_path, capsys, workers):
-    """Issue 20 part 6: metrics never crash the invocation: an agent message with tool_calls that are no list of
+    """Metrics never crash the invocation: an agent message with tool_calls that are no list of
     calls ends that run as error (MetricsError, naming the event), the other runs finish (the invocation crashed
     in the metrics' result before)."""
     strategy = "misbehaving:EmitsOddAgentMessage"
@@ -145,7 +145,7 @@ def test_an_event_the_metrics_cannot_read_ends_that_run_only(tmp_path, capsys, w
 
 
 def test_a_run_that_ends_its_worker_process_is_an_error_row_and_the_others_finish(tmp_path, capsys):
-    """Issue 20 part 6: a run whose code ends its worker process (os._exit) is an error row (WorkerExited); the
+    """A run whose code ends its worker process (os._exit) is an error row (WorkerExited); the
     worker is replaced, the other runs finish and nothing hangs (the invocation crashed with a traceback)."""
     strategy = "misbehaving:ExitsItsProcess"
     code, rows = run_matrix(tmp_path, strategy, workers=2)
@@ -169,7 +169,7 @@ def _answer() -> str:
 
 
 def test_a_worker_ending_mid_send_cannot_stall_the_other_workers():
-    """Issue 20 part 6 (ours): each worker says what its calls did on its own pipe. With one queue shared by
+    """Ours: each worker says what its calls did on its own pipe. With one queue shared by
     all workers, a worker ending while its thread sent a result left the queue's lock held, and every
     other worker's answers waited for ever (the suite hung now and then on the worker-death test)."""
     from concurrent.futures import TimeoutError as FutureTimeout
@@ -197,7 +197,7 @@ def test_a_worker_ending_mid_send_cannot_stall_the_other_workers():
 
 
 def test_an_event_line_with_a_lone_surrogate_is_valid_json_that_reads_back_the_same():
-    """Issue 20 part 6: a lone surrogate (a model's JSON "\\ud800") made the event line fail to encode as UTF-8."""
+    """A lone surrogate (a model's JSON "\\ud800") made the event line fail to encode as UTF-8."""
     event = {"id": 0, "type": "message", "message": {"content": "a\ud800b", "name": "é"}}
     line = json_line(event)
     assert line.endswith(b"\n") and json.loads(line) == event
@@ -206,7 +206,7 @@ def test_an_event_line_with_a_lone_surrogate_is_valid_json_that_reads_back_the_s
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_tool_arguments_with_a_lone_surrogate_are_logged_and_replay_verifies(tmp_path, capsys, monkeypatch, workers):
-    """Issue 20 part 6: the mock's tool call arguments carrying a lone surrogate (as a real model's JSON "\\ud800"
+    """The mock's tool call arguments carrying a lone surrogate (as a real model's JSON "\\ud800"
     decodes to) no longer end the run when the event is written; `ctxbench replay` verifies every view hash."""
     from harness.mock import provider
 
@@ -234,7 +234,7 @@ def test_tool_arguments_with_a_lone_surrogate_are_logged_and_replay_verifies(tmp
 
 
 def test_a_row_with_a_lone_surrogate_is_written_and_reads_back_the_same(tmp_path):
-    """Issue 20 part 6: writing never fails on a string the JSON came with, rows included: a run's error
+    """Writing never fails on a string the JSON came with, rows included: a run's error
     text holding a lone surrogate (echoed from a model's tool arguments) ended the invocation on append."""
     from harness.results import ResultsDir
 
@@ -248,7 +248,7 @@ def test_a_row_with_a_lone_surrogate_is_written_and_reads_back_the_same(tmp_path
 
 
 def test_a_guarded_state_is_read_afresh_each_time_and_its_failure_names_it():
-    """Issue 20 part 6, with ours (issue 24 item 1: Guarded makes each state's guarded read once, not per read):
+    """Ours (Guarded makes each state's guarded read once, not per read):
     a state (`submitted`) is read afresh every time, and when reading it raises, the RunCrash names it."""
     from harness.contain import Guarded, RunCrash
 

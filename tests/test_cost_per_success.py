@@ -1,4 +1,4 @@
-"""Cost per success (issue 18 part 7): the cost of all of a strategy's runs over its successes, with a
+"""Cost per success: the cost of all of a strategy's runs over its successes, with a
 cluster-bootstrap interval, next to cost per run in the terminal table, summary.csv and report.md."""
 import math
 import re
@@ -11,7 +11,7 @@ from harness.stats import bootstrap_ratio
 
 
 def test_cost_per_success_is_total_cost_over_successes_and_nan_without_one():
-    """issue 18 part 7: total cost of all runs / number of successes; NaN when nothing succeeded."""
+    """Total cost of all runs / number of successes; NaN when nothing succeeded."""
     estimate = bootstrap_ratio([1.0, 3.0, 2.0, 6.0], [1, 0, 1, 0], clusters=["a", "a", "b", "b"])
     assert estimate.mean == pytest.approx(12.0 / 2)
     assert estimate.lo <= estimate.mean <= estimate.hi
@@ -19,7 +19,7 @@ def test_cost_per_success_is_total_cost_over_successes_and_nan_without_one():
 
 
 def test_a_resample_drawing_no_success_leaves_the_upper_end_unbounded():
-    """issue 18 part 7 (ours): a resample of tasks none of which succeeded has an infinite cost per
+    """Ours: a resample of tasks none of which succeeded has an infinite cost per
     success; with one success in ten tasks that is over 2.5% of resamples, so the interval is open above."""
     successes = [1] + [0] * 9
     estimate = bootstrap_ratio([1.0] * 10, successes, clusters=[f"t{i}" for i in range(10)])
@@ -27,7 +27,7 @@ def test_a_resample_drawing_no_success_leaves_the_upper_end_unbounded():
 
 
 def test_none_is_cheapest_per_run_but_not_per_success_when_it_fails_more(run_suite, suite_file):
-    """issue 18 part 7: `none` overflows and stops cheap, so cost per run ranks it first; cost per
+    """`none` overflows and stops cheap, so cost per run ranks it first; cost per
     success charges its failed runs to its successes and ranks the strategy that finishes first."""
     tasks = suite_file("default", family="repo_maintenance")
     runs = run_suite(tasks, "none,clear_tool_uses")
@@ -42,7 +42,7 @@ def test_none_is_cheapest_per_run_but_not_per_success_when_it_fails_more(run_sui
 
 
 def test_cost_per_success_is_in_the_table_summary_and_report_next_to_cost_per_run(run_suite):
-    """issue 18 part 7: the terminal table, summary.csv and report.md show it beside cost per run."""
+    """The terminal table, summary.csv and report.md show it beside cost per run."""
     runs = run_suite("smoke", "none")
     out = runs.attrs["out"]
     header = re.split(r"\s{2,}", console_table(summarize(runs)).splitlines()[0])
@@ -57,7 +57,7 @@ def test_cost_per_success_is_in_the_table_summary_and_report_next_to_cost_per_ru
 
 
 def test_a_strategy_without_success_shows_a_dash_per_success():
-    """issue 18 part 7: "—" in the table when no run of a strategy succeeded."""
+    """A "—" in the table when no run of a strategy succeeded."""
     runs = pd.DataFrame([{"run_id": "t--s--s0", "task_id": "t", "family": "f", "strategy": "s", "seed": 0,
                           "success": False, "score": 0.0, "input_tokens": 10, "cached_tokens": 0, "cost_usd": 0.5,
                           "cost_usd_uncached": 0.5, "requests": 1, "agent_resets": 0, "hard_resets": 0,

@@ -1,4 +1,4 @@
-"""The Ray executor (issue 23 item 2): cells as Ray tasks on a local Ray started here give the rows and event logs
+"""The Ray executor: cells as Ray tasks on a local Ray started here give the rows and event logs
 of local processes; the spending limit and the per-model concurrency hold across Ray workers; a worker that dies
 mid-cell leaves nothing half-written and its cell is rerun; bad executor options exit 2 before any model call."""
 from __future__ import annotations
@@ -58,7 +58,7 @@ def run_with(executor: str, out: Path) -> tuple[dict[str, dict[str, Any]], dict[
 
 
 def test_ray_and_local_processes_give_identical_rows_and_event_logs_on_the_smoke_suite(local_ray, tmp_path):
-    """Issue 23 item 2: where a cell runs (a Ray task, its log written in the worker's temporary directory and
+    """Where a cell runs (a Ray task, its log written in the worker's temporary directory and
     sent back) changes none of its row but its times, nor any event but its measured latencies."""
     rows, logs = run_with("ray", tmp_path / "ray")
     local_rows, local_logs = run_with("local", tmp_path / "local")
@@ -80,7 +80,7 @@ def no_lost_rows(cell: Any, error: BaseException) -> dict[str, Any]:
 
 
 def test_the_spending_limit_holds_across_ray_workers_and_the_rest_come_back_unstarted(local_ray, tmp_path):
-    """Issue 23 item 2 (`--max-total-cost-usd` across the cluster): the workers' spending reaches the parent through
+    """`--max-total-cost-usd` across the cluster: the workers' spending reaches the parent through
     the spending actor; a cell starts only while may_start() holds (at most one per other CPU overruns it, in
     flight already); the cells never started come back in the order given."""
     cells = [SimpleNamespace(run_id=f"c{index}", events_dir=str(tmp_path), task=SimpleNamespace(task_id="t"),
@@ -120,7 +120,7 @@ def test_a_reused_ray_worker_keeps_no_limit_of_an_earlier_invocation(local_ray, 
 
 @pytest.mark.slow  # a serve-mock run / a worker restarted: run with -m slow
 def test_max_concurrency_holds_across_ray_workers(local_ray, mock_server, tmp_path):
-    """Issue 23 item 2 (`--max-concurrency` across the cluster): with 2 Ray workers each running a cell against
+    """`--max-concurrency` across the cluster: with 2 Ray workers each running a cell against
     serve-mock, the per-model slots actor lets one request at a time reach the model (each worker's own
     semaphore would let two)."""
     server = mock_server(latency_s=0.05)
@@ -147,7 +147,7 @@ def die_once_mid_cell(cell: runner.Cell) -> dict[str, Any]:
 
 @pytest.mark.slow  # a serve-mock run / a worker restarted: run with -m slow
 def test_a_worker_that_dies_mid_cell_leaves_nothing_half_written_and_the_cell_is_rerun(local_ray, tmp_path):
-    """Issue 23 item 2: a Ray worker dying mid-cell returns nothing, so the results directory gets no torn log;
+    """A Ray worker dying mid-cell returns nothing, so the results directory gets no torn log;
     Ray runs the task again and the cell ends with one row and its whole event log (the one a run here writes)."""
     out, serial = tmp_path / "events", tmp_path / "serial"
     out.mkdir()
@@ -164,7 +164,7 @@ def test_a_worker_that_dies_mid_cell_leaves_nothing_half_written_and_the_cell_is
 
 
 def test_resume_on_ray_finishes_a_run_and_says_which_executor_ran(local_ray, tmp_path):
-    """Issue 23 item 2 (`run --resume` with `--executor ray`): a run cut short locally is finished on Ray with
+    """`run --resume` with `--executor ray`: a run cut short locally is finished on Ray with
     the rows it would have had; config.json records the executor, with the Ray address scrubbed of its
     credentials (harness.secrets)."""
     out = api.run("smoke", strategies="none", out=tmp_path / "r", executor="in_process")
@@ -188,7 +188,7 @@ SMOKE = ["run", "--suite", "smoke", "--strategies", "none", "--no-progress"]
     (["--ray-address", "auto"], "--ray-address is the address of a Ray cluster: give it with --executor ray"),
 ])
 def test_bad_executor_options_exit_2_before_anything_runs(tmp_path, capsys, argv, message):
-    """Issue 23 item 2: an unknown executor, or a Ray address without the Ray executor, is a ConfigError
+    """An unknown executor, or a Ray address without the Ray executor, is a ConfigError
     naming the option: exit 2, nothing written, no model called."""
     out = tmp_path / "r"
     assert main([*SMOKE, "--out", str(out), *argv]) == 2
@@ -196,7 +196,7 @@ def test_bad_executor_options_exit_2_before_anything_runs(tmp_path, capsys, argv
 
 
 def test_a_missing_ray_extra_exits_2_naming_it(tmp_path, capsys, monkeypatch):
-    """Issue 23 item 2: --executor ray without Ray installed names the extra that installs it, before anything
+    """--executor ray without Ray installed names the extra that installs it, before anything
     runs; `run --resume` checks it too."""
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
     out = tmp_path / "r"

@@ -1,4 +1,4 @@
-"""The executor interface (issue 23 item 1): one package, harness/executors, that runs cells for the runner
+"""The executor interface: one package, harness/executors, that runs cells for the runner
 without importing it; in-process and local-process executors give the same rows."""
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
 
 
 def test_every_harness_module_imports():
-    """Issue 23 item 1: nothing still imports the modules the executors replaced (harness.pool,
+    """Nothing still imports the modules the executors replaced (harness.pool,
     harness.process_threads)."""
     for name in module_names():
         if not name.endswith("__main__"):  # it runs the CLI
@@ -108,7 +108,7 @@ def test_every_harness_module_imports():
 
 
 def test_the_runner_and_the_executors_sit_in_no_import_circle():
-    """Issue 23 item 1: runner -> pool -> process_threads -> runner.build_profiles was a circle; the runner,
+    """runner -> pool -> process_threads -> runner.build_profiles was a circle; the runner,
     the invocation and the executors are in none now (function-level imports count)."""
     graph = import_graph()
     assert "harness.mock.provider" in graph["harness.profiles"], "the walk misses function-level imports"
@@ -118,7 +118,7 @@ def test_the_runner_and_the_executors_sit_in_no_import_circle():
 
 
 def test_no_executor_imports_the_runner_even_indirectly():
-    """Issue 23 item 1: the unit of work (runner.run_cell) is handed to an executor as a callable, so no
+    """The unit of work (runner.run_cell) is handed to an executor as a callable, so no
     executor imports the runner or what sits above it (invocation, api, cli)."""
     graph = import_graph()
     above = {"harness.runner", "harness.invocation", "harness.api", "harness.cli"}
@@ -140,7 +140,7 @@ def run_with(executor: str, out: Path) -> dict[str, dict[str, Any]]:
 
 
 def test_in_process_and_local_processes_give_identical_rows_on_the_smoke_suite(tmp_path):
-    """Issue 23 item 1: where a cell runs changes none of its row but its times."""
+    """Where a cell runs changes none of its row but its times."""
     local = run_with("local", tmp_path / "local")
     serial = run_with("in_process", tmp_path / "serial")
     assert len(local) == len(smoke_cells(tmp_path)) and local == serial
@@ -164,7 +164,7 @@ def fake_cells(count: int) -> list[SimpleNamespace]:
 
 @pytest.mark.parametrize("name", ["in_process", "local"])
 def test_cells_start_only_below_the_spending_limit_and_the_rest_come_back_unstarted(name):
-    """Issue 23 item 1 (`--max-total-cost-usd`): each executor starts a cell only while may_start() holds (at
+    """`--max-total-cost-usd`: each executor starts a cell only while may_start() holds (at
     most one per other worker overruns it, in flight already), and returns the cells it never started, in the
     order given; worker processes share the spending."""
     cells = fake_cells(8)
@@ -187,7 +187,7 @@ def test_cells_start_only_below_the_spending_limit_and_the_rest_come_back_unstar
 
 
 def test_a_workers_rows_reach_the_callback_in_the_parent():
-    """Issue 23 item 1: the parent alone takes the rows (it writes runs.jsonl), each as its cell finishes."""
+    """The parent alone takes the rows (it writes runs.jsonl), each as its cell finishes."""
     cells = fake_cells(6)
     seen: list[tuple[str, int, str]] = []
     INVOCATION_SPENDING.start(None)

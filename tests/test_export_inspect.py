@@ -1,4 +1,4 @@
-"""`ctxbench export RESULTS_DIR --format inspect`: ctxbench runs as Inspect AI eval logs (issue 22 item 2)."""
+"""`ctxbench export RESULTS_DIR --format inspect`: ctxbench runs as Inspect AI eval logs."""
 import sys
 from collections import Counter
 from pathlib import Path
@@ -39,7 +39,7 @@ def _logs(out: Path):
 
 
 def test_one_log_per_strategy_with_one_sample_per_run(exported):
-    """Issue 22 item 2: one eval log per strategy (task = suite/strategy with a task id of its own, which
+    """One eval log per strategy (task = suite/strategy with a task id of its own, which
     Inspect's viewer needs to list every log; model = ctxbench's model), each run a sample (id = task_id,
     epoch = seed), its runs.jsonl row as the sample's metadata."""
     results, out = exported
@@ -59,7 +59,7 @@ def test_one_log_per_strategy_with_one_sample_per_run(exported):
 
 
 def test_events_match_the_runs_metrics(exported):
-    """Issue 22 item 2: every request is a model event (main ones = requests, summary calls =
+    """Every request is a model event (main ones = requests, summary calls =
     summarizer_requests, failed ones carry an error), every reset, summary and compaction a compaction
     event, every tool result a tool event, every warning an info event; usage sums equal runs.jsonl's
     (Inspect's input_tokens exclude cache reads and writes, ctxbench's include them); score = success."""
@@ -95,7 +95,7 @@ def test_events_match_the_runs_metrics(exported):
 
 
 def test_compaction_events_say_tokens_before_after_and_what_they_removed(exported):
-    """Issue 22 item 2: a compaction event has tokens before and after; its metadata names the messages
+    """A compaction event has tokens before and after; its metadata names the messages
     removed or replaced (id, role, tokens, first characters) and a summary's text."""
     _, out = exported
     compactions = [e for log in _logs(out) for s in log.samples for e in s.events if e.event == "compaction"]
@@ -109,7 +109,7 @@ def test_compaction_events_say_tokens_before_after_and_what_they_removed(exporte
 
 
 def test_a_model_event_holds_the_view_as_sent_and_the_agents_reply(exported):
-    """Issue 22 item 2 (ours: what a reader of the viewer expects): a main request's input is the view sent
+    """Ours (what a reader of the viewer expects): a main request's input is the view sent
     (as long as the log's view_len), its output the assistant message that followed it."""
     _, out = exported
     for log in _logs(out):
@@ -124,7 +124,7 @@ def test_a_model_event_holds_the_view_as_sent_and_the_agents_reply(exported):
 
 
 def test_samples_df_loads_one_row_per_run(exported):
-    """Issue 22 item 2: Inspect's dataframes load the logs, one row per run, with ctxbench's metrics."""
+    """Inspect's dataframes load the logs, one row per run, with ctxbench's metrics."""
     from inspect_ai.analysis import samples_df
 
     results, out = exported
@@ -136,7 +136,7 @@ def test_samples_df_loads_one_row_per_run(exported):
 
 
 def test_default_out_is_the_results_inspect_folder(exported, tmp_path):
-    """Issue 22 item 2: without --out the logs go to RESULTS_DIR/inspect/."""
+    """Without --out the logs go to RESULTS_DIR/inspect/."""
     results, _ = exported
     assert main(["export", str(results), "--format", "inspect"]) == 0
     assert len(list((results / "inspect").glob("*.eval"))) == 3
@@ -147,7 +147,7 @@ def test_default_out_is_the_results_inspect_folder(exported, tmp_path):
     (lambda tmp: tmp, "is not a results directory"),
 ])
 def test_a_bad_results_dir_exits_2_naming_it(tmp_path, capsys, make, says):
-    """Issue 22 item 2 and the bad-input rule: a bad RESULTS_DIR is a ConfigError naming it (exit 2)."""
+    """The bad-input rule: a bad RESULTS_DIR is a ConfigError naming it (exit 2)."""
     assert main(["export", str(make(tmp_path)), "--format", "inspect"]) == 2
     err = capsys.readouterr().err
     assert says in err and str(make(tmp_path)) in err and "Traceback" not in err
@@ -164,7 +164,7 @@ def test_a_missing_event_log_exits_2_naming_the_file(exported, tmp_path, capsys)
 
 
 def test_without_the_extra_the_export_exits_2_naming_it(exported, monkeypatch, capsys):
-    """Issue 22 common rule: a missing extra is a ConfigError naming `pip install -e '.[inspect]'`."""
+    """A missing extra is a ConfigError naming `pip install -e '.[inspect]'`."""
     results, out = exported
     monkeypatch.setitem(sys.modules, "inspect_ai.log", None)  # import inspect_ai.log now raises ImportError
     assert main(["export", str(results), "--format", "inspect", "--out", str(out / "none")]) == 2
@@ -180,7 +180,7 @@ def test_exported_text_is_scrubbed_of_credentials():
 
 
 def test_run_inspect_log_rewrites_each_strategys_log_as_runs_finish(tmp_path):
-    """Issue 22 item 4: `run --inspect-log` writes the logs as it goes: after each finished run its strategy's
+    """`run --inspect-log` writes the logs as it goes: after each finished run its strategy's
     log holds the runs so far with status "started"; at the end every log is "success", holding what
     `ctxbench export` writes from the same directory."""
     from harness.exports.inspect import LiveInspectLogs
@@ -209,7 +209,7 @@ def test_run_inspect_log_rewrites_each_strategys_log_as_runs_finish(tmp_path):
 
 
 def test_run_inspect_log_on_the_command_line(tmp_path, capsys):
-    """Issue 22 item 4: `ctxbench run --inspect-log` (default DIR: RESULTS_DIR/inspect/)."""
+    """`ctxbench run --inspect-log` (default DIR: RESULTS_DIR/inspect/)."""
     out = tmp_path / "run"
     assert main(["run", "--suite", "smoke", "--strategies", "none", "--out", str(out), "--no-progress",
                  "--workers", "1", "--inspect-log"]) == 0
@@ -219,7 +219,7 @@ def test_run_inspect_log_on_the_command_line(tmp_path, capsys):
 
 
 def test_run_inspect_log_without_the_extra_exits_2_before_any_run(tmp_path, monkeypatch, capsys):
-    """Issue 22 common rule: without the extra, `run --inspect-log` stops naming it before any model call."""
+    """Without the extra, `run --inspect-log` stops naming it before any model call."""
     monkeypatch.setitem(sys.modules, "inspect_ai.log", None)
     out = tmp_path / "run"
     assert main(["run", "--suite", "smoke", "--strategies", "none", "--out", str(out), "--no-progress",
@@ -229,7 +229,7 @@ def test_run_inspect_log_without_the_extra_exits_2_before_any_run(tmp_path, monk
 
 
 def test_sweep_inspect_log_writes_one_log_per_grid_point(tmp_path):
-    """Issue 22 item 4 (ours: sweep takes every option of run): a sweep's points are strategy labels, one log each."""
+    """Ours (sweep takes every option of run): a sweep's points are strategy labels, one log each."""
     out, logs = tmp_path / "sweep", tmp_path / "sweep-logs"
     assert main(["sweep", "--strategy", "observation_masking", "--grid", "keep_last=1,3", "--suite", "smoke",
                  "--family", "work_queue", "--limit", "1", "--no-progress", "--workers", "1", "--out", str(out),

@@ -1,4 +1,4 @@
-"""Failure modes measured per run (issue 18 part 4): condensation loops, orphaned tool calls or results
+"""Failure modes measured per run: condensation loops, orphaned tool calls or results
 in a view, the task statement missing from a view, state-changing calls re-executed after a condensation."""
 import json
 import random
@@ -26,7 +26,7 @@ def _events(kinds):
     ("pcccp", 1, 3),
 ])
 def test_a_loop_is_k_condensations_with_no_progress_between_them(kinds, loops, inside):
-    """Issue 18 part 4 (k = 3, ours): consecutive condensations with no `progress` event between them; a
+    """Ours (k = 3): consecutive condensations with no `progress` event between them; a
     progress event ends a streak."""
     metrics = compute_metrics(_events(kinds))
     assert (metrics["condensation_loops"], metrics["condensations_in_loops"]) == (loops, inside)
@@ -49,7 +49,7 @@ def _reexecuted(*events):
 
 
 def test_state_changing_calls_repeated_after_a_condensation_are_counted():
-    """Issue 18 part 4, OpenHands #10508/#11910: a state-changing call with the same name and arguments
+    """OpenHands #10508/#11910: a state-changing call with the same name and arguments
     (key order aside) as one that ran before the last condensation counts; before any condensation, after
     an error, or for a read-only tool it does not."""
     condense = {"id": 10, "type": "condensation", "kind": "agent_reset"}
@@ -78,7 +78,7 @@ def _holds_statement_by_scan(view, statement):
 
 
 def test_orphans_and_the_task_statement_kept_as_ops_apply_equal_a_full_scan():
-    """Issue 18 part 4 (OpenHands #7512): the view keeps, op by op, its unpaired tool call ids and whether
+    """OpenHands #7512: the view keeps, op by op, its unpaired tool call ids and whether
     the task statement is in it (in a message other than a tool result); after random appends, replaces, drops and sets both equal a full scan."""
     rng = random.Random(18)
     log = EventLog()
@@ -118,7 +118,7 @@ def test_orphans_and_the_task_statement_kept_as_ops_apply_equal_a_full_scan():
 
 
 def test_stand_ins_show_their_failure_modes_and_none_shows_none(run_suite):
-    """Issue 18 part 4: a strategy that forgets everything before each request loops (and re-fetches the
+    """A strategy that forgets everything before each request loops (and re-fetches the
     dumps it fetched: re-executed state-changing calls); one that drops the agent's calls leaves orphaned
     results; `none` shows no failure mode. The mock never sees progress: only the runner logs it."""
     runs = run_suite("smoke", strategies="none,stand_ins:ForgetEverything,stand_ins:DropCalls",
@@ -133,7 +133,7 @@ def test_stand_ins_show_their_failure_modes_and_none_shows_none(run_suite):
 
 
 def test_task_statement_dropped_from_the_view_is_counted_per_request(run_suite):
-    """Issue 18 part 4: a view without the first user message's text counts, request by request."""
+    """A view without the first user message's text counts, request by request."""
     runs = run_suite("smoke", strategies="stand_ins:SlidingWindow", strategy_configs={
         "stand_ins:SlidingWindow": {"keep_messages": 4}}, max_requests=20)
     events_dir = runs.attrs["out"] / "events"
@@ -145,7 +145,7 @@ def test_task_statement_dropped_from_the_view_is_counted_per_request(run_suite):
 
 
 def test_report_names_the_runs_with_failure_modes_and_summary_sums_them(run_suite):
-    """Issue 18 part 4: report.md has a section naming each run with a failure mode and the modes;
+    """`report.md` has a section naming each run with a failure mode and the modes;
     summary.csv carries per-strategy counts."""
     runs = run_suite("smoke", strategies="none,stand_ins:ForgetEverything", max_requests=10)
     out = runs.attrs["out"]
@@ -168,7 +168,7 @@ def test_report_names_the_runs_with_failure_modes_and_summary_sums_them(run_suit
     ("plant_early_ask_late", "record a count"),
 ])
 def test_each_family_reports_progress_at_its_milestones_only(family, milestone):
-    """Issue 18 part 4: progress is a monotone count read from the environment's state: it moves at the
+    """Progress is a monotone count read from the environment's state: it moves at the
     family's milestones, not at listings, notes or a milestone reached again."""
     from tasks.base import ToolCall
 
@@ -198,7 +198,7 @@ def test_each_family_reports_progress_at_its_milestones_only(family, milestone):
 
 
 def test_agent_reset_looping_on_repo_maintenance_at_a_32k_window_is_flagged(run_suite, suite_file):
-    """Issue 18 part 4's known case: at a 32k window agent_reset on repo_maintenance resets 80 times without
+    """A known case: at a 32k window agent_reset on repo_maintenance resets 80 times without
     an edit. With notes_completeness 0 (notes hold nothing, whatever the agent's notes rules) it cannot get
     out, and every run that ends at max_requests shows the loop with all its resets inside."""
     runs = run_suite(suite_file("default", family="repo_maintenance"), strategies="agent_reset", window=32_000,

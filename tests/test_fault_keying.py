@@ -1,4 +1,4 @@
-"""Faults over HTTP keyed by the client's request index and attempt (issue 20 part 7): a run meets the same
+"""Faults over HTTP keyed by the client's request index and attempt: a run meets the same
 faults in process, against serve-mock, and across a serve-mock restart."""
 import json
 import urllib.error
@@ -51,7 +51,7 @@ def rows(out, fields=None):
 
 
 def test_a_retried_request_has_the_same_index_and_its_own_attempt():
-    """Issue 20 part 7: a retry draws afresh (attempt 1, 2, ...) so it can succeed; the same attempt draws the same."""
+    """A retry draws afresh (attempt 1, 2, ...) so it can succeed; the same attempt draws the same."""
     faults = Faults(rate_limit=0.5)
     first = [draw(faults, seed=0, session="s", index=3, attempt=a).error for a in range(40)]
     assert first == [draw(faults, seed=0, session="s", index=3, attempt=a).error for a in range(40)]
@@ -59,7 +59,7 @@ def test_a_retried_request_has_the_same_index_and_its_own_attempt():
 
 
 def test_serve_mock_draws_the_clients_request_index_not_its_own_count(mock_server):
-    """Issue 20 part 7: a fresh server told request 7, attempt 2 of a session answers as the server that saw the
+    """A fresh server told request 7, attempt 2 of a session answers as the server that saw the
     session's first 7 requests would (it drew from its own counter: a restart met other faults)."""
     rates = {"server_error": 0.5}
     body = json.dumps({"model": "mock-agent", "messages": [{"role": "user", "content": "hello"}], "seed": 0}).encode()
@@ -81,7 +81,7 @@ def test_serve_mock_draws_the_clients_request_index_not_its_own_count(mock_serve
 
 
 def test_a_bad_request_index_header_is_a_malformed_request(mock_server):
-    """Issue 20 part 7 (ours): an index or attempt that is no whole number >= 0 is a 400 naming the headers."""
+    """Ours: an index or attempt that is no whole number >= 0 is a 400 naming the headers."""
     server = mock_server()
     request = urllib.request.Request(server.url + "/chat/completions", data=b'{"messages": []}', headers={
         "Content-Type": "application/json", REQUEST_HEADER: "1", ATTEMPT_HEADER: "-1"})
@@ -92,7 +92,7 @@ def test_a_bad_request_index_header_is_a_malformed_request(mock_server):
 
 def test_runs_meet_the_same_faults_across_serve_mock_restarts_and_in_process(tmp_path, capsys, mock_server,
                                                                               monkeypatch):
-    """Issue 20 part 7: a matrix against serve-mock with faults, run against one server and again against servers
+    """A matrix against serve-mock with faults, run against one server and again against servers
     restarted mid-way (the client goes on against a fresh one after 15 and 40 requests), meets the same fault
     sequence per run (from its llm_retry events) with the same outcomes; two fresh servers give identical rows, and
     the in-process mock (--mock-faults, keyed the same way by design) gives both."""

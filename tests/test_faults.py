@@ -1,4 +1,4 @@
-"""Fault injection in the mock, retries with backoff, and runs that survive them (issue 7.2, 7.3)."""
+"""Fault injection in the mock, retries with backoff, and runs that survive them."""
 import random
 
 import litellm

@@ -1,4 +1,4 @@
-"""ctxbench runs in Inspect's log viewer, checked in a real browser (issue 22 item 3).
+"""ctxbench runs in Inspect's log viewer, checked in a real browser.
 
 `inspect view` serves the Inspect logs on a free loopback port; headless Debian Chromium loads
 the page; the test checks what a user sees: the log list names every log file (none hidden as a
@@ -94,7 +94,7 @@ def _shot(driver, name: str) -> Path:
 
 
 def test_inspect_view_lists_logs_and_samples_and_renders_a_compaction(viewer_logs, tmp_path):
-    """Issue 22 item 3: in headless Chromium, `inspect view` on exported ctxbench runs lists every
+    """In headless Chromium, `inspect view` on exported ctxbench runs lists every
     log file, each log's task and every run as a sample, and one run's transcript shows its compaction panel."""
     with inspect_view(viewer_logs.log_dir, tmp_path / "inspect_view.log") as url, headless_chromium() as driver:
         # The Logs listing, one row per file; Inspect hides a log sharing its task_id with a newer one

@@ -1,4 +1,4 @@
-"""The LLM layer (issue 2.3) and the mock provider's window (issue 2.4)."""
+"""The LLM layer and the mock provider's window."""
 import litellm
 import pytest
 
@@ -179,7 +179,7 @@ def test_litellm_gets_the_profiles_prices_for_a_model_it_cannot_price_and_they_a
 
 @pytest.mark.parametrize("via", ["direct", "litellm"])
 def test_request_arguments_made_once_per_tool_list_follow_a_new_list_and_keep_no_reply(via):
-    """Ours (issue 24 item 1): a client makes its request arguments once per tool list (LLMClient._kwargs). A new
+    """Ours: a client makes its request arguments once per tool list (LLMClient._kwargs). A new
     list (or none) is what the next request sends, not the memo's; a trace replay's reply is added to a copy, so
     the request after it is the agent's own."""
     register_mock_provider()

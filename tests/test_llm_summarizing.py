@@ -138,7 +138,7 @@ def test_end_to_end_on_chained_lookup_with_summarizer_counted_and_replay(tmp_pat
     json.dumps(metrics)
 
 
-# ----- issue 17: OpenHands' events, previews and paths (openhands-sdk 1.58.2)
+# ----- OpenHands' events, previews and paths (openhands-sdk 1.58.2)
 def _parallel(ctx, strategy, rounds, width=3):
     """`rounds` responses of `width` parallel calls, each followed by its results."""
     for r in range(rounds):

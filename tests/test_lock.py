@@ -1,4 +1,4 @@
-"""One writer per results directory (issue 20 part 1): an invocation holds an flock on DIR/.lock for
+"""One writer per results directory: an invocation holds an flock on DIR/.lock for
 its whole life; a second one exits 2 at once naming the holder; a stale lock is taken over."""
 import fcntl
 import json
@@ -39,7 +39,7 @@ def lock_is_free(directory: Path) -> bool:
 
 
 def test_a_second_writer_exits_2_naming_the_holder_and_writes_nothing(tmp_path, capsys):
-    """Issue 20 part 1: while another process holds DIR's lock, run --resume, run --out and report on DIR
+    """While another process holds DIR's lock, run --resume, run --out and report on DIR
     exit 2 at once, naming the holder's pid and start time, and leave every file as it was."""
     out = tmp_path / "r"
     assert main([*SMOKE, "--out", str(out)]) == 0
@@ -64,7 +64,7 @@ def test_a_second_writer_exits_2_naming_the_holder_and_writes_nothing(tmp_path, 
 
 
 def test_a_stale_lock_of_a_killed_holder_is_taken_over_with_a_message(tmp_path, capsys):
-    """Issue 20 part 1: a holder killed with SIGKILL leaves its pid in .lock; the next invocation takes the
+    """A holder killed with SIGKILL leaves its pid in .lock; the next invocation takes the
     lock over, says so on stderr naming the old pid, and runs."""
     out = tmp_path / "r"
     assert main([*SMOKE, "--out", str(out)]) == 0
@@ -81,7 +81,7 @@ def test_a_stale_lock_of_a_killed_holder_is_taken_over_with_a_message(tmp_path, 
 
 
 def test_the_lock_is_released_after_a_config_error_or_a_crash(tmp_path, capsys):
-    """Issue 20 part 1: leaving the invocation by an error (exit 2, or an exception in Python) releases the
+    """Leaving the invocation by an error (exit 2, or an exception in Python) releases the
     lock, so the next invocation neither waits nor reports a stale holder."""
     out = tmp_path / "r"
     assert main([*SMOKE, "--out", str(out)]) == 0
@@ -97,7 +97,7 @@ def test_the_lock_is_released_after_a_config_error_or_a_crash(tmp_path, capsys):
 
 
 def test_a_second_writer_in_the_same_process_is_refused_too(tmp_path):
-    """Issue 20 part 1 (ours): one writer per directory holds within a process as well (two threads of a
+    """Ours: one writer per directory holds within a process as well (two threads of a
     notebook): a second hold is refused naming this process, and the first still holds the lock."""
     with hold(tmp_path, "sweep"):
         with pytest.raises(ConfigError, match=f"pid {os.getpid()}"):
@@ -108,14 +108,14 @@ def test_a_second_writer_in_the_same_process_is_refused_too(tmp_path):
 
 
 def test_a_missing_lock_directory_is_a_config_error(tmp_path):
-    """Issue 20 part 2 (ours): a lock that cannot be made is exit 2 naming the directory, not a traceback."""
+    """Ours: a lock that cannot be made is exit 2 naming the directory, not a traceback."""
     with pytest.raises(ConfigError, match="cannot open its lock file"):
         with hold(tmp_path / "missing", "run"):
             pass
 
 
 def test_two_resumes_on_one_directory_leave_each_cell_once(mock_server, tmp_path, capsys):
-    """Issue 20 part 1, the reported failure: two `--resume` processes on one directory wrote 109 duplicate
+    """A reported failure: two `--resume` processes on one directory wrote 109 duplicate
     rows. Now the second exits 2 while the first runs, and the directory ends with each cell's row once."""
     server = mock_server()
     args = ["run", "--suite", "smoke", "--strategies", "none", "--seeds", "0,1", "--workers", "1", "--no-progress",

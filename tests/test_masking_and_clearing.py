@@ -162,7 +162,7 @@ def test_agent_rereads_what_was_masked_or_cleared_and_rereads_are_counted(tmp_pa
 
 
 def test_masking_checks_again_every_older_result_after_an_edit_it_did_not_make():
-    """Masking skips the older results it already masked (issue 8) only while nothing else edited the view:
+    """Masking skips the older results it already masked only while nothing else edited the view:
     a result another strategy put back is masked again."""
     ctx, pairs = history(14)
     strategy = ObservationMasking()

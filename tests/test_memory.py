@@ -1,4 +1,4 @@
-"""Memory of a run (issue 8.4): token counting holds little beyond the texts it counts."""
+"""Memory of a run: token counting holds little beyond the texts it counts."""
 from harness import tokens
 from harness.tokens import count_text
 
@@ -28,7 +28,7 @@ def test_token_count_memo_is_bounded_by_the_length_of_its_texts(monkeypatch):
 
 
 def test_canonical_json_is_the_json_modules_sorted_ascii_json_byte_for_byte():
-    """View hashes, call ids and the agent's seeds hash canonical JSON (issue 8): the fast orjson path
+    """View hashes, call ids and the agent's seeds hash canonical JSON: the fast orjson path
     must give json.dumps's very bytes, and leave to it what it would spell otherwise."""
     import json
     import random

@@ -1,5 +1,5 @@
 """What is worked out of a read-only message once and kept on it (harness.frozen: `token_count`, `cache_key`)
-is the message's own: a copy or an edit through a view op starts afresh (issue 24 item 1)."""
+is the message's own: a copy or an edit through a view op starts afresh."""
 from harness.frozen import freeze
 from harness.mock.provider import _block_key, _block_tokens, _message_key
 from harness.tokens import count_message, count_text, message_text

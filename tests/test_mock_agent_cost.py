@@ -1,4 +1,4 @@
-"""What the simulated agent saves per request (issue 24 item 1) never changes what it knows or answers.
+"""What the simulated agent saves per request never changes what it knows or answers.
 
 Each saving is checked against a fresh reading of the same messages, and with a view in which the
 saving would be wrong if it trusted what it kept.
@@ -27,7 +27,7 @@ def _literals(agent: Any) -> tuple[str, ...]:
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_a_family_finds_no_task_once_no_message_holds_a_literal_of_its_statement(family):
-    """Ours (issue 24 item 1): each family's `STATEMENT` patterns are where find_task finds its task, so a
+    """Ours: each family's `STATEMENT` patterns are where find_task finds its task, so a
     family found last request is checked only against the earlier families' literals in new messages.
     With every message holding one of its literals left out, the family finds no task."""
     agent = AGENTS[FAMILIES.index(family)]
@@ -41,7 +41,7 @@ def test_a_family_finds_no_task_once_no_message_holds_a_literal_of_its_statement
 
 
 def test_a_family_found_last_request_yields_to_an_earlier_familys_statement_in_a_new_message():
-    """Ours (issue 24 item 1): the family found last request is kept only while no new message states an
+    """Ours: the family found last request is kept only while no new message states an
     earlier family's task; a user message stating a chained_lookup task makes the agent act on it at once,
     as a fresh agent given the same messages does (a memo trusting the family would stay on the old task)."""
     messages, tools, memory = _drive("repo_maintenance", 6)
@@ -54,7 +54,7 @@ def test_a_family_found_last_request_yields_to_an_earlier_familys_statement_in_a
 
 
 def test_a_family_found_last_request_is_asked_first_when_new_messages_state_no_earlier_task(monkeypatch):
-    """Ours (issue 24 item 1): the families before the one found last request are not asked again while the
+    """Ours: the families before the one found last request are not asked again while the
     messages added, or put in place of earlier ones (a cleared result, a dropped message), hold none of their
     statement literals; a message in place of another that states an earlier task makes every family asked."""
     messages, tools, memory = _drive("repo_maintenance", 6)
@@ -96,7 +96,7 @@ def _texts_of_a_run(tmp_path, strategy: str = "tool_output_limits") -> set[str]:
 
 
 def test_a_results_opening_is_tried_only_against_the_shapes_that_start_with_its_first_character(tmp_path):
-    """Ours (issue 24 item 1): answers._shape tries a result's opening only against the SHAPES whose
+    """Ours: answers._shape tries a result's opening only against the SHAPES whose
     matches can start with its first character: the same shape, in SHAPES order, as trying every one."""
     from harness.mock.agents import answers
 
@@ -121,7 +121,7 @@ def test_a_results_opening_is_tried_only_against_the_shapes_that_start_with_its_
 
 
 def test_a_record_line_is_known_by_its_key_as_by_a_scan_of_every_known_line():
-    """Ours (issue 24 item 1): work_queue's narration checks the latest result's first line against the
+    """Ours: work_queue's narration checks the latest result's first line against the
     record it names, instead of every known line: the same answer for known lines, other records'
     lines, cut lines and lines with text after the record."""
     from harness.mock.agents import work_queue
@@ -138,7 +138,7 @@ def test_a_record_line_is_known_by_its_key_as_by_a_scan_of_every_known_line():
 
 
 def test_what_is_derived_from_the_visible_calls_follows_a_result_cleared_in_place():
-    """Ours (issue 24 item 1): Visible.derived keeps a list worked out from the calls and results (the repo
+    """Ours: Visible.derived keeps a list worked out from the calls and results (the repo
     agent's edits) until they change: a cleared edit result drops the edit, as a fresh reading does."""
     from harness.mock.agents import repo_maintenance
     from harness.mock.agents.memory import Memory
@@ -154,7 +154,7 @@ def test_what_is_derived_from_the_visible_calls_follows_a_result_cleared_in_plac
 
 
 def test_the_tool_names_follow_the_tool_list_of_each_request():
-    """Ours (issue 24 item 1): the names of the request's tools are kept with the session's memory while its
+    """Ours: the names of the request's tools are kept with the session's memory while its
     tool list holds the same schemas; a list with another tool, or without one, gives its own names."""
     from harness.mock.agents.memory import Memory
     memory = Memory()
@@ -172,7 +172,7 @@ def test_the_tool_names_follow_the_tool_list_of_each_request():
     "req-0000000b host=h status=1\nreq-0000000c host=h status=2 latency=3\n\nreq-0000000b host=h status=3\n",
     " req-0000000d host=h status=1\nreq-0000000e host= status=2\nreq-0000000f host=a b status=3"])
 def test_a_dumps_first_status_of_each_request_is_what_a_scan_of_every_line_gives(text):
-    """Ours (issue 24 item 1): big_output maps each request to its first status line with STATUS on the first
+    """Ours: big_output maps each request to its first status line with STATUS on the first
     line and LATER_STATUS after it, as STATUS.findall over every line (first of each request kept) does."""
     from harness.mock.agents import big_output
     expected: dict[str, str] = {}
@@ -195,7 +195,7 @@ def test_the_first_statuses_of_every_dump_of_a_run_are_what_a_scan_of_every_line
 
 
 def test_a_calls_arguments_text_is_their_sorted_json_for_every_visible_call():
-    """Ours (issue 24 item 1): Exchange.args_text, worked out once per call, is sorted_json of its arguments,
+    """Ours: Exchange.args_text, worked out once per call, is sorted_json of its arguments,
     which chained_lookup's refetch count compares calls by."""
     from harness.fast_json import sorted_json
     messages, tools, _ = _drive("chained_lookup", 20)
@@ -206,7 +206,7 @@ def test_a_calls_arguments_text_is_their_sorted_json_for_every_visible_call():
 
 
 def test_a_search_results_paths_are_read_once_per_text_as_a_scan_of_its_hits_gives():
-    """Ours (issue 24 item 1): chained_lookup keeps the distinct paths of a search result by its text; for every
+    """Ours: chained_lookup keeps the distinct paths of a search result by its text; for every
     search result of a run they are its hits' paths in order, memoized or not, and another text reads as its own."""
     from harness.mock.agents.memo import forget
     messages, _, _ = _drive("chained_lookup", 12)
@@ -225,7 +225,7 @@ def test_a_search_results_paths_are_read_once_per_text_as_a_scan_of_its_hits_giv
     '{"x": {"y": [1, 2.5]}}', '[1, 2]', '"text"', '{"unclosed": ', '', '{"a": "\\u00e9\\n"}', '{"tab": "\t"}',
     '{"n": 18446744073709551616}'])
 def test_a_calls_arguments_read_as_the_json_module_reads_them(text):
-    """Ours (issue 24 item 1): arguments are parsed by orjson where it reads them exactly as json.loads does
+    """Ours: arguments are parsed by orjson where it reads them exactly as json.loads does
     (an object of plain values), by json otherwise: a big integer, NaN, a lone surrogate read as json reads them."""
     import json
 
@@ -247,7 +247,7 @@ _LINES = ["RETRY_LIMIT = 7  # request retry limit", "RETRY_LIMIT = 7", "RETRY_LI
 
 @pytest.mark.parametrize("line", _LINES)
 def test_a_constant_is_set_as_the_regular_expression_would(line):
-    """Ours (issue 24 item 1): repo_maintenance's edit sets a constant's value by a string scan, not a regular
+    """Ours: repo_maintenance's edit sets a constant's value by a string scan, not a regular
     expression built per constant; it gives what re.sub of that expression gives (a space, a tab, a no-break
     space and a `#` end the value; a near-miss name or no value leaves the line as it is)."""
     import re
@@ -262,7 +262,7 @@ def test_a_constant_is_set_as_the_regular_expression_would(line):
                                   "RETRY_LIMIT = 7", "x\nRETRY_LIMIT = 7", "x\nRETRY_LIMIT = 7\n", "MAX_RETRY_LIMIT = 1",
                                   "a RETRY_LIMIT = 1\nRETRY_LIMIT = 2\r\nRETRY_LIMIT = 3"])
 def test_a_constants_line_is_found_as_the_regular_expression_finds_it(text):
-    """Ours (issue 24 item 1): the first line opening with `NAME = ` is found by substring search, as
+    """Ours: the first line opening with `NAME = ` is found by substring search, as
     `^NAME = .*$` with re.MULTILINE finds it (a name inside a line, or a longer name, is no match)."""
     import re
 

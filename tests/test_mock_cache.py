@@ -1,4 +1,4 @@
-"""Mock provider prompt caching (issue 2.4), per REFERENCES.md 'Prompt caching'."""
+"""Mock provider prompt caching, per REFERENCES.md 'Prompt caching'."""
 from harness.mock.cache import PrefixCache
 
 
@@ -49,7 +49,7 @@ def test_no_cache_style_reports_zero_reads_and_unknown_writes():
 
 
 def test_block_chain_reuses_a_shared_prefix_and_equals_a_fresh_reading_after_any_edit():
-    """Incremental reading (issue 8) must give the prefix keys a whole reading gives, whatever the view did;
+    """Incremental reading must give the prefix keys a whole reading gives, whatever the view did;
     a block is read again only where the object at its position changed."""
     from harness.mock.cache import BlockChain
 

@@ -1,4 +1,4 @@
-"""The simulated agent decides from what it is shown (issue 18 part 5).
+"""The simulated agent decides from what it is shown.
 
 * Its reset decision depends on the warnings it receives: it condenses at the k-th context warning
   of a reset cycle (knob `reset_at_warning`; seed 000: the warnings are advisory and the agent
@@ -40,7 +40,7 @@ def _context(*extra: dict) -> list[dict]:
 @pytest.mark.parametrize("k, warnings, writes", [(1, 1, True), (2, 1, False), (2, 2, True), (3, 2, False),
                                                  (None, 4, False)])
 def test_it_saves_notes_to_condense_at_the_kth_warning_of_its_reset_cycle(k, warnings, writes):
-    """Issue 18 part 5 (seed 000: warnings are advisory, the agent decides): with knob reset_at_warning k it
+    """Warnings are advisory, the agent decides: with knob reset_at_warning k it
     starts its reset (notes first) once it has been shown k warnings; null: never."""
     messages = _context(*[_warning(60 + 10 * i) for i in range(warnings)])
     reply = respond(messages, TOOLS, seed=0, knobs={"reset_at_warning": k})
@@ -48,7 +48,7 @@ def test_it_saves_notes_to_condense_at_the_kth_warning_of_its_reset_cycle(k, war
 
 
 def test_warnings_before_the_latest_reset_notice_do_not_count():
-    """Issue 18 part 5: a reset cycle starts at the latest visible reset notice; the warnings before it
+    """A reset cycle starts at the latest visible reset notice; the warnings before it
     warned of the context it left."""
     before = [_warning(75), _warning(80)]
     after = [{"role": "user", "content": RESET_NOTICE}, _warning(75)]
@@ -59,7 +59,7 @@ def test_warnings_before_the_latest_reset_notice_do_not_count():
 
 
 def test_the_old_reset_stage_knob_is_refused_naming_its_replacement():
-    """Issue 18 part 5: reset_stage condensed at a fixed stage whatever the thresholds; it is gone, and a
+    """`reset_stage` condensed at a fixed stage whatever the thresholds; it is gone, and a
     config that still sets it is told what replaced it."""
     with pytest.raises(ConfigError, match="'reset_stage' was replaced by 'reset_at_warning'"):
         build_knobs({"reset_stage": 0.8})
@@ -67,7 +67,7 @@ def test_the_old_reset_stage_knob_is_refused_naming_its_replacement():
 
 
 def test_a_sweep_over_warning_thresholds_moves_when_it_condenses(run_suite, suite_file):
-    """Issue 18 part 5: a sweep over agent_reset's warning_thresholds moves resets and cost; a single
+    """A sweep over agent_reset's warning_thresholds moves resets and cost; a single
     early threshold makes it condense (before, a fixed 0.8 stage left [0.6] without any reset)."""
     lookups = suite_file(family="chained_lookup")
     rows = {}
@@ -106,7 +106,7 @@ READ_A = ("read_file", {"path": "src/a.py"})
     ("submit_result", {"order_id": "ORD-1"}, "Recorded 3 for logs/a.log.", False),
 ])
 def test_a_result_answers_only_the_call_whose_arguments_it_answers(name, args, text, expected):
-    """Issue 18 part 5: "it uses a tool result only for the call it answers"; texts of no known shape
+    """The agent "uses a tool result only for the call it answers"; texts of no known shape
     (summaries, placeholders, strategy notes) say nothing about another call and are taken as they are."""
     assert answers(name, args, text) is expected
 
@@ -119,7 +119,7 @@ def _read(call_id: str, path: str, content_path: str, record: str) -> list[dict]
 
 
 def test_a_read_of_one_path_showing_another_files_content_gives_none_of_its_facts():
-    """Issue 18 part 5: a file read of path A whose content is file B's does not give the agent B's records
+    """A file read of path A whose content is file B's does not give the agent B's records
     (nor A's): it reads A again instead of walking on from what it was not answered."""
     search = [{"role": "assistant", "content": "", "tool_calls": [{"id": "s1", "type": "function", "function": {
                   "name": "search", "arguments": json.dumps({"text": "AB-1000"})}}]},
@@ -135,7 +135,7 @@ def test_a_read_of_one_path_showing_another_files_content_gives_none_of_its_fact
 @pytest.mark.parametrize("suite, at_most", [("smoke", 0), ("default", 1)])
 def test_results_permuted_between_calls_collapse_success_while_unpermuted_runs_are_unchanged(run_suite, suite,
                                                                                               at_most):
-    """Issue 18 part 5: results permuted between calls through view ops (stand_ins.PermuteResults) no
+    """Results permuted between calls through view ops (stand_ins.PermuteResults) no
     longer solve tasks (before: smoke 3/7, default 6/20); the same tasks unpermuted still succeed."""
     runs = run_suite(suite, strategies="none,stand_ins:PermuteResults")
     by = runs.groupby("strategy")["success"].sum()

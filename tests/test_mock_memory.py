@@ -89,7 +89,7 @@ def test_replies_with_memory_equal_fresh_replies_on_a_default_sample(paired, sui
 
 
 def test_replies_with_memory_equal_fresh_replies_when_results_answer_other_calls(paired, suite_file, tmp_path):
-    """Issue 18 part 5: results replaced in place by other calls' outputs (stand_ins.PermuteResults) read as
+    """Results replaced in place by other calls' outputs (stand_ins.PermuteResults) read as
     nothing, by the memory as by a fresh agent (a result's reading depends on its call)."""
     sample = [[t.task_id for t in load_tasks("default") if t.family == family][-1] for family in FAMILIES]
     _run_and_check(paired, suite_file("default", task_ids=sample), tmp_path, "stand_ins:PermuteResults")
@@ -233,7 +233,7 @@ MORE_LINE = '[More: call read_tool_result(result_id="{}", offset={}) to continue
     MORE_LINE.format("r1", 20), "x\n" + MORE_LINE.format("r1", 2) + "\ny\n" + MORE_LINE.format("r2", 3),
     "plain page", ""])
 def test_a_page_loses_its_closing_more_line_exactly_as_the_pattern_would_remove_it(page):
-    """The agent cuts the "[More: ...]" line by looking at the page's end only (issue 8); same text as MORE.sub."""
+    """The agent cuts the "[More: ...]" line by looking at the page's end only; same text as MORE.sub."""
     from harness.mock.agents.reading import MORE, _without_more_line
 
     assert _without_more_line(page) == MORE.regex.sub("", page)
@@ -254,7 +254,7 @@ def _absorbed_positions(memory: Memory, monkeypatch) -> dict[str, list[int]]:
 
 
 def test_a_result_replaced_in_place_is_read_again_only_by_the_folds_it_changes(monkeypatch):
-    """Masking an old result (issue 8) changes one message: folds that read it alike keep their state (the
+    """Masking an old result changes one message: folds that read it alike keep their state (the
     call list sets that one result in place); a fold that writes blindly undoes in place what the result
     wrote (`Fold.retracted`), even a record a later message wrote again (records are read by key only),
     instead of re-reading the messages after it; the state is a fresh reading's and the reply is still
@@ -282,7 +282,7 @@ def test_a_result_replaced_in_place_is_read_again_only_by_the_folds_it_changes(m
 
 
 def test_a_ledger_retracts_one_messages_writes_and_hands_their_undo_to_later_writes():
-    """Ledger.retract (issue 8): undoes one position's writes in place and keeps later ones; a later write
+    """Ledger.retract: undoes one position's writes in place and keeps later ones; a later write
     of the same key keeps its value and takes over the undo to what was there before. A key the position
     inserted moves in the mapping's order, so `keep_order` refuses that; lists are refused."""
     ledger, state, items = Ledger(), {}, []
@@ -318,7 +318,7 @@ def test_a_ledger_retracts_one_messages_writes_and_hands_their_undo_to_later_wri
 
 
 def test_what_is_derived_from_a_fold_is_worked_out_again_after_any_change_of_its_state():
-    """Fold.derived (issue 8) may keep a value only while the fold's state is the one it came from: a
+    """Fold.derived may keep a value only while the fold's state is the one it came from: a
     write, an undo (a view change) or a result set in place makes it stale."""
     from harness.mock.agents.common import Found
     from harness.mock.agents.memo import Pattern
@@ -355,7 +355,7 @@ def test_what_is_derived_from_a_fold_is_worked_out_again_after_any_change_of_its
     (r"\bnotes/x", 0, ("notes/x",)),
 ])
 def test_the_literals_a_pattern_needs_are_required_by_every_match(expression, flags, needs):
-    """A text without any of the required literals is ruled out before the regular expression runs (issue 8):
+    """A text without any of the required literals is ruled out before the regular expression runs:
     each must be one that no match of its alternative can lack."""
     from harness.mock.agents.memo import required_literals
 
@@ -384,7 +384,7 @@ def test_every_agent_pattern_reads_each_text_as_the_plain_regular_expression_doe
 
 
 def test_a_chain_walk_goes_on_from_the_last_one_only_while_every_record_it_walked_reads_the_same():
-    """chained_lookup's walk (issue 8) extends the previous walk; after a record on it changes or is gone,
+    """chained_lookup's walk extends the previous walk; after a record on it changes or is gone,
     it must equal a walk from the start."""
     from harness.mock.agents.chained_lookup import Task, _walk
 
@@ -402,7 +402,7 @@ def test_a_chain_walk_goes_on_from_the_last_one_only_while_every_record_it_walke
 
 
 def test_folds_read_along_with_appended_messages_hold_what_a_fresh_reading_holds():
-    """Ours (issue 24 item 1): the folds the previous request asked for are read along, in one pass, over the
+    """Ours: the folds the previous request asked for are read along, in one pass, over the
     messages a request appends; a fold not asked for last request (its messages an older request's), one
     holding a reading later pages change, and every fold after a view change catch up when asked. Each
     fold's state must be a fresh reading's, and the read-along must have happened."""

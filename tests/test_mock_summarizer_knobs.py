@@ -1,4 +1,4 @@
-"""The mock summarizer is as fallible as the agent, and the agent's notes hold its findings (issue 18 parts 1, 5)."""
+"""The mock summarizer is as fallible as the agent, and the agent's notes hold its findings."""
 from __future__ import annotations
 
 import re
@@ -34,14 +34,14 @@ def summary_of(previews: list[str], completeness: float, seed: int = 0) -> str:
 
 
 def test_summarizer_completeness_drops_facts_it_was_shown():
-    """Issue 18 part 1: the summarizer's own knob `summary_completeness` decides, per fact, what it keeps."""
+    """The summarizer's own knob `summary_completeness` decides, per fact, what it keeps."""
     assert summary_of(chained_previews(), 1.0).count("Noted record") == 3
     assert "Noted record" not in summary_of(chained_previews(), 0.0)
     assert summary_of(chained_previews(), 0.0).startswith(HEADER + "Task: Start at record AB-0001")
 
 
 def test_summarizer_drops_are_seeded_and_consistent_per_fact():
-    """Ours (issue 18 part 1): a draw depends on the run seed, the writer and the fact only: the same seed gives the
+    """Ours: a draw depends on the run seed, the writer and the fact only: the same seed gives the
     same summary; a fact dropped once is dropped from a later, longer summary too; seeds differ in what they drop."""
     previews = chained_previews() + [f"ObservationEvent (environment)\n  Tool: read_file\n  Result: record GH-000{i} | "
                                      f"weight {i} | successor GH-000{i + 1}" for i in range(4, 9)]
@@ -79,7 +79,7 @@ def test_summary_holds_nothing_not_in_the_previews():
 
 
 def test_summarizer_reads_its_own_profiles_knobs():
-    """Issue 18 part 1: a mock profile's `knobs` are its own model's: the summarizer's for mock/summarizer."""
+    """A mock profile's `knobs` are its own model's: the summarizer's for mock/summarizer."""
     config = MockConfig(knobs={"summary_completeness": 0.25})
     assert config.knobs_for("mock/summarizer") == SummarizerKnobs(summary_completeness=0.25)
     with pytest.raises(ConfigError, match="unknown key"):
@@ -117,7 +117,7 @@ def _lossy_summary_profile(completeness: float, window: int) -> dict:
 
 
 def test_lossy_summaries_cost_rereads_on_a_run(run_suite, suite_file):
-    """Issue 18 part 1: with imperfect summarizer knobs, a summarizing strategy loses facts and the agent re-reads."""
+    """With imperfect summarizer knobs, a summarizing strategy loses facts and the agent re-reads."""
     suite = suite_file(task_ids={"plant_early_ask_late-3"})
     careful = run_suite(str(suite), strategies="llm_summarizing", window=32_000,
                         profiles_extra=_lossy_summary_profile(1.0, 32_000))
@@ -127,7 +127,7 @@ def test_lossy_summaries_cost_rereads_on_a_run(run_suite, suite_file):
     assert careless["summaries"].sum() > careful["summaries"].sum()
 
 
-# --- the agent's notes hold its findings (issue 18 part 5) ---
+# --- the agent's notes hold its findings ---
 
 def drive_until(family: str, found, max_steps: int = 200) -> tuple[list[dict], list[dict]]:
     """Run the mock agent on a small instance until `found(messages)`; return (messages, tools)."""
@@ -165,7 +165,7 @@ FAILURE = re.compile(r"AssertionError: (\w+) in (\S+) should be (-?\d+), found")
 
 
 def test_repo_notes_hold_the_failure_and_the_line_to_edit():
-    """Issue 18 part 5: after reading the log and the file, its notes name the failing constant and its line
+    """After reading the log and the file, its notes name the failing constant and its line
     (the old notes held only the task and fixes); at notes_completeness 0 they are dropped."""
     messages, tools = drive_until("repo_maintenance", lambda ms: bool(_calls(ms, "read_file")) and ms[-1]["role"] == "tool")
     name, path, value = FAILURE.search(_tool_texts(messages)).groups()
@@ -176,7 +176,7 @@ def test_repo_notes_hold_the_failure_and_the_line_to_edit():
 
 
 def test_repo_agent_goes_on_from_its_notes_without_running_the_tests_again():
-    """Issue 18 part 5: after a reset, the notes' failure and line let it edit at once (no re-run of the tests)."""
+    """After a reset, the notes' failure and line let it edit at once (no re-run of the tests)."""
     messages, tools = drive_until("repo_maintenance", lambda ms: bool(_calls(ms, "read_file")) and ms[-1]["role"] == "tool")
     notes = notes_of(messages, tools)
     after_reset = [messages[0], {"role": "user", "content": "The agent triggered context condensation."},
@@ -189,7 +189,7 @@ def test_repo_agent_goes_on_from_its_notes_without_running_the_tests_again():
 
 
 def test_chained_notes_hold_the_hop_answers():
-    """Issue 18 part 5: each record walked (a hop's answer) is in its notes."""
+    """Each record walked (a hop's answer) is in its notes."""
     record = re.compile(r"record ([A-Z]{2}-\d{4}) \| weight (\d+) \| successor ([A-Z]{2}-\d{4})")
     messages, tools = drive_until("chained_lookup", lambda ms: bool(record.search(_tool_texts(ms))))
     start = re.search(r"Start at record ([A-Z]{2}-\d{4})", messages[1]["content"]).group(1)
@@ -199,14 +199,14 @@ def test_chained_notes_hold_the_hop_answers():
 
 
 def test_work_queue_notes_hold_the_items_progress():
-    """Issue 18 part 5: the records found for the ticket in hand are in its notes."""
+    """The records found for the ticket in hand are in its notes."""
     order_line = re.compile(r"^Order ORD-\d+ \| customer CUS-\d+ \| sku SKU-\w+ \| quantity \d+", re.MULTILINE)
     messages, tools = drive_until("work_queue", lambda ms: bool(order_line.search(_tool_texts(ms))))
     assert order_line.search(_tool_texts(messages)).group(0) in notes_of(messages, tools)
 
 
 def test_big_output_notes_hold_the_located_detail():
-    """Issue 18 part 5: the status it located for the question in hand is in its notes."""
+    """The status it located for the question in hand is in its notes."""
     def answered(ms):
         return any(c["function"]["name"] == "answer_question" and '"unknown"' not in c["function"]["arguments"]
                    for c in _calls(ms, "answer_question"))
@@ -219,7 +219,7 @@ def test_big_output_notes_hold_the_located_detail():
 
 
 def test_plant_notes_hold_user_facts_and_their_updates():
-    """Issue 18 part 5: the facts the user stated, as updated, are in its notes."""
+    """The facts the user stated, as updated, are in its notes."""
     update = re.compile(r"Update: the (.+?) is now (.+?) \(")
     messages, tools = drive_until("plant_early_ask_late", lambda ms: any(
         m["role"] == "user" and update.search(m["content"]) for m in ms), max_steps=400)
@@ -228,7 +228,7 @@ def test_plant_notes_hold_user_facts_and_their_updates():
 
 
 def test_agent_reset_repo_maintenance_no_longer_loops_at_32k(run_suite, suite_file):
-    """Issue 18 parts 4-5: at a 32k window agent_reset looped on repo_maintenance-0 (80 resets, max_requests) as its
+    """At a 32k window agent_reset looped on repo_maintenance-0 (80 resets, max_requests) as its
     notes left out the failure it had just read; with the finding in its notes it finishes, and the loop comes back
     as notes_completeness drops."""
     suite = str(suite_file(task_ids={"repo_maintenance-0"}))

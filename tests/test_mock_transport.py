@@ -1,6 +1,6 @@
 """The in-process mock answers the same whether reached directly or through litellm.completion.
 
-`MockConfig.via = "direct"` (the default) skips litellm's per-call wrapper for speed (issue 8);
+`MockConfig.via = "direct"` (the default) skips litellm's per-call wrapper for speed;
 this is the check that the shortcut changes nothing a run records.
 """
 import pytest

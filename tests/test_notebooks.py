@@ -1,4 +1,4 @@
-"""notebooks/ and what they use (harness.notebook, harness.figures): issue 21 item 7, notebooks that run as they
+"""notebooks/ and what they use (harness.notebook, harness.figures): notebooks that run as they
 are. Both are stripped in git, take RESULTS_DIR from a papermill `parameters` cell or $CTXBENCH_RESULTS (else the
 newest results directory), show formatted tables and effect plots, and regenerate the README's figures."""
 import os
@@ -63,7 +63,7 @@ def test_notebook_outputs_are_stripped(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_first_cell_is_a_papermill_parameters_cell_that_names_no_directory(path):
-    """Issue 21 item 7 / papermill's convention: the first cell is tagged `parameters` and leaves RESULTS_DIR
+    """Papermill's convention: the first cell is tagged `parameters` and leaves RESULTS_DIR
     to the environment (no hand edit, no relative directory nothing writes)."""
     first = nbformat.read(path, as_version=4).cells[0]
     assert first.cell_type == "code" and "parameters" in first.metadata.get("tags", [])
@@ -71,7 +71,7 @@ def test_first_cell_is_a_papermill_parameters_cell_that_names_no_directory(path)
 
 
 def test_report_notebook_runs_as_it_is_from_the_environment_variable(smoke_run, monkeypatch):
-    """Issue 21 item 7: unedited, the report reads $CTXBENCH_RESULTS and shows formatted tables (intervals as
+    """Unedited, the report reads $CTXBENCH_RESULTS and shows formatted tables (intervals as
     `85% [70, 95]`, no `3.249e+06`) and its plots, effect plots among them."""
     monkeypatch.setenv(notebook.RESULTS_ENV, str(smoke_run))
     shown = execute(ROOT / "notebooks" / "report.ipynb")
@@ -83,7 +83,7 @@ def test_report_notebook_runs_as_it_is_from_the_environment_variable(smoke_run, 
 
 
 def test_report_notebook_takes_an_injected_parameter_before_the_environment(smoke_sweep, tmp_path, monkeypatch):
-    """Issue 21 item 7: a papermill parameter wins over $CTXBENCH_RESULTS, and README_FIGURES_DIR makes the
+    """A papermill parameter wins over $CTXBENCH_RESULTS, and README_FIGURES_DIR makes the
     notebook write the README's figures."""
     monkeypatch.setenv(notebook.RESULTS_ENV, str(tmp_path / "not-this-one"))
     out = tmp_path / "figures"
@@ -95,7 +95,7 @@ def test_report_notebook_takes_an_injected_parameter_before_the_environment(smok
 
 
 def test_tuning_notebook_runs_from_the_environment_variable(smoke_sweep, monkeypatch):
-    """Issue 21 item 7: unedited, the tuning notebook reads $CTXBENCH_RESULTS; it names the sweep's own
+    """Unedited, the tuning notebook reads $CTXBENCH_RESULTS; it names the sweep's own
     recommendation and shows formatted tables and plots."""
     monkeypatch.setenv(notebook.RESULTS_ENV, str(smoke_sweep))
     shown = execute(ROOT / "notebooks" / "tuning.ipynb")
@@ -106,7 +106,7 @@ def test_tuning_notebook_runs_from_the_environment_variable(smoke_sweep, monkeyp
 
 
 def test_tuning_notebook_takes_an_injected_parameter(smoke_sweep, smoke_run, monkeypatch):
-    """Issue 21 item 7: the parameter wins over $CTXBENCH_RESULTS (here a run that is no sweep)."""
+    """The parameter wins over $CTXBENCH_RESULTS (here a run that is no sweep)."""
     monkeypatch.setenv(notebook.RESULTS_ENV, str(smoke_run))
     text = "\n".join(execute(ROOT / "notebooks" / "tuning.ipynb", {"RESULTS_DIR": str(smoke_sweep)}))
     assert f"{smoke_sweep}: strategy masking:KeepLastToolResults" in text
@@ -123,7 +123,7 @@ def _results(root: Path, name: str, mtime: float, sweep: bool = False) -> Path:
 
 
 def test_results_dir_defaults_to_the_newest_config_json_under_results(tmp_path, monkeypatch):
-    """Issue 21 item 7 (ours: newest by config.json's time, not by name): from notebooks/ the repository's
+    """Ours (newest by config.json's time, not by name): from notebooks/ the repository's
     results/ is found; the tuning notebook takes the newest directory holding a sweep.json."""
     monkeypatch.delenv(notebook.RESULTS_ENV, raising=False)
     root = tmp_path / "results"
@@ -146,7 +146,7 @@ def test_results_dir_prefers_the_parameter_then_the_environment(tmp_path, monkey
 
 
 def test_results_dir_says_what_to_run_first(tmp_path, monkeypatch):
-    """Issue 21 item 7: with no results, a ConfigError names the command that makes them."""
+    """With no results, a ConfigError names the command that makes them."""
     monkeypatch.delenv(notebook.RESULTS_ENV, raising=False)
     with pytest.raises(ConfigError, match="run `ctxbench run --suite smoke` first"):
         notebook.results_dir(start=tmp_path)
@@ -161,7 +161,7 @@ def test_results_dir_says_what_to_run_first(tmp_path, monkeypatch):
 
 
 def test_formats_use_separators_percent_and_four_significant_dollars():
-    """Issue 21 item 7: no `3.249e+06`; rates in %, dollars with 4 significant digits, intervals `85% [70, 95]`."""
+    """No `3.249e+06`; rates in %, dollars with 4 significant digits, intervals `85% [70, 95]`."""
     assert notebook.COUNT(3.249e6) == "3,249,000"
     assert notebook.USD(3.249e6) == "$3,249,000" and notebook.USD(0.045912) == "$0.04591"
     assert notebook.USD(12.3456) == "$12.35" and notebook.SIGNED_USD(-0.0012346) == "-$0.001235"
@@ -172,7 +172,7 @@ def test_formats_use_separators_percent_and_four_significant_dollars():
 
 
 def test_summary_table_is_sorted_by_success_then_cost_per_success():
-    """Issue 21 item 3's order, in the notebook: highest success, then lowest cost per success."""
+    """The report's order, in the notebook: highest success, then lowest cost per success."""
     row = {f"{c}{end}": 0.5 for c in notebook.SUMMARY_INTERVALS for end in ("", "_lo", "_hi")}
     summary = pd.DataFrame([{**row, "family": "all", "strategy": name, "runs": 4, "mean_resets": 0,
                              "mean_compactions": 0, "success_rate": success, "cost_per_success": cost}
@@ -181,7 +181,7 @@ def test_summary_table_is_sorted_by_success_then_cost_per_success():
 
 
 def test_runs_table_shows_the_checkers_detail_when_runs_have_one():
-    """Issue 21 item 3 (the failures with expected vs given), in the notebook's runs tables."""
+    """The failures with expected vs given, in the notebook's runs tables."""
     run = {"task_id": "t", "strategy": "none", "seed": 0, "termination": "answered", "success": False,
            **{column: 1234.5 for column in notebook.RUN_COLUMNS}}
     assert "detail" not in notebook.runs_table(pd.DataFrame([run])).columns
@@ -205,7 +205,7 @@ SUMMARY = pd.DataFrame([{"family": "all", "strategy": "none", "mean_cost_usd": 2
     ("input_tokens", -5e5, -9e5, -1e5, 1e6),
 ])
 def test_effect_plot_axis_does_not_zoom_a_small_difference(metric, diff, lo, hi, limit):
-    """Issue 21 item 7 (axis rule ours, harness.figures): a symmetric axis of at least +-100 points for rates
+    """Ours (the axis rule, harness.figures): a symmetric axis of at least +-100 points for rates
     and +- the baseline's mean for tokens and cost, a zero line, the interval as the error bar."""
     fig, ax = plt.subplots()
     figures.plot_effects(ax, _paired(metric, diff, lo, hi), SUMMARY, metric)
@@ -225,7 +225,7 @@ def test_effect_plot_rows_follow_the_given_order():
 
 
 def test_figures_command_writes_every_figure_the_readme_shows(smoke_run, tmp_path, capsys):
-    """Issue 21 item 7: `python -m harness.figures RESULTS_DIR --out DIR` regenerates each notebooks/figures/
+    """`python -m harness.figures RESULTS_DIR --out DIR` regenerates each notebooks/figures/
     PNG that README.md shows."""
     shown = set(re.findall(r"notebooks/figures/([\w-]+)\.png", (ROOT / "README.md").read_text(encoding="utf-8")))
     assert shown and shown <= set(figures.README_FIGURES)
@@ -246,7 +246,7 @@ def test_figures_command_reports_a_bad_directory_without_a_traceback(tmp_path, c
 
 
 def test_figures_command_rewrites_the_readme_table_from_the_results(smoke_run, tmp_path, capsys):
-    """Issue 21 items 2 and 7: the README's result table is report.md's Strategies table of a results directory,
+    """The README's result table is report.md's Strategies table of a results directory,
     rewritten between its markers by `python -m harness.figures RESULTS_DIR --readme FILE`; the text around it
     stays; a file without the markers exits 2 before any figure is written."""
     from harness.report import markdown_table, runs_frame, summarize

@@ -1,6 +1,6 @@
 """Our llm_summarizing against goldens from the real OpenHands SDK (tests/goldens/openhands, written by
 tests/conformance/make_openhands_goldens.py): forgotten messages, what the summarizer receives (event
-previews), where the summary lands, for each crafted history (issue 17 point 3)."""
+previews), where the summary lands, for each crafted history."""
 from __future__ import annotations
 
 import json
@@ -79,5 +79,5 @@ def test_llm_summarizing_matches_the_openhands_golden(path, monkeypatch):
 
 
 def test_there_are_at_least_20_goldens():
-    """Issue 17 point 3: at least 20 crafted histories."""
+    """At least 20 crafted histories."""
     assert len(GOLDENS) >= 20

@@ -1,4 +1,4 @@
-"""Outages are not results (issue 20 part 4): a run that ends on a transport, timeout or server error after
+"""Outages are not results: a run that ends on a transport, timeout or server error after
 its retries is an `error` row with `transient: true`; `--resume` reruns those (`--rerun-errors`: every
 `error` row) and runs.jsonl keeps one row per cell, the last."""
 import json
@@ -43,18 +43,18 @@ def without_clocks(rows):
     litellm.ServiceUnavailableError(message="down", llm_provider="x", model="x"),
 ])
 def test_transport_and_server_failures_of_every_client_layer_are_transient(error):
-    """Issue 20 part 4: litellm's transient errors and the openai/httpx/socket ones it may let through unmapped."""
+    """Litellm's transient errors and the openai/httpx/socket ones it may let through unmapped."""
     assert is_retryable(error)
 
 
 def test_request_and_program_errors_are_not_transient():
-    """Issue 20 part 4: a bad request or a bug is a result, not an outage."""
+    """A bad request or a bug is a result, not an outage."""
     assert not is_retryable(litellm.BadRequestError(message="bad", llm_provider="x", model="x"))
     assert not is_retryable(ValueError("bug"))
 
 
 def test_an_outage_is_a_transient_error_row_and_resume_replaces_it(tmp_path, capsys):
-    """Issue 20 part 4: every request fails with a server error (the mock's seeded faults, no retries): each row is
+    """Every request fails with a server error (the mock's seeded faults, no retries): each row is
     `error` with transient true; --resume reruns them (the same faults: the same outcome) and replaces the rows,
     runs.jsonl keeping one per cell, and each event log is the rerun's."""
     out = tmp_path / "r"
@@ -77,7 +77,7 @@ def test_an_outage_is_a_transient_error_row_and_resume_replaces_it(tmp_path, cap
 
 
 def test_resume_after_a_server_outage_ends_like_an_uninterrupted_run(mock_server, tmp_path, capsys):
-    """Issue 20 part 4: serve-mock failing every request, then a healthy serve-mock at the same address (the
+    """Serve-mock failing every request, then a healthy serve-mock at the same address (the
     provider came back): --resume reruns the transient rows, and the directory ends with exactly one row per
     cell, the same rows as a run that met no outage. (The old code kept the error rows for good.)"""
     healthy = mock_server()
@@ -108,7 +108,7 @@ def test_resume_after_a_server_outage_ends_like_an_uninterrupted_run(mock_server
 
 
 def test_rerun_errors_reruns_error_rows_that_plain_resume_keeps(tmp_path, monkeypatch, capsys):
-    """Issue 20 part 4: a crash of the strategy's own is an `error` row with transient false, kept by --resume;
+    """A crash of the strategy's own is an `error` row with transient false, kept by --resume;
     --rerun-errors reruns it, and its new row replaces it. An outage raised out of a strategy is transient."""
     out = tmp_path / "r"
     monkeypatch.setenv(CRASH_FLAG, "bug")
@@ -131,7 +131,7 @@ def test_rerun_errors_reruns_error_rows_that_plain_resume_keeps(tmp_path, monkey
 
 
 def test_readers_take_the_last_row_of_a_cell_and_resume_leaves_one(tmp_path):
-    """Issue 20 part 4: a rerun appends its row before runs.jsonl is rewritten; killed in between, the file holds
+    """A rerun appends its row before runs.jsonl is rewritten; killed in between, the file holds
     two rows of a cell. Readers take the last; the next --resume rewrites the file with one row per cell."""
     out = tmp_path / "r"
     assert main([*SMOKE, "--strategies", "none", "--out", str(out)]) == 0

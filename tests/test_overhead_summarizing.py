@@ -1,4 +1,4 @@
-"""Issue 24 item 1 on the summarizing path (llm_summarizing, hard_summarize) and the ladder: each shortcut or memo
+"""Overhead on the summarizing path (llm_summarizing, hard_summarize) and the ladder: each shortcut or memo
 gives what a fresh reading of the request gives."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from harness.tokens import stable_hash
 
 
 def test_a_certain_or_impossible_chance_answers_without_a_draw_as_the_draw_would():
-    """Issue 24 item 1 (ours): `Visible.chance` skips the seeded draw when the probability is outside (0, 1),
+    """Ours: `Visible.chance` skips the seeded draw when the probability is outside (0, 1),
     since a draw in [0, 1) is always below 1 and never below 0; the answer is the draw's for any key."""
     visible = Visible([{"role": "user", "content": "task"}], [], seed=5, knobs=Knobs())
     for n in range(300):
@@ -30,7 +30,7 @@ def _fresh_kept(asked: str, results: list[str]) -> list[str]:
 
 
 def test_the_summarizers_named_lines_memo_keys_on_the_preview_alone_not_on_what_the_agent_asked():
-    """Issue 24 item 1 (ours): the mock summarizer memoizes each preview's lines that name an identifier by
+    """Ours: the mock summarizer memoizes each preview's lines that name an identifier by
     the preview's text; which of them a summary keeps depends on what the agent named in *that* request, so
     the same result shown in two requests whose agent asked for different codes keeps different lines, as a
     fresh reading does (a memo of the kept lines would keep the first request's)."""
@@ -48,7 +48,7 @@ def test_the_summarizers_named_lines_memo_keys_on_the_preview_alone_not_on_what_
 
 
 def test_view_events_kept_per_message_list_what_a_fresh_reading_of_the_edited_view_lists():
-    """Issue 24 item 1 (ours): `ViewEvents` keeps each message's OpenHands events (by message id) across
+    """Ours: `ViewEvents` keeps each message's OpenHands events (by message id) across
     condensations and lists an edited view from them; after every append, replace and set (a condensation's
     head + summary + tail, a reordering, a message brought back) it equals `view_events` read afresh."""
     from harness.view import ViewState
@@ -89,7 +89,7 @@ def test_view_events_kept_per_message_list_what_a_fresh_reading_of_the_edited_vi
 
 
 def test_event_blocks_found_by_string_search_are_the_openhands_pattern_s_matches():
-    """Issue 24 item 1 (ours; the block format is OpenHands' summarizing_events.j2): `_event_blocks` finds the
+    """Ours (the block format is OpenHands' summarizing_events.j2): `_event_blocks` finds the
     `<EVENT>` blocks with `str.find` instead of the lazy regex; on well-formed prompts and on texts with
     unclosed blocks, bad headers, nested or adjacent tags and empty bodies it gives `OPENHANDS_EVENT.findall`."""
     from harness.mock.summarizer import OPENHANDS_EVENT, _event_blocks
@@ -107,7 +107,7 @@ def test_event_blocks_found_by_string_search_are_the_openhands_pattern_s_matches
 
 
 def test_the_summarizers_assistant_readings_memo_gives_the_joined_reading_of_every_assistant_preview():
-    """Issue 24 item 1 (ours): the identifiers the agent named are read per assistant preview (memoized by its
+    """Ours: the identifiers the agent named are read per assistant preview (memoized by its
     text) and united; a request with several assistant previews, some repeated, some shared with an earlier
     request, keeps what a fresh scan of all of them joined by line breaks keeps."""
     memo.forget()
@@ -125,7 +125,7 @@ def test_the_summarizers_assistant_readings_memo_gives_the_joined_reading_of_eve
 
 
 def test_library_message_count_kept_across_requests_equals_a_fresh_count_after_every_edit():
-    """Issue 24 item 1 (ours; pydantic-ai's message grouping, strategies.history.library_messages): the ladder's
+    """Ours (pydantic-ai's message grouping, strategies.history.library_messages): the ladder's
     `LibraryMessageCount` counts only new messages while the view grows and counts afresh after an edit; after
     appends, a replace, a drop and a set it equals `len(library_messages(view))`, and a second count object
     that is not told of the edit would be stale (the edit changes the count)."""

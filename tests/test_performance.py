@@ -1,4 +1,4 @@
-"""Performance (issue 8): the memoized readings of the mock agent, the bench driver, and the benchmarks.
+"""Performance: the memoized readings of the mock agent, the bench driver, and the benchmarks.
 
 The benchmarks are marked `benchmark` (run with `pytest -m benchmark`); `python -m harness.bench`
 prints every figure with its goal.
@@ -77,7 +77,7 @@ def test_check_exits_nonzero_when_a_goal_is_missed(monkeypatch, capsys):
 
 
 def test_the_bench_names_the_machine_its_figures_were_measured_on(monkeypatch, capsys):
-    """Issue 24 item 1 ("say which machines"): the first line names the CPU, its count, the OS, Python, the
+    """The first line names the CPU, its count, the OS, Python, the
     tokenizer's version and the load when measuring began, so a figure is never quoted without its machine."""
     import os
     import platform
@@ -130,7 +130,7 @@ def test_overhead_leaves_the_library_time_out_of_the_ratio():
 
 def test_overhead_turns_interleave_the_labels_and_time_only_the_work():
     """The labels take turns within each repeat (so a slow minute hits one repeat of each); preparing the
-    work is not timed; the texts tokenized once are those the work counted (ours, issue 8 item 2)."""
+    work is not timed; the texts tokenized once are those the work counted (ours)."""
     from harness import tokens
 
     calls = []
@@ -296,7 +296,7 @@ def _recording_mock_server(received: list[tuple[str, str, dict]]):
 
 @pytest.mark.parametrize("layout", [(1, 2), (2, 1)])
 def test_real_floor_sends_exactly_the_requests_the_harness_sent(tmp_path, monkeypatch, layout):
-    """Issue 23 item 4: the real figure's floor (a bare litellm.completion loop) sends the same requests as the
+    """The real figure's floor (a bare litellm.completion loop) sends the same requests as the
     harness's runs, in each run's order: the same count and the same bodies, session and request index, in threads
     of this process and in forked processes."""
     monkeypatch.setenv("OPENAI_API_KEY", "unused-by-serve-mock")
@@ -349,14 +349,14 @@ def test_request_step(benchmark, tmp_path, tokens):
 
 @pytest.mark.benchmark
 def test_flat_per_request_cost():
-    """Issue 8.3: harness time per request at ~400k tokens / at ~10k tokens <= 1.5 (harness.bench.flat's definition)."""
+    """Harness time per request at ~400k tokens / at ~10k tokens <= 1.5 (harness.bench.flat's definition)."""
     figure = flat.flat()[0]
     assert figure.met, figure.line()
 
 
 @pytest.mark.benchmark
 def test_memory_of_a_long_run():
-    """Issue 8.4: peak RSS growth of a long run <= 3x the distinct content of its event log."""
+    """Peak RSS growth of a long run <= 3x the distinct content of its event log."""
     figures = memory.memory()
     assert all(f.met for f in figures), [f.line() for f in figures]
 
@@ -398,14 +398,14 @@ def test_overhead_ratio_trace_replay(strategy):
                           "process, and a noisy minute of the shared host takes the median just under 1.7",
                    strict=False)
 def test_parallel_scaling_of_the_default_suite():
-    """Issue 8.5: the default suite with 2 workers at least 1.7x faster than with 1 (median of 3 pairs of runs)."""
+    """The default suite with 2 workers at least 1.7x faster than with 1 (median of 3 pairs of runs)."""
     figure = parallel.parallel()[0]
     assert figure.met, figure.line()
 
 
 @pytest.mark.benchmark
 def test_real_path_overhead_over_a_litellm_floor():
-    """Issue 23 item 4 (redefines issue 8.6): 64 runs against serve-mock (100 ms per request) at max-concurrency 16
+    """64 runs against serve-mock (100 ms per request) at max-concurrency 16
     within 1.15x the wall time of a bare litellm.completion loop sending the same requests the same way (median of
     3 interleaved pairs, harness.bench.real's definition)."""
     figures = real.figures(bench.BenchOptions(strategies=[]))
@@ -414,7 +414,7 @@ def test_real_path_overhead_over_a_litellm_floor():
 
 @pytest.mark.benchmark
 def test_adapters_convert_the_view_in_time_of_the_new_messages():
-    """Issue 16: an adapter's own CPU per request (the library's time left out) at 400 messages within
+    """An adapter's own CPU per request (the library's time left out) at 400 messages within
     1.5x of that at 40, for every adapter whose library is installed here."""
     figures = adapters.adapters()
     if not figures:
@@ -423,7 +423,7 @@ def test_adapters_convert_the_view_in_time_of_the_new_messages():
 
 
 def test_the_real_floors_request_limits_are_keyed_by_endpoint_as_the_harnesss_slots():
-    """Issue 23 item 4: the floor holds the harness's own slots (harness.limits.model_slot keys a limit by
+    """The floor holds the harness's own slots (harness.limits.model_slot keys a limit by
     `LLMProfile.endpoint`, one model at one API base): one model at two bases is two limits, not one."""
     from types import SimpleNamespace
 

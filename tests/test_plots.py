@@ -1,4 +1,4 @@
-"""Plots a person can read (issue 21 item 6): labels apart and inside, percentages, readable scales,
+"""Plots a person can read: labels apart and inside, percentages, readable scales,
 the context window line and --plot-task, the tuning plot titled as a sweep with its baseline shown.
 
 Every check draws with matplotlib's Agg backend and measures the rendered artists; no image goldens."""
@@ -73,7 +73,7 @@ def _crowded(n: int = 12) -> pd.DataFrame:
 
 
 def test_success_vs_cost_labels_apart_and_inside_on_the_default_suite(default_run):
-    """Issue 21 item 6: no overlapping labels in success_vs_cost, on the default suite's own summary (the old
+    """No overlapping labels in success_vs_cost, on the default suite's own summary (the old
     placement let agent_reset's label run over a marker)."""
     table = _overall(default_run)
     fig, labels, points = _draw_success(table)
@@ -83,7 +83,7 @@ def test_success_vs_cost_labels_apart_and_inside_on_the_default_suite(default_ru
 
 
 def test_crowded_labels_apart_and_the_recommended_one_not_clipped():
-    """Issue 21 item 6: 8+ points close together (a corner of the plot, the highlighted one at the top edge)
+    """8+ points close together (a corner of the plot, the highlighted one at the top edge)
     still get labels that cover neither each other nor a point, all inside the axes; far ones get a leader."""
     table = _crowded(12)
     fig, labels, points = _draw_success(table, label="label", highlight="strategy.number_4")
@@ -105,7 +105,7 @@ def test_wide_labels_are_measured_not_guessed():
 
 
 def test_success_in_percent_light_intervals_and_a_step_front():
-    """Issue 21 item 6: success in %, error bars that do not dominate (thin, light, small caps), the Pareto
+    """Success in %, error bars that do not dominate (thin, light, small caps), the Pareto
     front drawn as a step line through the undominated points in cost order."""
     table = _crowded(8)
     fig, _, _ = _draw_success(table)
@@ -126,7 +126,7 @@ def test_success_in_percent_light_intervals_and_a_step_front():
 
 
 def test_sweep_baseline_rows_get_their_own_marker_and_legend_entry():
-    """Issue 21 item 6: in the tuning plot the --also rows (tuning.csv's `baseline` column, helper S) are drawn
+    """In the tuning plot the --also rows (tuning.csv's `baseline` column, helper S) are drawn
     with a different marker and a legend entry; without the column nothing claims to be a baseline."""
     table = _crowded(6)
     table["label"] = [f"observation_masking[keep_last={k}]" for k in (1, 2, 3, 5, 8, 10)]
@@ -153,7 +153,7 @@ def test_sweep_baseline_rows_get_their_own_marker_and_legend_entry():
 
 
 def test_points_of_several_axes_are_labelled_by_their_values_in_the_titles_key_order():
-    """Ours (issue 21 item 6: no label wider than it must be): a grid over two or more keys labels each point
+    """Ours (no label wider than it must be): a grid over two or more keys labels each point
     by its values alone, in the order the sweep's title lists the keys; one key keeps `key=value`; a
     baseline keeps its name; and list values with commas stay whole."""
     two_axes = ["none", "compaction_ladder[turn_boundary_target=1000,clear_tool_keep_pairs=4]",
@@ -167,7 +167,7 @@ def test_points_of_several_axes_are_labelled_by_their_values_in_the_titles_key_o
 
 
 def test_write_tuning_titles_the_plot_as_a_sweep(smoke_sweep, monkeypatch):
-    """Issue 21 item 6: the tuning plot is titled as a sweep (harness.sweep.sweep_title: strategy, keys and
+    """The tuning plot is titled as a sweep (harness.sweep.sweep_title: strategy, keys and
     the --also baseline), given to plot_success_vs_cost so the layout and labels account for it."""
     from harness.report import summarize as summarize_runs
     from harness.sweep import write_tuning
@@ -182,7 +182,7 @@ def test_write_tuning_titles_the_plot_as_a_sweep(smoke_sweep, monkeypatch):
 
 
 def test_cache_hit_rate_in_percent_with_values(default_run):
-    """Issue 21 item 6: cache_hit_rate reads in %, each bar with its value; axes labelled."""
+    """Cache_hit_rate reads in %, each bar with its value; axes labelled."""
     summary = summarize(runs_frame(default_run))
     fig = plots.draw_figure(lambda ax: plots.plot_cache_hit_rate(ax, summary))
     ax = fig.axes[0]
@@ -199,7 +199,7 @@ def _runs(rows):
 
 
 def test_few_resets_stay_visible_beside_many_compactions():
-    """Issue 21 item 6: resets under 41 compactions are visible (their bar at least 5% of the axes' height,
+    """Resets under 41 compactions are visible (their bar at least 5% of the axes' height,
     where a linear scale gave 0.6%), and each bar carries its value."""
     runs = _runs([{"strategy": "agent_reset", "agent_resets": 1}, {"strategy": "agent_reset"},
                   {"strategy": "agent_reset"}, {"strategy": "agent_reset"},
@@ -226,7 +226,7 @@ def test_summaries_count_as_resets_in_the_resets_plot():
 
 
 def test_context_window_from_the_run_start_event_then_config_then_mock_default(run_suite, tmp_path):
-    """Issue 21 item 6: the context plot's window line is the profile's window, read from the run's run_start
+    """The context plot's window line is the profile's window, read from the run's run_start
     event, else config.json's profiles; the mock's default is 200000."""
     runs = run_suite("smoke", strategies="none", window=32_000)
     out = runs.attrs["out"]
@@ -239,7 +239,7 @@ def test_context_window_from_the_run_start_event_then_config_then_mock_default(r
 
 
 def test_context_plot_draws_a_labelled_window_line(run_suite):
-    """Issue 21 item 6: a horizontal line at the context window, labelled with its size, axes labelled; ours: a
+    """A horizontal line at the context window, labelled with its size, axes labelled; ours: a
     window over 4x the largest request is named in a corner instead of squashing the curves to the bottom."""
     runs = run_suite("smoke", strategies="none,agent_reset")
     requests = requests_frame(runs.attrs["out"], runs)
@@ -256,7 +256,7 @@ def test_context_plot_draws_a_labelled_window_line(run_suite):
 
 
 def test_plot_task_chooses_the_context_plot_task(default_run, monkeypatch, capsys):
-    """Issue 21 item 6: `ctxbench report --plot-task TASK_ID` draws that task's runs; the default stays the
+    """`ctxbench report --plot-task TASK_ID` draws that task's runs; the default stays the
     run with the most resets and compactions (sawtooth_run)."""
     chosen = []
     real = plots.plot_context
@@ -268,7 +268,7 @@ def test_plot_task_chooses_the_context_plot_task(default_run, monkeypatch, capsy
 
 
 def test_unknown_plot_task_exits_2_with_close_matches(default_run, tmp_path, capsys):
-    """Issue 21 item 6 and the common rule: an unknown --plot-task exits 2 naming close matches, before any
+    """The bad-input rule: an unknown --plot-task exits 2 naming close matches, before any
     model call and before config.json is written (run), before any file is rewritten (report)."""
     report_md = (default_run / "report.md").stat().st_mtime_ns
     assert main(["report", str(default_run), "--plot-task", "big_outptu-1"]) == 2
@@ -282,7 +282,7 @@ def test_unknown_plot_task_exits_2_with_close_matches(default_run, tmp_path, cap
 
 
 def test_saved_plots_fit_readme_width_and_label_their_axes(default_run):
-    """Issue 21 item 6: every saved plot is about README width (~800 px); every axes has both axis labels."""
+    """Every saved plot is about README width (~800 px); every axes has both axis labels."""
     paths = plots.write_plots(default_run, runs_frame(default_run), requests_frame(default_run),
                               summarize(runs_frame(default_run)))
     for path in paths:
@@ -304,7 +304,7 @@ def test_no_known_cost_draws_an_empty_plot():
 
 
 def test_bar_plots_name_sweep_points_short_and_say_what_for():
-    """Ours (issue 21 item 6): the cache and resets bar charts of a sweep name each point as the tuning plot
+    """Ours: the cache and resets bar charts of a sweep name each point as the tuning plot
     does, and the axis label names the strategy and its keys; plain strategy names stay, under `strategy`."""
     labels = ["compaction_ladder[turn_boundary_target=1000,clear_tool_keep_pairs=1]",
               "compaction_ladder[turn_boundary_target=2000,clear_tool_keep_pairs=4]"]
@@ -324,7 +324,7 @@ def test_bar_plots_name_sweep_points_short_and_say_what_for():
 
 
 def test_context_plot_legend_names_sweep_points_short_and_fits_the_figure():
-    """Ours (issue 21 item 6): the context plot's legend names a sweep's points as the other plots do, titled
+    """Ours: the context plot's legend names a sweep's points as the other plots do, titled
     with what they are short for, in as many columns as fit, so the saved figure holds the whole legend."""
     labels = ["compaction_ladder[turn_boundary_target=1000,clear_tool_keep_pairs=1]",
               "compaction_ladder[turn_boundary_target=2000,clear_tool_keep_pairs=4]"]

@@ -108,7 +108,7 @@ def test_an_error_that_cannot_cross_processes_still_reaches_the_caller():
 
 
 def test_the_heap_is_settled_once_per_process_before_runs_start(monkeypatch, tmp_path):
-    """run_cells takes what is already allocated out of the collector's reach (issue 8: a full collection
+    """run_cells takes what is already allocated out of the collector's reach (a full collection
     over litellm's objects cost ~0.3 s in the middle of a run), collecting garbage first, once."""
     import gc
 

@@ -1,4 +1,4 @@
-"""Strategies cannot fool the mock (issue 18 part 6): messages handed to strategies cannot be changed in
+"""Strategies cannot fool the mock: messages handed to strategies cannot be changed in
 place; only view ops change what is sent."""
 import copy
 import json
@@ -42,20 +42,20 @@ EDITS = {
 
 @pytest.mark.parametrize("edit", EDITS.values(), ids=list(EDITS))
 def test_every_message_a_strategy_can_reach_refuses_in_place_edits(edit):
-    """Issue 18 part 6: ViewState.message, .messages, to_messages() and the events add_message/emit return
+    """ViewState.message, .messages, to_messages() and the events add_message/emit return
     all hold the same read-only message; every mutator, nested ones too, raises naming the rule."""
     ctx = _ctx()
     event = ctx.log.events[1]
     reached = [ctx.view.message(1), ctx.view.messages[1], ctx.view.to_messages()[1], event["message"]]
     assert all(m is reached[0] for m in reached)
     for message in reached:
-        with pytest.raises(MessageEditError, match="issue 18 part 6"):
+        with pytest.raises(MessageEditError, match="never by editing a message in place"):
             edit(message)
     assert ctx.view.to_messages()[1] == MESSAGE
 
 
 def test_the_view_order_and_its_message_table_are_read_only():
-    """Issue 18 part 6: a strategy cannot put a message into the view, or swap one, except by view ops."""
+    """A strategy cannot put a message into the view, or swap one, except by view ops."""
     ctx = _ctx()
     with pytest.raises(MessageEditError):
         ctx.view.ids.append(0)
@@ -67,7 +67,7 @@ def test_the_view_order_and_its_message_table_are_read_only():
 
 
 def test_a_replace_message_edited_after_its_op_changes_nothing_sent():
-    """Issue 18 part 6: the message of a replace op is frozen as it applies: the strategy's own dict, edited
+    """The message of a replace op is frozen as it applies: the strategy's own dict, edited
     later, is not what is sent (the log and replay keep what was applied)."""
     ctx = _ctx()
     rendering = {"role": "tool", "tool_call_id": "c1", "content": "[cleared]"}
@@ -99,7 +99,7 @@ def test_copies_are_plain_and_editable_and_serialize_as_plain_data():
 
 
 def test_a_strategy_editing_in_place_ends_its_runs_in_an_error_naming_it_and_the_rule(run_suite):
-    """Issue 18 part 6: before, `ClearInPlace` (ClearOlderTurns' cut made by editing dicts in place) fooled
+    """Before, `ClearInPlace` (ClearOlderTurns' cut made by editing dicts in place) fooled
     the mock: the agent kept the old content and the edit was never logged. Now every run where it edits
     ends `error`, the message naming the strategy and the rule; the runs of another strategy go on."""
     runs = run_suite("smoke", strategies="stand_ins:ClearInPlace,stand_ins:ClearOlderTurns")
@@ -111,7 +111,8 @@ def test_a_strategy_editing_in_place_ends_its_runs_in_an_error_naming_it_and_the
     for task in cleared:
         assert in_place.loc[task, "termination"] == "error"
         assert "strategy stand_ins:ClearInPlace edited a message in place" in in_place.loc[task, "error"]
-        assert "view ops" in in_place.loc[task, "error"] and "issue 18 part 6" in in_place.loc[task, "error"]
+        error = in_place.loc[task, "error"]
+        assert "view ops" in error and "never by editing a message in place" in error
     assert (through_ops["termination"] == "submitted").all()
 
 
@@ -132,7 +133,7 @@ def test_litellm_path_of_the_mock_reads_read_only_messages(run_suite, tmp_path):
 
 
 def test_the_view_hands_out_no_list_of_its_own_to_edit():
-    """Issue 18 part 6: ids_of_role's list (kept between calls) refuses edits; to_messages() is a new list."""
+    """Ids_of_role's list (kept between calls) refuses edits; to_messages() is a new list."""
     ctx = _ctx()
     with pytest.raises(MessageEditError):
         ctx.view.ids_of_role("tool").append(0)

@@ -1,4 +1,4 @@
-"""Every command in README.md and docs/*.md stays runnable (issue 21 item 2).
+"""Every command in README.md and docs/*.md stays runnable.
 
 Commands are the `ctxbench ...` and `python -m harness...` lines of shell-fenced blocks (```bash, sh,
 shell, console). Each is parsed by the real parser (an unknown flag or value fails), every file it
@@ -7,7 +7,7 @@ names must exist in the repository, be a file the same page defines (a fenced bl
 cheap ones (help, strategies, tasks, mock runs of the smoke suite or a page's own task file, trace
 replays, report/replay of a directory the block wrote) are run in a scratch copy of the repository.
 A synopsis with placeholders belongs in a ```text block. The own-strategy example of
-docs/extending.md runs by import path (issue 2.7).
+docs/extending.md runs by import path.
 """
 from __future__ import annotations
 
@@ -29,8 +29,6 @@ PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 EXTENDING = ROOT / "docs" / "extending.md"
 SHELL = {"bash", "sh", "shell", "console"}
 FENCE = re.compile(r"^```(\S*)(.*)$")
-# Issue 21 item 5 (helper D) adds these to `run`/`sweep`, and a NAME to `strategies`. Until D's branch is
-# merged, commands using them are expected to fail to parse (strict: once they parse, remove this list).
 # Options whose value is a file unless it is inline JSON.
 FILE_OPTIONS = {"--tasks", "--strategy-config", "--config", "--profiles", "--clock", "--retry", "--mock-knobs",
                 "--summarizer-knobs", "--mock-faults", "--faults"}
@@ -201,7 +199,7 @@ def written(command: Command) -> list[str]:
 
 @pytest.mark.parametrize("command", [pytest.param(c, id=c.where) for c in ALL_COMMANDS])
 def test_every_documented_command_parses_and_names_existing_files(command, monkeypatch):
-    """Issue 21 item 2: each command of README.md and docs/ parses with the real CLI, and each file it reads
+    """Each command of README.md and docs/ parses with the real CLI, and each file it reads
     exists in the repository, is defined on its page, or is written by an earlier command of its block."""
     namespace = parse(command, monkeypatch)
     earlier = [c for c in commands(command.block) if c.line < command.line]
@@ -213,7 +211,7 @@ def test_every_documented_command_parses_and_names_existing_files(command, monke
 
 
 def test_commands_are_found_and_no_command_hides_outside_a_shell_block():
-    """Issue 21 item 2: the extraction finds the README's commands, and a `ctxbench` line in an untyped
+    """The extraction finds the README's commands, and a `ctxbench` line in an untyped
     fence (neither shell nor ```text) fails: it would escape this test."""
     readme = [c for c in ALL_COMMANDS if c.block.page.name == "README.md"]
     assert any(c.argv[:1] == ("run",) for c in readme) and len(ALL_COMMANDS) >= 20
@@ -265,7 +263,7 @@ def scratch_repository(tmp_path: Path, files: dict[str, str]) -> Path:
 
 @pytest.mark.parametrize("block", runnable_blocks())
 def test_cheap_documented_commands_run(block, tmp_path, monkeypatch, capsys):
-    """Issue 21 item 2: the cheap commands of each block (help, strategies, tasks, mock runs of small inputs,
+    """The cheap commands of each block (help, strategies, tasks, mock runs of small inputs,
     trace replays, and report/replay of what the block wrote) run in order and exit 0."""
     files = page_files(block.page)
     monkeypatch.chdir(scratch_repository(tmp_path, files))
@@ -296,7 +294,7 @@ def test_cheap_documented_commands_run(block, tmp_path, monkeypatch, capsys):
 
 
 def test_readme_strategy_example_runs_by_import_path(tmp_path, monkeypatch):
-    """Issue 2.7: the own-strategy example of docs/extending.md runs by import path."""
+    """The own-strategy example of docs/extending.md runs by import path."""
     text = EXTENDING.read_text()
     code = re.search(r"```python\n(# mystrategies\.py\n.*?)```", text, re.S).group(1)
     (tmp_path / "mystrategies.py").write_text(code)

@@ -125,7 +125,7 @@ def test_summary_does_not_depend_on_the_completion_order_of_runs(smoke_sweep, tm
     assert summarize(load_results(shuffled).runs).equals(original)
 
 
-# --- issue 21 item 3: a report that answers ---------------------------------------------------------------
+# --- a report that answers ---------------------------------------------------------------
 
 def _runs(outcomes: dict[str, list[int]], family: str = "f", cost: float = 1.0, uncached: float = 4.0) -> list[dict]:
     """Rows of runs.jsonl: per strategy, one run per task (t0, t1, ...) with success 1/0, seed 0."""
@@ -151,7 +151,7 @@ def _cells(table: str) -> list[dict[str, str]]:
 
 
 def test_decision_order_is_success_then_cost_per_success_then_name_with_unknown_cost_last():
-    """issue 21 item 3: tables sorted by the choice a user makes: success (desc), cost per success (asc,
+    """Tables sorted by the choice a user makes: success (desc), cost per success (asc,
     unknown last), then name."""
     from harness.report import decision_order
 
@@ -162,7 +162,7 @@ def test_decision_order_is_success_then_cost_per_success_then_name_with_unknown_
 
 
 def test_summary_ranks_and_marks_the_pareto_front_per_family():
-    """issue 21 item 3 (summary.csv gains `rank`, `pareto`): rank follows the decision order within each
+    """`summary.csv` gains `rank` and `pareto`: rank follows the decision order within each
     family; a strategy as successful as another but dearer is off the front."""
     rows = (_runs({"cheap": [1, 1, 0, 0]}, cost=1.0) + _runs({"dear": [1, 1, 0, 0]}, cost=2.0)
             + _runs({"best": [1, 1, 1, 1]}, cost=3.0))
@@ -172,7 +172,7 @@ def test_summary_ranks_and_marks_the_pareto_front_per_family():
 
 
 def test_console_table_is_sorted_with_compact_intervals_within_120_columns_and_counts_failures():
-    """issue 21 item 3: the terminal table in decision order, `85% [70-95]` intervals, readable in 120
+    """The terminal table in decision order, `85% [70-95]` intervals, readable in 120
     columns, and a short count line pointing to report.md's failures table."""
     from harness.report import console_table
 
@@ -189,14 +189,14 @@ def test_console_table_is_sorted_with_compact_intervals_within_120_columns_and_c
 
 
 def test_console_table_has_no_failure_line_when_every_run_succeeded():
-    """issue 21 item 3 (ours): the count line appears only when a run failed."""
+    """Ours: the count line appears only when a run failed."""
     from harness.report import console_table
 
     assert "failed" not in console_table(summarize(pd.DataFrame(_runs({"s": [1, 1]}))))
 
 
 def test_success_pivot_has_a_row_per_strategy_and_a_column_per_family_and_all():
-    """issue 21 item 3: per-family success pivot (rows strategy, columns family + all, success % with its
+    """Per-family success pivot (rows strategy, columns family + all, success % with its
     interval; a cell with other runs than its column says its n)."""
     from harness.report import success_pivot
 
@@ -210,7 +210,7 @@ def test_success_pivot_has_a_row_per_strategy_and_a_column_per_family_and_all():
 
 
 def test_pareto_lines_name_the_front_and_who_dominates_the_rest():
-    """issue 21 item 3: the Pareto front over success and cost (a dominated strategy is named with the one
+    """The Pareto front over success and cost (a dominated strategy is named with the one
     that beats it); strategies without a known cost are said to be off it."""
     from harness.report import pareto_lines
 
@@ -223,7 +223,7 @@ def test_pareto_lines_name_the_front_and_who_dominates_the_rest():
 
 
 def test_best_line_cautions_when_intervals_overlap_and_the_paired_difference_includes_zero():
-    """issue 21 item 3: a caution when the best strategy's success interval overlaps the runner-up's and the
+    """A caution when the best strategy's success interval overlaps the runner-up's and the
     paired difference (harness.stats.paired_difference) includes 0: not distinguishable on these tasks."""
     from harness.report import best_lines
 
@@ -235,7 +235,7 @@ def test_best_line_cautions_when_intervals_overlap_and_the_paired_difference_inc
 
 
 def test_best_line_has_no_caution_when_the_success_intervals_do_not_overlap():
-    """issue 21 item 3: no caution when the intervals are apart."""
+    """No caution when the intervals are apart."""
     from harness.report import best_lines
 
     runs = pd.DataFrame(_runs({"a": [1] * 8, "b": [0] * 8}))
@@ -244,7 +244,7 @@ def test_best_line_has_no_caution_when_the_success_intervals_do_not_overlap():
 
 
 def test_best_line_says_when_overlapping_intervals_are_told_apart_by_the_paired_difference():
-    """issue 21 item 3: overlapping intervals but a paired difference that excludes 0 (a beats b on a quarter
+    """Overlapping intervals but a paired difference that excludes 0 (a beats b on a quarter
     of the tasks, never loses): the line says so instead of cautioning."""
     from harness.report import best_lines
 
@@ -256,7 +256,7 @@ def test_best_line_says_when_overlapping_intervals_are_told_apart_by_the_paired_
 
 
 def test_best_line_on_a_success_tie_tests_the_paired_cost_difference():
-    """issue 21 item 3 (ours: the paired test applied to the tie-break): equal success rates are ranked on cost;
+    """Ours (the paired test applied to the tie-break): equal success rates are ranked on cost;
     a caution when the paired difference in cost per run includes 0, none when the same tasks are cheaper."""
     from harness.report import best_lines
 
@@ -274,7 +274,7 @@ def test_best_line_on_a_success_tie_tests_the_paired_cost_difference():
 
 
 def test_best_lines_one_per_family_after_the_overall_one():
-    """issue 21 item 3: one line per family naming its best strategy (same ordering rule)."""
+    """One line per family naming its best strategy (same ordering rule)."""
     from harness.report import best_lines
 
     runs = pd.DataFrame(_runs({"x": [1, 1], "y": [0, 0]}, family="fa") + _runs({"x": [0, 0], "y": [1, 1]}, family="fb"))
@@ -284,7 +284,7 @@ def test_best_lines_one_per_family_after_the_overall_one():
 
 
 def test_cost_table_and_total_show_uncached_cost_and_what_the_cache_saved():
-    """issue 21 item 3: cost per run, per success, uncached and saved by the cache (absolute and %)."""
+    """Cost per run, per success, uncached and saved by the cache (absolute and %)."""
     from harness.report import cost_table, cost_total
 
     runs = pd.DataFrame(_runs({"s": [1, 0]}, cost=1.0, uncached=4.0))
@@ -297,7 +297,7 @@ def test_cost_table_and_total_show_uncached_cost_and_what_the_cache_saved():
 
 
 def test_failed_runs_table_shows_termination_score_and_expected_vs_given():
-    """issue 21 item 3: the failures table: task (linked to its events), strategy, seed, termination, score and
+    """The failures table: task (linked to its events), strategy, seed, termination, score and
     the checker's expected vs given; mappings show only the keys that differ."""
     from harness.report import checker_text, failed_runs_section
 
@@ -314,7 +314,7 @@ def test_failed_runs_table_shows_termination_score_and_expected_vs_given():
 
 
 def test_failed_runs_of_old_results_without_detail_still_report(smoke_sweep, tmp_path):
-    """issue 21 item 3: results written before runs.jsonl had `detail` still report; the table says so."""
+    """Results written before runs.jsonl had `detail` still report; the table says so."""
     copy = shutil.copytree(smoke_sweep, tmp_path / "old")
     rows = [json.loads(line) for line in (copy / "runs.jsonl").read_text().splitlines()]
     (copy / "runs.jsonl").write_text("".join(json.dumps({k: v for k, v in row.items() if k != "detail"}) + "\n"
@@ -325,7 +325,7 @@ def test_failed_runs_of_old_results_without_detail_still_report(smoke_sweep, tmp
 
 
 def test_runs_jsonl_rows_carry_the_checkers_detail_of_a_failing_strategy(smoke_sweep):
-    """issue 21 item 3: each runs.jsonl row has the environment's Score.detail (expected vs given), and
+    """Each runs.jsonl row has the environment's Score.detail (expected vs given), and
     report.md's failures table shows it; here `mask[keep=0]` forgets every tool result and answers wrong."""
     rows = [json.loads(line) for line in (Path(smoke_sweep) / "runs.jsonl").read_text().splitlines()]
     failed = [row for row in rows if not row["success"]]
@@ -340,7 +340,7 @@ def test_runs_jsonl_rows_carry_the_checkers_detail_of_a_failing_strategy(smoke_s
 
 
 def test_a_run_stopped_by_max_requests_records_what_was_given(tmp_path, capsys):
-    """issue 21 item 3: a run cut short (--max-requests) fails with the checker's detail (nothing given)
+    """A run cut short (--max-requests) fails with the checker's detail (nothing given)
     in runs.jsonl, and the terminal's count line points to report.md."""
     out = tmp_path / "cut"
     assert main(["run", "--suite", "smoke", "--strategies", "none", "--max-requests", "2", "--no-progress",
@@ -355,7 +355,7 @@ def test_a_run_stopped_by_max_requests_records_what_was_given(tmp_path, capsys):
 
 
 def test_detail_in_a_row_is_bounded_and_scrubbed_before_it_is_cut(monkeypatch):
-    """issue 21 item 3 (ours: bounds in harness.metrics): a huge `given` cannot bloat runs.jsonl, and a secret
+    """Ours (bounds in harness.metrics): a huge `given` cannot bloat runs.jsonl, and a secret
     across the cut is scrubbed first, so no part of it survives the cut."""
     from harness import secrets
     from harness.metrics import DETAIL_BUDGET, DETAIL_STRING_CHARS, bounded_detail
@@ -373,7 +373,7 @@ def test_detail_in_a_row_is_bounded_and_scrubbed_before_it_is_cut(monkeypatch):
 
 
 def test_best_line_names_strategies_tied_exactly_and_says_the_name_orders_them():
-    """issue 21 item 3 (ours): identical success and cost per success (strategies that did the same on these
+    """Ours: identical success and cost per success (strategies that did the same on these
     tasks) are a tie broken by name, said as such instead of a cost comparison."""
     from harness.report import best_lines
 
@@ -385,7 +385,7 @@ def test_best_line_names_strategies_tied_exactly_and_says_the_name_orders_them()
 
 
 def test_summary_csv_keeps_its_columns_and_appends_the_new_ones(smoke_sweep):
-    """issue 21 item 3: summary.csv keeps its columns (notebooks read them) and gains the cache savings,
+    """Summary.csv keeps its columns (notebooks read them) and gains the cache savings,
     `rank` and `pareto` at its end."""
     columns = list(pd.read_csv(Path(smoke_sweep) / "summary.csv").columns)
     assert columns[:5] == ["family", "strategy", "runs", "tasks", "success_rate"]

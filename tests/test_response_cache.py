@@ -1,4 +1,4 @@
-"""Response cache (issue 7.5): rerunning a finished run against the HTTP mock makes zero requests."""
+"""Response cache: rerunning a finished run against the HTTP mock makes zero requests."""
 import sqlite3
 
 from harness.cli import main

@@ -1,4 +1,4 @@
-"""Resume (issue 7.4): finished cells are skipped, unfinished ones rerun, rows never lost or doubled."""
+"""Resume: finished cells are skipped, unfinished ones rerun, rows never lost or doubled."""
 import json
 import os
 import shutil
@@ -94,7 +94,7 @@ def test_resume_after_sigkill_part_way(mock_server, tmp_path):
     assert_whole(out, expected)
 
 
-# --- Resume checks what it resumes (issue 20 part 5) ---
+# --- Resume checks what it resumes ---
 
 @pytest.fixture(scope="module")
 def finished_template(tmp_path_factory):
@@ -141,7 +141,7 @@ def resume_refused(out: Path, capsys) -> str:
     (b"\xff\xfe{}", "not UTF-8 text"),
 ])
 def test_resume_refuses_a_bad_line_before_the_last(finished, capsys, line, problem):
-    """Issue 20 part 5: a garbage, truncated or non-row line in the middle of runs.jsonl (not the torn last line,
+    """A garbage, truncated or non-row line in the middle of runs.jsonl (not the torn last line,
     which is still cut) exits 2 naming the file, the line number and what is wrong, before anything runs."""
     if line is None:
         line = (finished / RUNS_FILE).read_text().splitlines()[1][:40]
@@ -152,7 +152,7 @@ def test_resume_refuses_a_bad_line_before_the_last(finished, capsys, line, probl
 
 
 def test_resume_refuses_foreign_rows_and_rows_of_another_config(finished, capsys):
-    """Issue 20 part 5: a row whose run_id is no cell of config.json's matrix (copied from another directory),
+    """A row whose run_id is no cell of config.json's matrix (copied from another directory),
     and rows whose seed, model or strategy config disagree with config.json (a replaced config.json), exit 2."""
     rows = [json.loads(line) for line in (finished / RUNS_FILE).read_text().splitlines()]
     foreign = {**rows[0], "run_id": rows[0]["run_id"].replace("--s0", "--s9"), "seed": 9}
@@ -171,7 +171,7 @@ def test_resume_refuses_foreign_rows_and_rows_of_another_config(finished, capsys
 
 
 def test_a_secret_in_a_row_config_matches_its_redacted_config_json(finished, capsys):
-    """Issue 20 part 5 with part 3: config.json keeps a strategy config's secret redacted, runs.jsonl may hold it in
+    """`config.json` keeps a strategy config's secret redacted, runs.jsonl may hold it in
     the clear or redacted; either is the same config, not a mismatch."""
     config = json.loads((finished / "config.json").read_text())
     config["strategies"][0]["config"] = {"api_key": "<redacted>"}
@@ -198,7 +198,7 @@ def test_a_secret_in_a_row_config_matches_its_redacted_config_json(finished, cap
     (lambda c: {**c, "tasks": [{"nosuch": 1}]}, "tasks[0]:"),
 ])
 def test_resume_refuses_a_corrupt_config_json(finished, capsys, edit, named):
-    """Issue 20 part 5: bad JSON, wrong types (seeds: ["x"]) or missing keys in config.json exit 2 naming the file
+    """Bad JSON, wrong types (seeds: ["x"]) or missing keys in config.json exit 2 naming the file
     and the entry, before anything runs or is written (the old code ran seeds ["x"])."""
     config = json.loads((finished / "config.json").read_text())
     (finished / RUNS_FILE).write_text("".join((finished / RUNS_FILE).read_text().splitlines(keepends=True)[:3]))
@@ -210,7 +210,7 @@ def test_resume_refuses_a_corrupt_config_json(finished, capsys, edit, named):
 
 
 def test_repair_quarantines_bad_and_foreign_lines_and_resumes(finished, finished_template, capsys):
-    """Issue 20 part 5: --resume --repair moves the garbage line, the foreign row and the mismatched row to
+    """--resume --repair moves the garbage line, the foreign row and the mismatched row to
     runs.quarantine.jsonl (with line numbers, reasons and the lines themselves), keeps the rest, reruns the
     cells left without a row: the directory ends like the uninterrupted run."""
     expected = by_run(read_runs(finished_template))
@@ -231,7 +231,7 @@ def test_repair_quarantines_bad_and_foreign_lines_and_resumes(finished, finished
 
 
 def test_report_refuses_mid_file_garbage_and_names_the_repair(finished, capsys):
-    """Issue 20 part 5: report (harness.results.read_runs) no longer skips a bad line in the middle of runs.jsonl:
+    """Report (harness.results.read_runs) no longer skips a bad line in the middle of runs.jsonl:
     exit 2 naming the line and `--resume DIR --repair`; a torn last line is still skipped."""
     text = (finished / RUNS_FILE).read_text()
     (finished / RUNS_FILE).write_text(text + '{"run_id": "torn')

@@ -1,4 +1,4 @@
-"""The runner, results layout, replay and CLI (issue 2.2, 2.7-2.10)."""
+"""The runner, results layout, replay and CLI."""
 import json
 
 import pandas as pd
@@ -32,7 +32,7 @@ def test_rows_have_every_required_field_and_the_results_layout(run_suite):
 
 
 def test_same_command_twice_gives_identical_rows_apart_from_wall_clock(run_suite):
-    """Determinism (issue 2.10), also across worker counts."""
+    """Determinism, also across worker counts."""
     first = run_suite("smoke", seeds=(0, 1))
     second = run_suite("smoke", seeds=(0, 1), workers=2)
     assert _rows(first) == _rows(second)

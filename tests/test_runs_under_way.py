@@ -1,5 +1,5 @@
-"""The collector's young threshold is raised only while runs are under way (harness.executors.base, issue 24
-item 1): put back after the last run ends, a run that raised included, and kept while another thread's runs."""
+"""The collector's young threshold is raised only while runs are under way (harness.executors.base): put back after
+the last run ends, a run that raised included, and kept while another thread's runs."""
 import gc
 import threading
 

@@ -1,4 +1,4 @@
-"""Secrets (issue 7.7): API keys and authorization headers never reach any file written."""
+"""Secrets: API keys and authorization headers never reach any file written."""
 import json
 from pathlib import Path
 
@@ -42,7 +42,7 @@ def test_planted_keys_appear_in_no_file(mock_server, tmp_path, monkeypatch):
 
 
 def test_litellms_credential_parameters_are_secret_keys():
-    """Issue 20 part 3 (litellm: get_litellm_params.py's credential kwargs, workload_identity's
+    """From litellm (get_litellm_params.py's credential kwargs, workload_identity's
     WIF_SECRET_BEARING_KEYS, sensitive_data_masker's rule): every credential parameter litellm takes is
     redacted, those without a key-like ending included; counts and prices are not."""
     from litellm.litellm_core_utils.get_litellm_params import AWS_CREDENTIAL_KWARGS_KEYS, OPTIONAL_KWARGS_KEYS
@@ -64,7 +64,7 @@ def test_litellms_credential_parameters_are_secret_keys():
 
 
 def test_url_credentials_are_cut_from_any_text():
-    """Issue 20 part 3: the userinfo of a URL and its secret-named query parameters (litellm's
+    """The userinfo of a URL and its secret-named query parameters (litellm's
     secret_redaction patterns: ?api_key=, ?key=, &token=, sig=) never reach an output; the rest stays."""
     from harness.secrets import redact, redact_text, secret_values
 
@@ -78,7 +78,7 @@ def test_url_credentials_are_cut_from_any_text():
 
 
 def test_a_sweep_over_a_secret_key_labels_points_by_position(tmp_path):
-    """Issue 20 part 3: a grid over a secret-named key (or a value holding a secret) labels its points
+    """A grid over a secret-named key (or a value holding a secret) labels its points
     `<redacted-N>`, so labels, run ids, file names and tables hold no value and the points stay apart."""
     from harness.sweep import Grid, grid_points, sweep_file_text
 
@@ -93,7 +93,7 @@ def test_a_sweep_over_a_secret_key_labels_points_by_position(tmp_path):
 
 
 def test_resume_asks_again_for_an_api_base_whose_credentials_were_not_written():
-    """Issue 20 part 3 (ours): credentials in an api_base are never written, so a resume must be given the
+    """Ours: credentials in an api_base are never written, so a resume must be given the
     URL again (--api-base); it must match the recorded URL once redacted, or the resume exits 2."""
     import pytest
 
@@ -111,7 +111,7 @@ def test_resume_asks_again_for_an_api_base_whose_credentials_were_not_written():
 
 
 def test_resume_refuses_strategies_that_differed_only_in_secrets(tmp_path):
-    """Issue 20 part 3 (ours): the points of a sweep over api_key cannot be told apart once their keys
+    """Ours: the points of a sweep over api_key cannot be told apart once their keys
     were left out, so resuming them exits 2 instead of running one configuration under two labels."""
     out = tmp_path / "sweep"
     assert main(["sweep", "--strategy", "keyed:KeyedService", "--grid", "api_key=sk-aaaa-0123456789,sk-bbbb-0123456789",

@@ -1,4 +1,4 @@
-"""Issue 20 part 3, "No secret in any output": a distinct secret planted in every channel (environment,
+""""No secret in any output": a distinct secret planted in every channel (environment,
 profile fields and params, headers, api_base userinfo and query, a user strategy's config, a sweep grid)
 reaches no file written under the results directories (nor a file name), nor stdout, nor stderr, through
 the real CLI: run, sweep, traces, report and resume, a real client path served by serve-mock."""
@@ -56,7 +56,7 @@ def assert_nothing_leaked(values: dict[str, str], roots: list[Path], texts: list
 
 
 def test_no_planted_secret_reaches_any_output(mock_server, tmp_path, monkeypatch, capsys, channels):
-    """Issue 20 part 3: configs, labels, file names, argv, tables, event logs, stdout and stderr hold none
+    """Configs, labels, file names, argv, tables, event logs, stdout and stderr hold none
     of the planted secrets; litellm's credential parameters (aws_secret_access_key, aws_session_token,
     vertex_credentials, azure_ad_token) and URL credentials (user:password@, ?api_key=, &key=) included."""
     server = mock_server()

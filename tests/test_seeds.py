@@ -1,4 +1,4 @@
-"""Seeds are samples (issue 18 part 2): each run seed draws a fresh instance unless the row is pinned,
+"""Seeds are samples: each run seed draws a fresh instance unless the row is pinned,
 and intervals resample tasks, so repeating a seed cannot narrow them."""
 import json
 
@@ -24,7 +24,7 @@ def _opening(row: TaskRow, run_seed: int) -> list[str]:
 
 @pytest.mark.parametrize("row", load_tasks("smoke"), ids=lambda row: row.task_id)
 def test_each_run_seed_draws_a_fresh_instance_and_seed_0_is_the_rows_own(row):
-    """issue 18 part 2: `--seeds` values draw fresh instances of the row's family and params;
+    """`--seeds` values draw fresh instances of the row's family and params;
     ours: run seed 0 is the row's own instance, so single-seed tables stay the suite as written."""
     assert row.instance_seed(0) == row.seed
     module = family_module(row.family)
@@ -36,7 +36,7 @@ def test_each_run_seed_draws_a_fresh_instance_and_seed_0_is_the_rows_own(row):
 
 
 def test_a_pinned_row_keeps_its_instance_under_every_run_seed():
-    """issue 18 part 2: a row that pins its instance gets the same one under every run seed."""
+    """A row that pins its instance gets the same one under every run seed."""
     row = TaskRow("pinned", "chained_lookup", 5, {"hops": 3}, pinned=True)
     free = TaskRow("free", "chained_lookup", 5, {"hops": 3})
     assert {row.instance_seed(s) for s in (0, 1, 7)} == {5}
@@ -45,7 +45,7 @@ def test_a_pinned_row_keeps_its_instance_under_every_run_seed():
 
 
 def test_instance_seeds_are_stable_and_depend_on_both_seeds():
-    """issue 18 part 2: the instance seed comes from the row's seed and the run seed together
+    """The instance seed comes from the row's seed and the run seed together
     (harness.tokens.stable_hash, so the same in every process)."""
     assert instance_seed(100, 1) == instance_seed(100, 1)
     assert len({instance_seed(100, 1), instance_seed(101, 1), instance_seed(100, 2)}) == 3
@@ -53,7 +53,7 @@ def test_instance_seeds_are_stable_and_depend_on_both_seeds():
 
 
 def test_pinned_is_validated_as_a_boolean_suite_field(tmp_path):
-    """issue 18 part 2: `pinned` is a documented, validated suite-row field."""
+    """`pinned` is a documented, validated suite-row field."""
     good = tmp_path / "good.jsonl"
     good.write_text('{"task_id": "a", "family": "chained_lookup", "seed": 1, "pinned": true}\n'
                     '{"task_id": "b", "family": "chained_lookup", "seed": 2}\n')
@@ -65,7 +65,7 @@ def test_pinned_is_validated_as_a_boolean_suite_field(tmp_path):
 
 
 def test_runs_and_run_start_record_the_instance_seed(run_suite):
-    """issue 18 part 2: runs.jsonl rows and the event log's run_start name the instance each run got."""
+    """Runs.jsonl rows and the event log's run_start name the instance each run got."""
     runs = run_suite("smoke", "none", seeds=(0, 1))
     rows = {row.task_id: row for row in load_tasks("smoke")}
     for run in runs.to_dict("records"):
@@ -78,7 +78,7 @@ def test_runs_and_run_start_record_the_instance_seed(run_suite):
 
 
 def test_tasks_show_names_the_instance_of_a_run_seed():
-    """issue 18 part 2: `ctxbench tasks show ID --seed N` shows the instance run seed N gets."""
+    """`ctxbench tasks show ID --seed N` shows the instance run seed N gets."""
     row = load_tasks("smoke")[0]
     assert f"instance seed {row.seed} (the row's own instance)" in show_text(row)
     assert f"instance seed {row.instance_seed(3)} (drawn)" in show_text(row, 3)
@@ -106,7 +106,7 @@ INTERVALS = ["success_rate_lo", "success_rate_hi", "mean_cost_usd_lo", "mean_cos
 
 
 def test_repeating_identical_outcomes_over_seeds_does_not_narrow_the_intervals():
-    """issue 18 part 2: intervals resample tasks (cluster bootstrap over task ids), so three seeds
+    """Intervals resample tasks (cluster bootstrap over task ids), so three seeds
     with the same outcomes as one give the same intervals (resampling runs narrowed them:
     compaction_ladder [45%, 85%] -> [53%, 77%])."""
     once, thrice = summarize(_runs(OUTCOMES, 1)), summarize(_runs(OUTCOMES, 3))
@@ -117,7 +117,7 @@ def test_repeating_identical_outcomes_over_seeds_does_not_narrow_the_intervals()
 
 
 def test_repeating_identical_pairs_over_seeds_does_not_narrow_paired_differences():
-    """issue 18 part 2: paired differences pair on (task_id, seed) and resample task clusters."""
+    """Paired differences pair on (task_id, seed) and resample task clusters."""
     once = paired_differences(_runs(OUTCOMES, 1), baseline="base")
     thrice = paired_differences(_runs(OUTCOMES, 3), baseline="base")
     assert list(thrice["pairs"]) == [3 * n for n in once["pairs"]]
@@ -128,7 +128,7 @@ def test_repeating_identical_pairs_over_seeds_does_not_narrow_paired_differences
 
 
 def test_cluster_bootstrap_takes_all_runs_of_each_drawn_task():
-    """issue 18 part 2: a resample draws task ids and takes all their runs, so a task whose seeds
+    """A resample draws task ids and takes all their runs, so a task whose seeds
     disagree counts as one task of mean 0.5, and the mean weighs every run once."""
     values, tasks = [1, 0, 1, 1, 1, 0], ["x", "x", "y", "y", "z", "z"]
     estimate = bootstrap_mean(values, clusters=tasks)

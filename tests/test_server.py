@@ -23,7 +23,7 @@ def http_run_args(server, out, *extra):
 
 
 def test_http_run_matches_in_process_mock(mock_server, tmp_path):
-    """Issue 7.1: `run --model openai/<name> --api-base` through litellm's HTTP client = the in-process mock."""
+    """`run --model openai/<name> --api-base` through litellm's HTTP client = the in-process mock."""
     server = mock_server()
     assert main(["run", "--suite", "smoke", "--strategies", "none", "--workers", "1", "--no-progress",
                  "--out", str(tmp_path / "local")]) == 0

@@ -1,4 +1,4 @@
-"""`ctxbench show` (issue 22 item 1): a run's timeline, a view as sent, a diff of two views, the run's end.
+"""`ctxbench show`: a run's timeline, a view as sent, a diff of two views, the run's end.
 
 Runs are produced here: the default suite's first plant_early_ask_late task under compaction_ladder (its
 `tiny` preset, so clears and windows happen) and agent_reset with a 20,000-token window (warnings, one reset).
@@ -59,7 +59,7 @@ def views_before(events: list[dict], numbers: set[int]) -> dict[int, tuple[list[
 
 
 def test_timeline_has_a_line_per_main_request_and_names_each_compaction_with_the_ids_it_changed(results, capsys):
-    """Issue 22 item 1: one line per request, each strategy decision on its own line with the message ids it
+    """One line per request, each strategy decision on its own line with the message ids it
     removed (window: `- #id`) or replaced (clear: `~ #id`)."""
     code, out, _ = show(capsys, results, "--run", LADDER, "--all", "--items", "10000")
     assert code == 0
@@ -82,7 +82,7 @@ def test_timeline_has_a_line_per_main_request_and_names_each_compaction_with_the
 
 
 def test_timeline_folds_uneventful_streaks_and_keeps_lines_within_120_characters(results, capsys):
-    """Ours (issue 22 item 1, long runs): streaks of 8+ uneventful requests fold to one line; no line is wider
+    """Ours (long runs): streaks of 8+ uneventful requests fold to one line; no line is wider
     than 120 characters; --from/--to keep only that range of requests."""
     _, folded, _ = show(capsys, results, "--run", LADDER)
     _, full, _ = show(capsys, results, "--run", LADDER, "--all")
@@ -95,7 +95,7 @@ def test_timeline_folds_uneventful_streaks_and_keeps_lines_within_120_characters
 
 
 def test_agent_reset_timeline_shows_the_warning_and_the_reset_with_what_it_forgot_and_inserted(results, capsys):
-    """Issue 22 item 1: warnings, injected messages and the reset each on a line; the reset's line lists the
+    """Warnings, injected messages and the reset each on a line; the reset's line lists the
     forgotten messages (`- #id`) and the inserted notice (`+ #notice_id`); R counts it on the next request."""
     _, out, _ = show(capsys, results, "--run", RESET, "--items", "10000")
     events = events_of(results, RESET)
@@ -111,7 +111,7 @@ def test_agent_reset_timeline_shows_the_warning_and_the_reset_with_what_it_forgo
 
 
 def test_request_prints_the_view_as_sent_and_checks_its_hash(results, capsys):
-    """Issue 22 item 1: --request N is the view rebuilt from the log as replay rebuilds it (harness.view), its
+    """--request N is the view rebuilt from the log as replay rebuilds it (harness.view), its
     hash checked against the recorded one."""
     events = events_of(results, LADDER)
     requests = main_requests(events)
@@ -138,7 +138,7 @@ def replaced_somewhere(events, requests, views) -> bool:
 
 
 def test_request_says_when_the_rebuilt_view_does_not_match_its_recorded_hash(results, tmp_path, capsys):
-    """Issue 22 item 1 ('check its hash against the recorded one and say so'): a log whose message was edited
+    """A log whose message was edited
     after the run rebuilds another view; show names the mismatch."""
     path = tmp_path / f"{LADDER}.jsonl"
     lines = (results / "events" / f"{LADDER}.jsonl").read_text().splitlines()
@@ -153,7 +153,7 @@ def test_request_says_when_the_rebuilt_view_does_not_match_its_recorded_hash(res
 
 
 def test_diff_lists_exactly_the_removed_replaced_and_added_messages(results, capsys):
-    """Issue 22 item 1: --diff N lists what changed between the views of requests N-1 and N, message by message."""
+    """--diff N lists what changed between the views of requests N-1 and N, message by message."""
     events = events_of(results, LADDER)
     requests = main_requests(events)
     views = views_before(events, set(range(1, len(requests) + 1)))
@@ -171,7 +171,7 @@ def test_diff_lists_exactly_the_removed_replaced_and_added_messages(results, cap
 
 
 def test_end_shows_termination_score_and_the_checkers_expected_vs_given(results, capsys):
-    """Issue 22 item 1: the run's end with termination, success, score and the checker's expected vs given
+    """The run's end with termination, success, score and the checker's expected vs given
     (run_end's detail; harness.verdict, shared with report.md)."""
     end = events_of(results, LADDER)[-1]
     assert end["type"] == "run_end" and not end["success"]
@@ -186,7 +186,7 @@ def test_end_shows_termination_score_and_the_checkers_expected_vs_given(results,
 
 
 def test_output_is_plain_without_a_terminal_and_coloured_on_one_unless_no_color(results, capsys, monkeypatch):
-    """Issue 22 item 1: ANSI colour only when stdout is a terminal (and NO_COLOR unset: no-color.org); plain
+    """ANSI colour only when stdout is a terminal (and NO_COLOR unset: no-color.org); plain
     text otherwise; --color always/never override."""
     from harness.show import colouring
 
@@ -215,7 +215,7 @@ def test_results_dir_without_run_lists_the_runs_and_points_at_the_first_failed(r
 
 
 def test_bad_input_exits_2_naming_what_and_where(results, tmp_path, capsys):
-    """Issue 22 item 1: an unknown run id exits 2 with close matches, N out of range names the range, a missing
+    """An unknown run id exits 2 with close matches, N out of range names the range, a missing
     or garbage file names the file and line; no traceback."""
     code, _, err = show(capsys, results, "--run", LADDER.replace("ladder", "lader"))
     assert code == 2 and f"did you mean '{LADDER}'" in err
@@ -243,7 +243,7 @@ def test_bad_input_exits_2_naming_what_and_where(results, tmp_path, capsys):
 
 
 def test_show_imports_no_heavy_library(results):
-    """Issue 22 item 1 ('reads only the files ... fast'): show, --request and --diff load none of litellm,
+    """`show`, --request and --diff load none of litellm,
     pandas, datasets, matplotlib, inspect_ai (the view is rebuilt with harness.view; sizes are characters)."""
     probe = ("import contextlib, io, sys; from harness.cli import main\n"
              "for argv in (sys.argv[1:], sys.argv[1:] + ['--request', '3'], sys.argv[1:] + ['--diff', '3']):\n"

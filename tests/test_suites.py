@@ -102,7 +102,7 @@ def test_generation_is_deterministic_per_seed(family):
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_a_generated_instance_is_copied_per_run_and_runs_never_share_state(family, monkeypatch):
-    """TaskRow.build generates once per process (issue 8); each run still gets its own world."""
+    """TaskRow.build generates once per process; each run still gets its own world."""
     from tasks import suites
 
     monkeypatch.setattr(suites, "_GENERATED", type(suites._GENERATED)())
@@ -241,7 +241,7 @@ def test_tasks_list_shows_families_and_suites(capsys):
 
 
 def test_tasks_list_names_every_task_id_of_every_suite(capsys):
-    """Issue 21 part 5: `tasks show ID` needs an id, so `tasks list` shows each suite's task ids."""
+    """`tasks show ID` needs an id, so `tasks list` shows each suite's task ids."""
     from tasks.suites import load_tasks, suite_names
 
     assert cli_main(["tasks", "list"]) == 0

@@ -111,7 +111,7 @@ def test_cli_sweep_with_a_bad_key_in_a_grid_file_exits_with_the_key_named(tmp_pa
 
 
 def test_sweep_writes_a_tuning_table_pareto_plot_and_recommendation(smoke_sweep):
-    """Issue 21 item 4: the `--also` baseline is a row of the tuning table (`baseline` True) and takes
+    """The `--also` baseline is a row of the tuning table (`baseline` True) and takes
     part in the Pareto flag and the recommendation; here it ties mask[keep=3] on success and costs more."""
     results = api.load_results(smoke_sweep)
     tuning = results.tuning
@@ -130,7 +130,7 @@ def test_sweep_writes_a_tuning_table_pareto_plot_and_recommendation(smoke_sweep)
 
 
 def test_a_sweep_with_a_bad_task_file_writes_nothing_to_its_out(tmp_path, capsys):
-    """Issue 20 part 2: bad input exits 2 before anything is written; sweep.json used to be written
+    """Bad input exits 2 before anything is written; sweep.json used to be written
     before the task file was read, so a failed sweep left a directory that looked like a sweep's."""
     bad = tmp_path / "tasks.jsonl"
     bad.write_text("3\n", encoding="utf-8")
@@ -142,18 +142,18 @@ def test_a_sweep_with_a_bad_task_file_writes_nothing_to_its_out(tmp_path, capsys
 
 
 def test_a_seed_given_twice_is_refused_by_the_python_api_too(tmp_path):
-    """Issue 20 part 2 (ours): each (task, strategy, seed) has one row and one event log, so a repeated seed
+    """Ours: each (task, strategy, seed) has one row and one event log, so a repeated seed
     would run twice under one run_id; the CLI refused it, `api.run(seeds=[0, 0])` did not."""
     with pytest.raises(ConfigError, match=r"seeds: \[0\] given more than once"):
         api.run("smoke", strategies="none", seeds=[0, 0], out=tmp_path / "out")
     assert not (tmp_path / "out" / "config.json").exists()
 
 
-# --- issue 21 item 4: points by value, a baseline that counts, a recommendation beyond its interval ---
+# --- points by value, a baseline that counts, a recommendation beyond its interval ---
 
 
 def test_points_sort_by_value_numbers_numerically_not_as_text():
-    """Issue 21 item 4: keep_last=20,3,10,5 ran and showed as 10, 20, 3, 5 (text order); numbers sort
+    """Keep_last=20,3,10,5 ran and showed as 10, 20, 3, 5 (text order); numbers sort
     numerically, lists by their JSON, and a multi-axis grid lexicographically over the axes in grid order."""
     grid = make_grid("observation_masking", {"keep_last": [20, 3, 10, 5]})
     assert [p.params["keep_last"] for p in grid_points(grid)] == [3, 5, 10, 20]
@@ -183,7 +183,7 @@ def _decided(rows: list[tuple], outcomes: dict[str, list[bool]]) -> pd.DataFrame
 
 
 def test_a_one_task_difference_does_not_decide_the_cheapest_tied_point_is_recommended():
-    """Issue 21 item 4 (rule: docs/sweeps.md): 10/10 against 9/10 on the same ten tasks is within the 95%
+    """The rule of docs/sweeps.md: 10/10 against 9/10 on the same ten tasks is within the 95%
     interval of the paired difference, so the two tie on success and the cheaper per success is chosen;
     the old rule took the higher success rate whatever its interval."""
     outcomes = {"p[k=3]": [True] * 9 + [False], "p[k=5]": [True] * 10}
@@ -197,7 +197,7 @@ def test_a_one_task_difference_does_not_decide_the_cheapest_tied_point_is_recomm
 
 
 def test_a_difference_beyond_its_interval_decides_however_cheap_the_loser():
-    """Issue 21 item 4: 10/10 against 2/10 is a difference whose 95% interval lies below 0, so the cheaper
+    """10/10 against 2/10 is a difference whose 95% interval lies below 0, so the cheaper
     point does not tie and the higher success is recommended."""
     outcomes = {"p[k=3]": [True, True] + [False] * 8, "p[k=5]": [True] * 10}
     tuning = _decided([("p[k=3]", False, 0.1), ("p[k=5]", False, 3.0)], outcomes)
@@ -208,7 +208,7 @@ def test_a_difference_beyond_its_interval_decides_however_cheap_the_loser():
 
 
 def test_the_baseline_takes_part_in_the_pareto_front_and_wins_when_it_is_best():
-    """Issue 21 item 4: keep_last=3 and 5 were flagged Pareto although `none` beats both; with the baseline
+    """Keep_last=3 and 5 were flagged Pareto although `none` beats both; with the baseline
     in the table they are dominated, and when the baseline is the cheapest of the tied the text says so."""
     outcomes = {"none": [True] * 10, "m[keep_last=3]": [True] * 9 + [False], "m[keep_last=5]": [True] * 10}
     tuning = _decided([("none", True, 1.0), ("m[keep_last=3]", False, 1.2), ("m[keep_last=5]", False, 1.5)],
@@ -227,7 +227,7 @@ def test_the_leader_ties_break_on_cost_per_success_and_unknown_cost_comes_last()
 
 
 def test_api_sweep_takes_the_grid_files_own_mapping(tmp_path, suite_file):
-    """Issue 21 item 4: `api.sweep({"strategy": ..., "grid": {...}}, suite)` failed with the README's grid shape."""
+    """`api.sweep({"strategy": ..., "grid": {...}}, suite)` failed with the README's grid shape."""
     out = api.sweep({"strategy": MASK, "label": "m", "grid": {"keep": [3, 0]}},
                     suite_file("smoke", family="chained_lookup"), out=tmp_path / "out")
     assert list(api.load_results(out).tuning["label"]) == ["m[keep=0]", "m[keep=3]"]
@@ -236,7 +236,7 @@ def test_api_sweep_takes_the_grid_files_own_mapping(tmp_path, suite_file):
 
 
 def test_api_sweep_forwards_runs_spending_cache_and_concurrency_options(tmp_path, suite_file):
-    """Issue 21 item 4: a sweep takes every spending, cache and concurrency option of `run`."""
+    """A sweep takes every spending, cache and concurrency option of `run`."""
     import json
 
     out = api.sweep(make_grid(MASK, {"keep": [3]}, label="m"), suite_file("smoke", family="chained_lookup"),
@@ -250,7 +250,7 @@ def test_api_sweep_forwards_runs_spending_cache_and_concurrency_options(tmp_path
 
 
 def test_a_sweep_stopped_by_its_spending_limit_is_finished_by_resume_tuning_included(tmp_path, suite_file):
-    """Issue 21 item 4: `max_total_cost_usd` stops a sweep with cells unstarted (unstarted.json); resuming its
+    """`max_total_cost_usd` stops a sweep with cells unstarted (unstarted.json); resuming its
     directory runs them and writes the whole tuning table, as one uninterrupted sweep does."""
     suite = suite_file("smoke", family="chained_lookup")
     grid = make_grid(MASK, {"keep": [0, 3]}, label="m")
@@ -264,7 +264,7 @@ def test_a_sweep_stopped_by_its_spending_limit_is_finished_by_resume_tuning_incl
 
 
 def test_mock_knob_axes_give_each_point_its_own_profiles(tmp_path, suite_file):
-    """Issue 21 item 4: a grid key `mock.<knob>` sets the simulated agent's knob at that point (the label
+    """A grid key `mock.<knob>` sets the simulated agent's knob at that point (the label
     names it, tuning.csv has its column); the knob reaches the mock: narrating every fact it finds costs
     output tokens that narrating none does not. Resuming such a sweep keeps each point's knobs."""
     import json
@@ -287,7 +287,7 @@ def test_mock_knob_axes_give_each_point_its_own_profiles(tmp_path, suite_file):
 
 
 def test_summarizer_knob_axes_set_the_summary_profiles_knobs():
-    """Issue 21 item 4: `summarizer.<knob>` sets the mock summarizer's knob (the `summary` profile) at that point."""
+    """`summarizer.<knob>` sets the mock summarizer's knob (the `summary` profile) at that point."""
     from harness.runner import Matrix
     from harness.sweep import point_knobs
     from tasks.suites import load_tasks
@@ -308,7 +308,7 @@ def test_summarizer_knob_axes_set_the_summary_profiles_knobs():
     ("mock.a.b=1", r"grid key 'mock.a.b': expected mock.<knob>"),
 ])
 def test_bad_knob_axes_exit_2_with_close_matches_before_any_model_call(axis, message, tmp_path, capsys, monkeypatch):
-    """Issue 21 item 4: knob names and values are checked before any model call (exit 2, close matches)."""
+    """Knob names and values are checked before any model call (exit 2, close matches)."""
     def no_runs(*args, **kwargs):
         raise AssertionError("a model was called")
 
@@ -330,7 +330,7 @@ def test_a_mock_knob_axis_on_a_real_model_is_refused(tmp_path):
 
 
 def test_cli_sweep_prints_the_tuning_table_by_value_and_the_recommendation(tmp_path, capsys, suite_file):
-    """Issue 21 item 4: stdout shows the points in value order (3 before 10) with the baseline, and the
+    """Stdout shows the points in value order (3 before 10) with the baseline, and the
     recommendation in words."""
     code = main(["sweep", "--strategy", MASK, "--grid", "keep=10,3", "--also", "none", "--tasks",
                  suite_file("smoke", family="chained_lookup"), "--out", str(tmp_path / "out"), "--no-progress"])
@@ -346,7 +346,7 @@ def test_cli_sweep_prints_the_tuning_table_by_value_and_the_recommendation(tmp_p
 
 
 def test_run_resume_of_a_sweep_prints_its_tuning_as_sweep_does(tmp_path, capsys, suite_file):
-    """Ours (issue 21 item 4): a sweep's directory finished by `ctxbench run --resume` prints the tuning table
+    """Ours: a sweep's directory finished by `ctxbench run --resume` prints the tuning table
     and the recommendation too (it printed the run table only)."""
     out = tmp_path / "out"
     assert main(["sweep", "--strategy", MASK, "--grid", "keep=3,10", "--tasks", suite_file("smoke", family="chained_lookup"),
@@ -358,7 +358,7 @@ def test_run_resume_of_a_sweep_prints_its_tuning_as_sweep_does(tmp_path, capsys,
 
 
 def test_the_tuning_plot_is_titled_as_a_sweep_naming_its_baseline():
-    """Issue 21 item 6 (plots): the tuning plot names what was swept and against what."""
+    """The tuning plot names what was swept and against what."""
     from harness.sweep import sweep_title
 
     assert sweep_title({"strategy": "observation_masking", "grid": {"keep_last": [3, 5]}}, ["none"]) == (

@@ -60,7 +60,7 @@ def test_clamped_logs_hide_the_failures_and_paging_finds_them(run_suite, tmp_pat
 
 
 def test_the_kept_test_log_is_the_fresh_one_of_the_files_as_they_are_after_each_edit():
-    """Ours (issue 24 item 1): run_tests keeps its last log with the file texts it was made of; after every edit
+    """Ours: run_tests keeps its last log with the file texts it was made of; after every edit
     (a fix, another change, an edit back) the log it returns is the one made afresh from the files, never the
     kept one of older texts."""
     env = build(Params(bugs=3, log_lines=50), seed=5)

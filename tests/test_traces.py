@@ -1,4 +1,4 @@
-"""Trace replay (issue 19): recorded trajectories replayed under strategies, actions held fixed.
+"""Trace replay: recorded trajectories replayed under strategies, actions held fixed.
 
 The OpenAI-style traces here are built as `Trace` objects directly (the format parsers are tested in
 their own files); the ctxbench event-log fixtures are in tests/fixtures/traces/ctxbench/.
@@ -61,7 +61,7 @@ def events_of(tmp_path: Path, row: dict) -> list[dict]:
 
 # ----- references (ours: harness/references.py)
 def test_references_are_ids_numbers_paths_and_quoted_values_not_words():
-    """Ours (issue 19 part 4): the reference tokenizer keeps identifiers with digits, 3+ digit numbers,
+    """Ours: the reference tokenizer keeps identifiers with digits, 3+ digit numbers,
     paths, snake_case names and quoted values; plain words and short numbers are not references."""
     found = text_references('Open src/app.py, fix user_id for ENT-4821 (port 8080, step 7) and "Blue Lagoon".')
     assert {"src/app.py", "user_id", "ENT-4821", "8080", "Blue Lagoon"} <= found
@@ -78,7 +78,7 @@ TOKEN_CASES = ["plain words only here", "ENT-4821 a.b.c src/app.py user_id __ini
 
 @pytest.mark.parametrize("text", TOKEN_CASES)
 def test_token_pattern_matches_what_the_plain_pattern_matched(text):
-    """Ours (issue 24 item 1, trace replay's overhead): the possessive token pattern finds the same tokens as
+    """Ours (trace replay's overhead): the possessive token pattern finds the same tokens as
     the plain one it replaced, [\\w./:@#-]*[\\d/_.][\\w./:@#-]* at each token's start (Unicode included)."""
     import re
 
@@ -105,7 +105,7 @@ def _str_references(text: str) -> set[str]:
 
 @pytest.mark.parametrize("text", ASCII_CASES)
 def test_ascii_token_pattern_matches_the_unicode_pattern(text):
-    """Ours (issue 24 item 1, trace replay's overhead): an ASCII text's tokens, found stripped by the byte
+    """Ours (trace replay's overhead): an ASCII text's tokens, found stripped by the byte
     pattern, are the Unicode pattern's stripped, and its references are the same."""
     from harness import references
 
@@ -115,7 +115,7 @@ def test_ascii_token_pattern_matches_the_unicode_pattern(text):
 
 
 def test_ascii_references_match_the_unicode_reading_on_random_texts():
-    """Ours (issue 24 item 1): on 3,000 random ASCII texts (token characters, quotes, punctuation, control
+    """Ours: on 3,000 random ASCII texts (token characters, quotes, punctuation, control
     characters, spaces), the byte path reads the same references as the Unicode one."""
     import random
 
@@ -127,7 +127,7 @@ def test_ascii_references_match_the_unicode_reading_on_random_texts():
 
 
 def test_ascii_runs_hold_the_pattern_tokens_and_only_non_references_besides():
-    """Ours (issue 24 item 1): an ASCII text's runs (byte translation and split) hold every token the pattern
+    """Ours: an ASCII text's runs (byte translation and split) hold every token the pattern
     finds, and each other run holds none of `0-9 / _ .`, so it is no reference: on the ASCII cases and 3,000
     random texts."""
     import random
@@ -146,7 +146,7 @@ def test_ascii_runs_hold_the_pattern_tokens_and_only_non_references_besides():
 
 @pytest.mark.parametrize("text", ASCII_CASES + [case for case in TOKEN_CASES if not case.isascii()])
 def test_wanted_references_are_the_references_that_are_wanted(text):
-    """Ours (issue 24 item 1): a message's references read for a wanted set (tokens judged only where wanted)
+    """Ours: a message's references read for a wanted set (tokens judged only where wanted)
     are its full references intersected with that set, for any wanted set, ASCII or not."""
     from harness import references
 
@@ -171,9 +171,9 @@ def test_forgetting_references_reads_each_text_afresh():
     assert again == first and again is not first
 
 
-# ----- semantics (issue 19 part 3)
+# ----- semantics
 def test_none_replays_every_recorded_response_with_parallel_calls(tmp_path):
-    """Issue 19 part 3: each recorded assistant message is one request whose response is that message;
+    """Each recorded assistant message is one request whose response is that message;
     parallel tool calls and their results are replayed in order."""
     messages = [{"role": "user", "content": "Read KEY-1 and KEY-2."},
                 {"role": "assistant", "content": "both", "tool_calls": [call("a", "read", key="KEY-1"),
@@ -190,7 +190,7 @@ def test_none_replays_every_recorded_response_with_parallel_calls(tmp_path):
 
 
 def test_a_trace_without_tools_replays(tmp_path):
-    """Issue 19 part 6: a chat without tool calls or schemas is a trace like any other."""
+    """A chat without tool calls or schemas is a trace like any other."""
     messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"},
                 {"role": "assistant", "content": "Hello."}, {"role": "user", "content": "Bye"},
                 {"role": "assistant", "content": "Bye."}]
@@ -199,7 +199,7 @@ def test_a_trace_without_tools_replays(tmp_path):
 
 
 def test_unicode_content_survives_replay_and_the_log_replays(tmp_path):
-    """Issue 19 part 6: Unicode (accents, CJK, emoji) passes through unchanged; `ctxbench replay` checks the views."""
+    """Unicode (accents, CJK, emoji) passes through unchanged; `ctxbench replay` checks the views."""
     text = "Prüfe ENT-4821 — 日本語 🙂"
     messages = [{"role": "user", "content": text}, {"role": "assistant", "content": f"ok {text}"}]
     row = replay(tmp_path, trace_of(messages, tools=[]))
@@ -209,7 +209,7 @@ def test_unicode_content_survives_replay_and_the_log_replays(tmp_path):
 
 
 def test_overflow_ends_none_and_hard_summarize_summarizes(tmp_path):
-    """Issue 19 part 3: a view over --window raises the context-window error: `none` ends context_overflow at
+    """A view over --window raises the context-window error: `none` ends context_overflow at
     that request, hard_summarize summarizes (mock/summarizer) and serves the rest of the trace."""
     trace = lookup_trace(hops=8, filler=400)
     none = replay(tmp_path, trace, window=3000)
@@ -221,7 +221,7 @@ def test_overflow_ends_none_and_hard_summarize_summarizes(tmp_path):
 
 
 def test_tool_results_go_through_transform_tool_result(tmp_path):
-    """Issue 19 part 3: recorded tool results are appended through transform_tool_result, so
+    """Recorded tool results are appended through transform_tool_result, so
     tool_output_limits offloads an oversized one (the paging tool is offered, never called)."""
     row = replay(tmp_path, lookup_trace(hops=3, filler=6000), "tool_output_limits")
     assert row["tool_outputs_offloaded"] == 3 and row["termination"] == "trace_end"
@@ -229,15 +229,15 @@ def test_tool_results_go_through_transform_tool_result(tmp_path):
     assert "read_tool_result" in [t["function"]["name"] for t in start["tools"]]
 
 
-# ----- forgotten references (issue 19 part 4)
+# ----- forgotten references
 def test_forgotten_references_zero_for_none_without_overflow(tmp_path):
-    """Issue 19 part 4: `none` keeps every message, so with no overflow nothing is forgotten."""
+    """`none` keeps every message, so with no overflow nothing is forgotten."""
     row = replay(tmp_path, lookup_trace())
     assert row["termination"] == "trace_end" and row["forgotten_references"] == 0
 
 
 def test_masking_forgets_a_cited_id_and_names_it(tmp_path):
-    """Issue 19 part 4: observation_masking (keep_last 1) masks the results holding KEY-1002 ... and the
+    """Observation_masking (keep_last 1) masks the results holding KEY-1002 ... and the
     recorded agent later cites them: counted per request (llm_call) and per run."""
     trace = lookup_trace()
     trace.messages[-1] = {"role": "assistant", "content": "Chain: KEY-1001, KEY-1002, weight 211."}
@@ -270,7 +270,7 @@ def test_reference_index_matches_a_recount_of_the_view(tmp_path):
 
 
 def test_an_index_of_wanted_references_matches_a_fresh_reading_of_each_view(tmp_path):
-    """Ours (issue 24 item 1): a replay's index counts only the recorded responses' references; after every
+    """Ours: a replay's index counts only the recorded responses' references; after every
     view op its count of each wanted reference equals a fresh reading of the view's messages as sent."""
     from harness.view import fold
 
@@ -292,7 +292,7 @@ def test_an_index_of_wanted_references_matches_a_fresh_reading_of_each_view(tmp_
 
 
 def test_an_index_rereads_a_message_replaced_under_its_id():
-    """Ours (issue 24 item 1): the index's memo of a message's references is keyed by the message as sent, so a
+    """Ours: the index's memo of a message's references is keyed by the message as sent, so a
     message replaced under the same id (masked, truncated) is read again, not answered from the stale memo."""
     index = ReferenceIndex(frozenset({"KEY-1", "KEY-2"}))
     index.watch(3, {"role": "tool", "content": "KEY-1 and KEY-2"}, 1)
@@ -301,9 +301,9 @@ def test_an_index_rereads_a_message_replaced_under_its_id():
     assert index.holders == {"KEY-2": 1} and index.missing(["KEY-1", "KEY-2"]) == ["KEY-1"]
 
 
-# ----- what a replay refuses (issue 19 part 3, part 2)
+# ----- what a replay refuses
 def test_agent_reset_is_refused_with_the_reason(tmp_path):
-    """Issue 19 part 3: agent_reset needs the agent's condense call, which a recorded agent never made."""
+    """Agent_reset needs the agent's condense call, which a recorded agent never made."""
     with pytest.raises(ConfigError, match="condense"):
         replay(tmp_path, lookup_trace(), "agent_reset")
     out = tmp_path / "out"
@@ -312,7 +312,7 @@ def test_agent_reset_is_refused_with_the_reason(tmp_path):
 
 
 def test_malformed_input_exits_2_and_writes_nothing(tmp_path, capsys):
-    """Issue 19 part 2: a malformed trace is refused naming file (and message index), exit 2, nothing written;
+    """A malformed trace is refused naming file (and message index), exit 2, nothing written;
     a results directory already written is left as it was."""
     bad_json = tmp_path / "bad.json"
     bad_json.write_text("{not json", encoding="utf-8")
@@ -340,7 +340,7 @@ def test_malformed_input_exits_2_and_writes_nothing(tmp_path, capsys):
 
 
 def test_a_format_missing_its_extra_names_the_extra(monkeypatch):
-    """Issue 19 part 2: the inspect format needs the `inspect` extra; without it the error says which to install,
+    """The inspect format needs the `inspect` extra; without it the error says which to install,
     and auto-detection lists it as unavailable instead of failing the other formats."""
     import importlib
 
@@ -373,9 +373,9 @@ def test_replay_model_needs_a_reply():
     client.end_session()
 
 
-# ----- ctxbench's own logs (issue 19 part 2) and calibration (part 5)
+# ----- ctxbench's own logs and calibration
 def test_ctxbench_log_fixture_reads_the_conversation():
-    """Issue 19 part 2: the logged conversation in order, strategy messages left out, an offloaded tool result
+    """The logged conversation in order, strategy messages left out, an offloaded tool result
     restored to its full content, recorded usage per response, task_id as the trace id."""
     [trace] = load_traces([CTXBENCH_FIXTURE])
     assert trace.trace_id == "fixture-task" and trace.source_format == "ctxbench"
@@ -387,7 +387,7 @@ def test_ctxbench_log_fixture_reads_the_conversation():
 
 
 def test_recosting_a_run_under_none_gives_its_recorded_tokens(tmp_path):
-    """Issue 19 part 5: a mock run's logs replayed under `none` at the same window and cache style give the
+    """A mock run's logs replayed under `none` at the same window and cache style give the
     input and cached tokens it recorded, run by run; the rows carry both."""
     run_dir = api.run("smoke", strategies="none", out=tmp_path / "run",
                       profiles=api.mock_profiles(window=30_000, cache="openai"))
@@ -404,7 +404,7 @@ def test_recosting_a_run_under_none_gives_its_recorded_tokens(tmp_path):
 
 
 def test_cli_writes_the_results_layout_that_reports_and_replay_read(tmp_path, capsys):
-    """Issue 19 part 1: runs.jsonl one row per trace x strategy, event logs, summary.csv, paired.csv, report.md,
+    """Runs.jsonl one row per trace x strategy, event logs, summary.csv, paired.csv, report.md,
     plots; load_results reads it and `ctxbench replay` rebuilds every view."""
     out = tmp_path / "out"
     assert cli(["traces", str(CTXBENCH_FIXTURE), "--strategies", "none,observation_masking,hard_summarize",
@@ -419,7 +419,7 @@ def test_cli_writes_the_results_layout_that_reports_and_replay_read(tmp_path, ca
     assert cli(["report", str(out)]) == 0
 
 
-# ----- speed (issue 19 part 7): pytest -m benchmark -s prints requests per second per core
+# ----- speed: pytest -m benchmark -s prints requests per second per core
 BENCH_CASES = [("none", None, 1_000_000), ("clear_tool_uses", None, 1_000_000), ("compaction_ladder", None, 1_000_000),
                ("hard_summarize", None, 1_000_000), ("hard_summarize", None, 32_000),
                ("llm_summarizing", None, 1_000_000), ("observation_masking", None, 1_000_000),
@@ -429,7 +429,7 @@ BENCH_CASES = [("none", None, 1_000_000), ("clear_tool_uses", None, 1_000_000), 
 @pytest.mark.benchmark
 @pytest.mark.parametrize("strategy,config,window", BENCH_CASES)
 def test_replay_requests_per_second(benchmark, tmp_path, strategy, config, window):
-    """Issue 19 part 7: a 2,000-request trace replayed under each native strategy; CPU seconds of this thread
+    """A 2,000-request trace replayed under each native strategy; CPU seconds of this thread
     (one core), so the figure is requests per second per core."""
     import time
 

@@ -1,4 +1,4 @@
-"""Trace formats: OpenAI chat, Anthropic Messages, tau-bench results (issue 19 parts 2 and 6).
+"""Trace formats: OpenAI chat, Anthropic Messages, tau-bench results.
 
 Each fixture under tests/fixtures/traces/<format>/ was written for these tests. The expected
 traces follow the formats' real shapes: the OpenAI Chat Completions message schema, the Anthropic
@@ -54,7 +54,7 @@ BAD = sorted(p for fmt in MINE for p in (FIXTURES / fmt).rglob("bad_*"))
 
 @pytest.mark.parametrize("path", GOOD + BAD, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_detection_picks_the_fixtures_own_format_and_no_other(path):
-    """Issue 19 part 2 ("detected automatically"): exactly one of the three formats claims each of
+    """Exactly one of the three formats claims each of
     its fixtures, malformed ones included (so --format auto names the format that refuses it);
     the other helpers' modules, where present, claim none of them."""
     head = _head(path)
@@ -72,7 +72,7 @@ def test_detection_rejects_what_none_of_the_formats_holds():
 
 
 def test_a_plain_text_conversation_is_openai_and_anthropic_only_with_its_markers():
-    """Anthropic detection must not take OpenAI chat (issue 19 brief): user/assistant strings with
+    """Anthropic detection must not take OpenAI chat: user/assistant strings with
     no `system` field and no Anthropic block are OpenAI; a separate `system` makes it Anthropic."""
     plain = {"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]}
     assert openai_chat.detect(Path("x.jsonl"), plain) and not anthropic_messages.detect(Path("x.jsonl"), plain)
@@ -104,7 +104,7 @@ def test_openai_jsonl_calls_split_over_messages_pair_by_id_and_keep_tools_model_
 
 
 def test_openai_parallel_calls_and_a_line_without_an_id_named_after_file_and_line():
-    """Issue 19 brief: a JSONL line's id/task_id/conversation_id names its trace, else file stem +
+    """A JSONL line's id/task_id/conversation_id names its trace, else file stem +
     line number; parallel calls answered out of order keep their ids."""
     traces = openai_chat.read(FIXTURES / "openai" / "conversations.jsonl")
     assert [t.trace_id for t in traces] == ["split-calls", "parallel", "conversations-3"]
@@ -133,7 +133,7 @@ def test_openai_legacy_function_call_developer_role_and_content_parts():
 
 
 def test_openai_list_of_conversations_mixes_objects_and_message_lists_with_a_long_tool_output():
-    """Issue 19 brief: a JSON list of conversations (objects with `messages`, or message lists);
+    """A JSON list of conversations (objects with `messages`, or message lists);
     the long tool output is kept whole (the replay's window, not the reader, cuts it)."""
     traces = openai_chat.read(FIXTURES / "openai" / "long_output.json")
     assert [t.trace_id for t in traces] == ["long-log", "long_output-2"]
@@ -247,7 +247,7 @@ def test_tau_bench_file_whose_every_task_errored_is_refused(tmp_path):
     ("tau-bench/bad_react.json", "bad_react.json, trace '4-trial0', message 2: an `API output:` observation"),
 ])
 def test_a_malformed_file_is_refused_naming_file_trace_and_message_index(path, where):
-    """Issue 19 part 2: a malformed trace is refused with file, trace and message index (the index
+    """A malformed trace is refused with file, trace and message index (the index
     in the file's own message list)."""
     with pytest.raises(TraceError) as refused:
         MINE[Path(path).parent.name].read(FIXTURES / path)

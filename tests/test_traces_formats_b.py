@@ -1,4 +1,4 @@
-"""The mini-swe-agent, SWE-agent and Inspect AI trace readers (issue 19 parts 2 and 6).
+"""The mini-swe-agent, SWE-agent and Inspect AI trace readers.
 
 Each format is read from small fixtures authored for these tests (tests/fixtures/traces/<format>/);
 the formats' rules come from the recording code: mini-swe-agent `DefaultAgent.serialize` and
@@ -114,14 +114,14 @@ def test_mini_responses_api_objects_become_chat_messages():
 
 
 def test_mini_trace_without_tools():
-    """A trajectory where the agent only answers in text has no tool calls (issue 19 part 6)."""
+    """A trajectory where the agent only answers in text has no tool calls."""
     trace = only(mini_swe_agent.read(MINI / "no_tools.traj.json"))
     assert [m["role"] for m in trace.messages] == ["system", "user", "assistant"]
     assert "tool_calls" not in trace.messages[2] and trace.tools == []
 
 
 def test_mini_long_observation_is_kept_whole():
-    """The long observation is kept as recorded, so a small --window overflows on it (issue 19 part 6)."""
+    """The long observation is kept as recorded, so a small --window overflows on it."""
     trace = only(mini_swe_agent.read(MINI / "toolcalls.traj.json"))
     assert len(trace.messages[8]["content"]) > 20000 and "line 899: value_899" in trace.messages[8]["content"]
 
@@ -176,7 +176,7 @@ def test_swe_retry_attempts_are_traces_and_one_has_no_tools():
     (swe_agent, SWE / "bad_content.traj", 2, "content must be a string"),
 ], ids=lambda v: v.name if isinstance(v, Path) else None)
 def test_malformed_refused_with_file_trace_and_index(reader, path, index, problem):
-    """A malformed trace is refused naming file, trace and message index (issue 19 part 2)."""
+    """A malformed trace is refused naming file, trace and message index."""
     with pytest.raises(TraceError) as caught:
         reader.read(path)
     message = str(caught.value)
@@ -186,7 +186,7 @@ def test_malformed_refused_with_file_trace_and_index(reader, path, index, proble
 
 
 def test_not_json_refused_naming_the_file(tmp_path):
-    """A file that is not JSON is a TraceError naming it, not a traceback (issue 19 part 2)."""
+    """A file that is not JSON is a TraceError naming it, not a traceback."""
     path = tmp_path / "broken.traj"
     path.write_text("{not json")
     for reader in (swe_agent, mini_swe_agent):
@@ -206,7 +206,7 @@ def all_fixtures():
 @pytest.mark.parametrize("module", FORMATS.values(), ids=FORMATS.keys())
 def test_detection_claims_own_fixtures_and_rejects_the_others(module):
     """Each format detects its own fixtures and none of the other formats' fixtures in
-    tests/fixtures/traces (auto-detection, issue 19 part 2)."""
+    tests/fixtures/traces (auto-detection)."""
     own = [p for p in all_fixtures() if p.parent.name == module.FORMAT]
     others = [p for p in all_fixtures() if p.parent.name != module.FORMAT]
     assert own and others
@@ -285,7 +285,7 @@ def test_inspect_malformed_sample_refused_with_trace_and_index(tmp_path):
 
 @needs_inspect
 def test_inspect_unreadable_log_refused_naming_the_file(tmp_path):
-    """A .eval that is not a zip log is a TraceError naming the file (issue 19 part 2)."""
+    """A .eval that is not a zip log is a TraceError naming the file."""
     path = tmp_path / "junk.eval"
     path.write_bytes(b"not a zip")
     with pytest.raises(TraceError, match="junk.eval: Inspect AI could not read the log"):

@@ -1,4 +1,4 @@
-"""Event log and views (issue 2.2): the view is a fold over the append-only log."""
+"""Event log and views: the view is a fold over the append-only log."""
 import json
 
 import pytest
@@ -68,7 +68,7 @@ def test_set_refuses_unknown_message_ids():
 
 
 def test_messages_as_sent_kept_incrementally_equal_a_fresh_fold_after_every_op():
-    """to_messages() and ids_of_role() reuse their lists while the view grows (issue 8); every op must
+    """to_messages() and ids_of_role() reuse their lists while the view grows; every op must
     still show in them."""
     import random
 
@@ -155,7 +155,7 @@ def _chain_by_definition(view, tools_hash):
 
 
 def test_view_hash_keeps_its_recorded_definition_through_replaces_in_the_middle():
-    """Issue 24 item 1 (ours): the hash chain is kept as hex texts and re-linked after a replace ~20 messages
+    """Ours: the hash chain is kept as hex texts and re-linked after a replace ~20 messages
     back (masking, clearing); the value must stay the one logs recorded, after every edit."""
     log, view = _log_with_messages(30)
     assert view.hash("t") == _chain_by_definition(view, "t")
@@ -172,7 +172,7 @@ def test_view_hash_keeps_its_recorded_definition_through_replaces_in_the_middle(
 
 
 def test_a_replace_finds_its_message_through_appends_drops_and_sets():
-    """Issue 24 item 1 (ours): a replace finds its message's position through an index built at the first replace
+    """Ours: a replace finds its message's position through an index built at the first replace
     and kept while the view grows, rebuilt after a drop or set; each step must equal a fresh fold of the log."""
     log, view = _log_with_messages(6)
     assert view._positions is None  # a view never edited keeps no index

@@ -1,4 +1,4 @@
-"""Executors: what runs a batch of cells (issue 23 item 1). The runner knows only `Executor` and
+"""Executors: what runs a batch of cells. The runner knows only `Executor` and
 `make_executor`; nothing here imports the runner."""
 from __future__ import annotations
 

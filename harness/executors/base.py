@@ -1,4 +1,4 @@
-"""The executor interface (issue 23 item 1): what runs a batch of cells, wherever it runs them.
+"""The executor interface: what runs a batch of cells, wherever it runs them.
 
 An executor is handed the unit of work as a callable (harness.runner.run_cell: cell -> row), so no
 executor imports the runner; rows come back to the parent, which alone writes them (runs.jsonl).
@@ -44,7 +44,7 @@ def settle_heap() -> None:
         _heap_settled = True
 
 
-# Ours (issue 24 item 1): the young generation's threshold while runs are under way (CPython's: 700). A run's data
+# Ours: the young generation's threshold while runs are under way (CPython's: 700). A run's data
 # are trees freed by reference counting, so a young pass finds little to free; at 700 such passes took 1-2.5% of a
 # long run's CPU (gc.callbacks, chained_lookup/work_queue-long: none 1.2%, observation_masking 2.4%). What waits for
 # a pass stays bounded: at most this many container objects more than were freed.

@@ -27,7 +27,7 @@ LIVENESS_S = 0.5  # how often the workers are checked for one that died
 
 
 class WorkerExited(RuntimeError):
-    """The worker process running a call died before the call ended (issue 20 part 6)."""
+    """The worker process running a call died before the call ended."""
 
 
 class ThreadsInProcesses(Executor):

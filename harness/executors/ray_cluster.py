@@ -1,4 +1,4 @@
-"""Cells run on a local or existing Ray cluster (issue 23 item 2; the `ray` extra): a cell-running actor
+"""Cells run on a local or existing Ray cluster (the `ray` extra): a cell-running actor
 per CPU, handed cells by local_processes.LocalProcesses (task affinity, the in-flight rule).
 
 A worker may be on another machine, with its own disk: it never touches the results directory. It runs

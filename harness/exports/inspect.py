@@ -1,4 +1,4 @@
-"""ctxbench results as Inspect AI eval logs, for `inspect view` and `inspect_ai.analysis` (issue 22 items 2, 4).
+"""ctxbench results as Inspect AI eval logs, for `inspect view` and `inspect_ai.analysis`.
 
 One eval log per strategy (its label): the viewer lists logs side by side and a log's samples are the
 runs of one strategy, so strategies compare as Inspect's users compare models or solvers, and a log's

@@ -4,7 +4,7 @@ A fault is drawn per request from the run seed, the session (the run), the reque
 that session and the attempt (0 first, then 1 for its first retry, ...), so a retry can succeed and a
 run meets the same faults every time, in process or over HTTP: the client tells its index and attempt
 (harness.llm's X-Ctxbench-Request and X-Ctxbench-Attempt headers), so a restarted serve-mock draws the
-same faults as the one before it (issue 20 part 7). A client that tells neither (a plain OpenAI client)
+same faults as the one before it. A client that tells neither (a plain OpenAI client)
 gets the session's own count of the requests it received as the index, with attempt 0.
 """
 from __future__ import annotations
@@ -41,7 +41,7 @@ class Faults:
 
     @functools.cached_property
     def active(self) -> bool:
-        """Whether any fault can be drawn: asked of every request, worked out once (ours, issue 24 item 1)."""
+        """Whether any fault can be drawn: asked of every request, worked out once (ours)."""
         return any((self.rate_limit, self.server_error, self.timeout, self.malformed_tool_args))
 
 

@@ -10,7 +10,7 @@ the body of any earlier summary of its own, and the shown lines that name an ide
 missing from the summary, as with a real model. It sees nothing but the request's messages.
 
 Its own knobs (`SummarizerKnobs`, the summary profile's `mock.knobs`) make it as fallible as the
-agent (issue 18 part 1): each fact it is shown makes it into a summary with chance
+agent: each fact it is shown makes it into a summary with chance
 `summary_completeness`, drawn per run seed and fact (`Writer`).
 """
 from __future__ import annotations

@@ -128,7 +128,7 @@ def request_context(lib: dict[str, Any], model: Any, messages: list[Any], parame
 class ToolParameters:
     """ctxbench's tool schemas as the library's ModelRequestParameters, built once per set of schemas.
 
-    Ours (issue 24 item 1): a run's schemas are set once, before its first request (`RunContext.tools`, hashed
+    Ours: a run's schemas are set once, before its first request (`RunContext.tools`, hashed
     and counted once there too), and the library only reads the parameters of a request context, so one object
     serves every request of the run; built per request, it was ~15 us of ctxbench's CPU a request.
     """

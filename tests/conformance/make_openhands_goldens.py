@@ -1,4 +1,4 @@
-"""Golden files from the real OpenHands SDK (issue 17 point 3): run with /work/venv312/bin/python from the
+"""Golden files from the real OpenHands SDK: run with /work/venv312/bin/python from the
 worktree. Each crafted history (ctxbench messages) is converted to OpenHands' events by the adapter's
 converter (strategies/adapters/openhands.py `_History`), condensed once by the real
 LLMSummarizingCondenser (`condense`, with a condensation request where the case asks), and the outcome is

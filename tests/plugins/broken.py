@@ -1,4 +1,4 @@
-"""Strategies whose own code is broken, for the harness's validation (issue 20 part 2): each must make
+"""Strategies whose own code is broken, for the harness's validation: each must make
 `ctxbench run` exit 2 naming the strategy and the method, before any model call, never a traceback."""
 from __future__ import annotations
 

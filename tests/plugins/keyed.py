@@ -1,4 +1,4 @@
-"""A user strategy that holds a credential in its config (a service it would call): issue 20 part 3's tests
+"""A user strategy that holds a credential in its config (a service it would call): the secrets tests
 plant secrets in it. It changes no view; with `profile` it makes one side call of that LLM profile per run
 (its failure is the strategy's to absorb), with `fail` it crashes with a message that echoes its key."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Test strategies that misbehave (issue 20 part 6): each raises or edits where a run must contain it."""
+"""Test strategies that misbehave: each raises or edits where a run must contain it."""
 from __future__ import annotations
 
 from dataclasses import dataclass

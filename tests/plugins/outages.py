@@ -1,6 +1,6 @@
 """A strategy whose runs crash while CTXBENCH_TEST_CRASH is set: with "outage", on a provider outage (as
 a strategy's own request meets one after its retries), otherwise on a bug of its own: the transient and
-the plain `error` rows of issue 20 part 4, which a later `--resume` (`--rerun-errors`) turns into results."""
+the plain `error` rows, which a later `--resume` (`--rerun-errors`) turns into results."""
 from __future__ import annotations
 
 import os

@@ -6,10 +6,10 @@ ToolOutputLimits contract words it; `ClampHeadTail` keeps head and tail with no 
 `SlidingWindow` keeps only the latest messages. The task tests use them to show which
 family each kind of cut breaks and which it leaves whole.
 
-Misbehaving ones, for the harness's own checks (issue 18): `ClearInPlace` makes ClearOlderTurns'
-cut by editing the messages in place instead of emitting view ops (part 6: the run must end in an
-error); `ForgetEverything` condenses to the task alone before every request (a condensation loop,
-part 4); `DropCalls` drops the agent's tool calls but keeps their results (orphans, part 4).
+Misbehaving ones, for the harness's own checks: `ClearInPlace` makes ClearOlderTurns'
+cut by editing the messages in place instead of emitting view ops (the run must end in an
+error); `ForgetEverything` condenses to the task alone before every request (a condensation loop);
+`DropCalls` drops the agent's tool calls but keeps their results (orphans).
 """
 from __future__ import annotations
 
@@ -120,8 +120,7 @@ class PermuteResults(Strategy):
     """Sends the tool results in reverse order under the calls' ids (through `replace` view ops; ids and
     order kept): the latest call is answered by the oldest call's output, and so on.
 
-    Models a strategy that mixes results up; the agent must use a result only for the call it answers
-    (issue 18 part 5)."""
+    Models a strategy that mixes results up; the agent must use a result only for the call it answers."""
 
     name = "permute_results"
 

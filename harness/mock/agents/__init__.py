@@ -64,8 +64,8 @@ def _family(visible: Visible) -> tuple[ModuleType, Any] | None:
     A family found last request is asked first when this request, in a regular context, holds that one's
     messages except for some it drops and some in their place or after them that hold no statement literal
     of a family before it: those families found none in the messages kept, which read as they did (a result
-    by its call, which comes before it), and a statement needs one of its literals (ours, issue 24 item 1:
-    the earlier families' folds are not read on every request for nothing). Else, or when it finds none now,
+    by its call, which comes before it), and a statement needs one of its literals (ours: the earlier families' folds
+    are not read on every request for nothing). Else, or when it finds none now,
     every family in order, as without the memory.
     """
     memory = visible.memory

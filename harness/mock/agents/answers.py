@@ -1,6 +1,6 @@
 """Whether a tool result answers the call whose id it carries.
 
-Issue 18 part 5: the agent "uses a tool result only for the call it answers". A careful reader
+The agent uses a tool result only for the call it answers. A careful reader
 checks that what came back is what it asked for: a read of path A opens with A's header, a
 lookup of ORD-1 with ORD-1's record, a page with the result id and offset asked for, an error
 with the tool's name and the arguments it refuses. A result that opens as the answer to another

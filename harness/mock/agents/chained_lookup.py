@@ -68,7 +68,7 @@ def _complete_read(visible: Visible, exchange: Exchange) -> bool:
     return shows_whole_file(read, str(exchange.args.get("path", "")).strip()) and not is_clamped(read.text)
 
 
-# The distinct paths a search result names, in order, by its text (ours, issue 24 item 1: the latest search is
+# The distinct paths a search result names, in order, by its text (ours: the latest search is
 # read on every request until the record is found; its hits are a function of its text alone).
 _hit_paths = Readings(lambda result: tuple(dict.fromkeys(path for path, _ in SEARCH_HIT.findall(result))))
 

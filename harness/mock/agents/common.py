@@ -29,7 +29,7 @@ class Knobs:
     reread_budget: int = 2  # times it fetches a lost or unreadable fact again before giving up
     # It saves notes and condenses at the k-th context warning of a reset cycle (the warnings it has
     # been shown since its last reset notice; None: it never condenses). 1, the first: the strategy's
-    # warning_thresholds decide when it condenses (issue 18 part 5; seed 000: the warnings are advisory
+    # warning_thresholds decide when it condenses (seed 000: the warnings are advisory
     # and the agent decides).
     reset_at_warning: int | None = 1
     notes_completeness: float = 1.0  # chance each fact it holds makes it into its notes before a reset
@@ -45,8 +45,8 @@ class Knobs:
 
 
 def build_knobs(data: dict[str, Any] | None, where: str = "mock knobs") -> Knobs:
-    if isinstance(data, dict) and "reset_stage" in data:  # the knob before issue 18 part 5
-        raise ConfigError(f"{where}: 'reset_stage' was replaced by 'reset_at_warning' (issue 18 part 5): the agent "
+    if isinstance(data, dict) and "reset_stage" in data:  # the knob reset_at_warning replaced
+        raise ConfigError(f"{where}: 'reset_stage' was replaced by 'reset_at_warning': the agent "
                           "now condenses at the k-th context warning of a reset cycle, so the strategy's "
                           "warning_thresholds decide when; set reset_at_warning (1 = the first warning, the "
                           "default; null = never)")
@@ -255,7 +255,7 @@ class Calls(Fold):
 
     def _answer(self, key: Any, content: str) -> str | None:
         """The content as the result of the latest call read with this id; None when it answers no call read
-        so far (issue 18 part 5: a result counts only for the call it answers)."""
+        so far (a result counts only for the call it answers)."""
         exchange = self.by_id.get(key)
         return content if exchange is not None and answers(exchange.name, exchange.args, content) else None
 
@@ -390,7 +390,7 @@ class Visible:
 
     def _read_along(self) -> None:
         """Bring the folds the session's previous request read up to this request together, in one pass over the
-        messages appended since, when it holds all of that request's messages (ours, issue 24 item 1: the common
+        messages appended since, when it holds all of that request's messages (ours: the common
         request, the previous one's messages and two more; each fold finding that out and walking the new messages on
         its own cost more than reading them). Only folds asked for by the last two requests (so they read exactly the
         last one's messages, and are asked for steadily: not those a first request asks of every family, nor those asked
@@ -527,7 +527,7 @@ def _tool_names(memory: Memory, tools: list[dict[str, Any]]) -> set[str]:
 
 
 def answered(visible: Visible, message: dict[str, Any]) -> bool:
-    """Whether a tool message answers the visible call whose id it carries (issue 18 part 5).
+    """Whether a tool message answers the visible call whose id it carries.
 
     In a regular context `Calls` has checked each result against its call, keeping the very content
     object when it answers: that one is known without reading it again; others (a result replaced

@@ -78,7 +78,7 @@ class Scans(Table):
     """One regular-expression method's readings by text: `table[text]` scans a text the first time it is
     asked, and reads a text that lacks every literal a match needs as `empty` without scanning it.
 
-    (ours, issue 24 item 1: a new text of a request is read once by each pattern of each fold, so a first
+    (ours: a new text of a request is read once by each pattern of each fold, so a first
     reading takes two Python steps here, not four: no reader and literal check each in a frame of its own.)
     """
 
@@ -120,7 +120,7 @@ class Pattern:
     """
 
     # search/match/findall/finditer(text): each its table's own lookup, so a reading recalled is one call in C,
-    # with no Python frame of its own (ours, issue 24 item 1: folds and agents ask ~10 per request).
+    # with no Python frame of its own (ours: folds and agents ask ~10 per request).
     search: Callable[[str], re.Match[str] | None]
     match: Callable[[str], re.Match[str] | None]
     findall: Callable[[str], tuple[Any, ...]]
@@ -155,7 +155,7 @@ class LinePattern(Pattern):
     (`\\b(\\w+) ...`) that is slow over a long log with a few matching lines, and so is one anchored at line
     starts (`^Order ...`, re.MULTILINE), which no literal prefix lets the scan skip to.
 
-    Anchors only with re.MULTILINE (ours, issue 24 item 1): there `^` and `$` match at line starts and ends, which
+    Anchors only with re.MULTILINE (ours): there `^` and `$` match at line starts and ends, which
     a line's scan sees as the whole text's does (`^` looks at the character before the line, `$` ends the line);
     without it they would match at a line's ends inside the text. A pattern opening with `^` and a literal is
     tried only on the lines that open with that literal.

@@ -217,7 +217,7 @@ def _find_cut(result: str) -> tuple[Contract, re.Match[str]] | None:
     return None
 
 
-# `_find_cut` of a text, worked out once per text (ours, issue 24 item 1: a result is asked whether it was cut by
+# `_find_cut` of a text, worked out once per text (ours: a result is asked whether it was cut by
 # each fold that reads it and by the agent, on every request that re-reads it; a recalled answer is one lookup,
 # not four frames and two pattern lookups).
 _cut = Readings(_find_cut).__getitem__

@@ -6,7 +6,7 @@ whose failure details it cannot see is paged on when paging is offered, else run
 within the reread budget. An edit replaces the constant's whole line as last read from the
 file, so near-miss constants are left alone. Past its budget it submits what it has.
 
-Its notes hold what it found (issue 18 part 5): each open failure and the line to edit, as well
+Its notes hold what it found: each open failure and the line to edit, as well
 as its fixes. With no test run visible (after a reset or a summary) it goes on from the failures
 its notes or a summary state, fixing one before it runs the tests again.
 """
@@ -85,7 +85,7 @@ def _line(visible: Visible, path: str, name: str) -> str | None:
 
 def _assignment_line(text: str, name: str) -> str | None:
     """The first line of `text` that opens with `NAME = ` (the match of `^NAME = .*$`, re.MULTILINE), found
-    by a substring search: no regular expression built per constant (ours, issue 24 item 1: one per name
+    by a substring search: no regular expression built per constant (ours: one per name
     was compiled and parsed at its first read, ~70 per long repo_maintenance task)."""
     opening = f"{name} = "
     if text.startswith(opening):
@@ -101,7 +101,7 @@ def _assignment_line(text: str, name: str) -> str | None:
 def _set_value(line: str, name: str, value: str) -> str:
     r"""`line` with the value after its opening `NAME = ` (up to a `#` or a space) set to `value`: what
     `re.sub(rf"^{re.escape(name)} = [^#\s]+", f"{name} = {value}", line)` gives, without a regular expression
-    built per constant (ours, issue 24 item 1); unchanged when it does not open so, or has no value there."""
+    built per constant (ours); unchanged when it does not open so, or has no value there."""
     opening = f"{name} = "
     if not line.startswith(opening):
         return line

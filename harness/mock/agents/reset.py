@@ -1,6 +1,6 @@
 """The simulated agent's generic agent-reset behaviour, shared by every task family.
 
-It decides from the warnings it is shown (issue 18 part 5; seed 000: the warnings are advisory
+It decides from the warnings it is shown (seed 000: the warnings are advisory
 and the agent decides). A reset cycle starts at the latest visible reset notice (or the start);
 at the `reset_at_warning`-th context warning visible in it (knob, default the first) it writes
 notes (the family agent's `notes()`, where each fact survives with chance `notes_completeness`)

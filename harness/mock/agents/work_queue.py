@@ -17,7 +17,7 @@ from harness.mock.agents.memo import LinePattern, Pattern
 from harness.mock.agents.reading import ReadableFold, obtain
 
 TICKET = Pattern(r"Ticket (\d+) of (\d+): order (ORD-\d+)")
-# Record lines, scanned line by line (LinePattern; ours, issue 24 item 1: ~3 us a result as whole-text scans)
+# Record lines, scanned line by line (LinePattern; ours: ~3 us a result as whole-text scans)
 ORDER = LinePattern(r"^Order (ORD-\d+) \| customer (CUS-\d+) \| sku (SKU-\w+) \| quantity (\d+)", re.MULTILINE)
 CUSTOMER = LinePattern(r"^Customer (CUS-\d+) \| region (\w+)", re.MULTILINE)
 PRICE = LinePattern(r"^Price (SKU-\w+) \| region (\w+) \| unit (\d+)", re.MULTILINE)
