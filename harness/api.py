@@ -8,15 +8,16 @@ from typing import Any, Callable, Iterable
 
 import pandas as pd
 
-from harness.config import check_writable_dir
-from harness.errors import ConfigError, did_you_mean
-from harness.lock import hold
-from harness.plots import check_plot_task
-from harness.report import DEFAULT_BASELINE, PAIRED_FILE, requests_frame, runs_frame, write_report
-from harness.results import EVENTS_DIR, RUNS_FILE, SUMMARY_FILE, ResultsDir
-from harness.secrets import redact, redact_text, remember
-from harness.sweep import (SWEEP_FILE, TUNING_FILE, Grid, grid_from_mapping, point_knobs, point_profiles,
-                           recommended_label, sweep_file_text, validate_grid)
+from harness.core.config import check_writable_dir
+from harness.core.errors import ConfigError, did_you_mean
+from harness.results.lock import hold
+from harness.results.plots import check_plot_task
+from harness.results.report import DEFAULT_BASELINE, PAIRED_FILE, requests_frame, runs_frame, write_report
+from harness.results.layout import EVENTS_DIR, RUNS_FILE, SUMMARY_FILE, ResultsDir
+from harness.core.secrets import redact, redact_text, remember
+from harness.results.layout import SWEEP_FILE, TUNING_FILE
+from harness.sweep import Grid, grid_from_mapping, point_knobs, point_profiles, sweep_file_text, validate_grid
+from harness.results.tuning import recommended_label
 from strategies import StrategySpec, comparison_strategies
 
 
@@ -60,7 +61,7 @@ def default_summary_profile(main: dict[str, Any]) -> dict[str, Any]:
     """The `summary` profile summarizing strategies use unless one is given: the mock summarizer
     for a mock agent (same cache style, prices and window), in process or over HTTP (`openai/mock-agent`:
     `openai/mock-summarizer` at the same api base), else the main model itself without its budget."""
-    from harness.llm import serves_mock
+    from harness.models.llm import serves_mock
 
     if serves_mock(main["model"], main.get("api_base")):
         return {**main, "model": f"{main['model'].partition('/')[0]}/mock-summarizer"}
@@ -81,7 +82,7 @@ def mock_profiles(model: str = "mock/agent", *, window: int | None = None, cache
     """LLM profiles as plain data: the main profile from these options, a default `summary`
     profile, plus `extra` ones (which replace profiles of the same name). `knobs` are the mock
     agent's, `summarizer_knobs` the mock summarizer's (set on the `summary` profile); `cache_policy`
-    (harness.cache_policy) is the main profile's and the default summary profile's. `cache` and `knobs` set the
+    (harness.models.cache_policy) is the main profile's and the default summary profile's. `cache` and `knobs` set the
     in-process mock only: knobs given for another model are a ConfigError, not silently dropped."""
     main: dict[str, Any] = {"model": model}
     if api_base:
@@ -116,14 +117,14 @@ def mock_profiles(model: str = "mock/agent", *, window: int | None = None, cache
 
 def _served_mock_hint(model: str, api_base: str | None, option: str) -> str:
     """Where a mock option goes when `model` is the mock behind serve-mock, else ""."""
-    from harness.llm import serves_mock
+    from harness.models.llm import serves_mock
 
     return f"over HTTP, give them to `ctxbench serve-mock {option}`" if serves_mock(model, api_base) else ""
 
 
 def _set_summarizer_knobs(profiles: dict[str, dict[str, Any]], knobs: dict[str, Any]) -> None:
     """The summary profile's mock knobs, which must be the mock summarizer's and not set twice."""
-    from harness.mock.summarizer import is_summarizer  # here: reading results need not load the mock
+    from harness.models.mock.summarizer import is_summarizer  # here: reading results need not load the mock
 
     summary = profiles.get(SUMMARY_PROFILE)
     model = summary.get("model") if isinstance(summary, dict) else None
@@ -156,23 +157,23 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     `load_results(run(...))` gives the runs and requests as DataFrames. cache: response-cache
     directory; max_cost_usd: per run; max_total_cost_usd: per call (cells left unstarted are
     listed in unstarted.json); max_concurrency: requests per model at once; clock: how long tools
-    and users take on the simulated clock (harness.clock.ClockConfig; default: each family's table);
+    and users take on the simulated clock (harness.core.clock.ClockConfig; default: each family's table);
     extra_files: name -> text written beside config.json once every input is validated (a sweep's sweep.json);
     strategy_knobs: strategy label -> profile name -> mock knobs its runs use on top of that profile's
     (a sweep's `mock.<knob>` axes; runner.Matrix); strategy_profiles: strategy label -> profile name -> profile
     fields its runs use instead (a sweep's `cache_policy` axis).
-    families, task_ids, limit: which of the suite's tasks run (harness.selection; limit is per family).
-    plot_task: the task of plots/context_per_request.png (harness.plots.write_plots).
+    families, task_ids, limit: which of the suite's tasks run (harness.run.selection; limit is per family).
+    plot_task: the task of plots/context_per_request.png (harness.results.plots.write_plots).
     watch: told of each finished run's row once it is in runs.jsonl (`run --inspect-log`).
     executor: how the cells run, not what is measured ("local", "in_process" or "ray"; harness.executors);
     ray_address: the Ray cluster of "ray" ("auto", "ray://host:10001"; None: a local Ray of `workers` CPUs).
     """
     # Imported here so that reading results (notebooks) does not load litellm and datasets.
     from harness.executors import check_executor
-    from harness.invocation import (check_budgets, check_credentials, resolve_served_mock_window,
+    from harness.run.invocation import (check_budgets, check_credentials, resolve_served_mock_window,
                                     with_invocation_options)
-    from harness.runner import DEFAULT_MAX_REQUESTS, Matrix, validate_cells
-    from harness.selection import TaskSelection
+    from harness.run.runner import DEFAULT_MAX_REQUESTS, Matrix, validate_cells
+    from harness.run.selection import TaskSelection
     from tasks.suites import load_tasks
 
     check_executor(executor, ray_address)
@@ -216,7 +217,7 @@ def _run_locked(out_path: Path, suite: str, selection: Any, tasks: list[Any], sp
                 watch: Callable[[dict[str, Any]], None] | None = None, executor: str = "local",
                 ray_address: str | None = None) -> None:
     """run's writing part, with the directory's lock held (a second writer was refused before this)."""
-    from harness.invocation import execute
+    from harness.run.invocation import execute
 
     if (out_path / RUNS_FILE).exists():
         raise ConfigError(f"{out_path} already holds runs; finish it with --resume {out_path} or choose another --out")
@@ -251,7 +252,7 @@ def resume(results_dir: str | Path, *, workers: int = 1, progress: bool = False,
     """Finish an interrupted run: the matrix of its config.json, minus the cells already in runs.jsonl
     (rows that ended on an outage, or with rerun_errors any `error` row, are run again and replaced).
     Every line of runs.jsonl must be a row of that matrix; repair moves the others to runs.quarantine.jsonl.
-    `api_base`: a URL whose credentials config.json could not hold, given again (harness.invocation)."""
+    `api_base`: a URL whose credentials config.json could not hold, given again (harness.run.invocation)."""
     from harness.executors import check_executor
 
     check_executor(executor, ray_address)
@@ -268,9 +269,9 @@ def _resume_locked(results_dir: str | Path, *, workers: int, progress: bool, cac
                    max_cost_usd: float | None, max_total_cost_usd: float | None, max_concurrency: int | None,
                    baseline: str | None, rerun_errors: bool, repair: bool,
                    api_base: str | None, executor: str, ray_address: str | None) -> Path:
-    from harness.invocation import (check_budgets, check_credentials, check_rows, execute, load_matrix,
+    from harness.run.invocation import (check_budgets, check_credentials, check_rows, execute, load_matrix,
                                     resolve_served_mock_window, with_invocation_options)
-    from harness.runner import validate_cells
+    from harness.run.runner import validate_cells
 
     matrix = load_matrix(results_dir, api_base)
     remember(matrix.profiles, [spec.config for spec in matrix.strategies])
@@ -345,12 +346,12 @@ def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | 
            strategy_configs: dict[str, Any] | None = None, fmt: str = "auto",
            profiles: dict[str, dict[str, Any]] | None = None, out: str | Path | None = None,
            progress: bool = False, baseline: str | None = None, command_line: list[str] | None = None) -> Path:
-    """Replay recorded trajectories under each strategy (harness.trace_replay); write the results layout.
+    """Replay recorded trajectories under each strategy (harness.traces.replay); write the results layout.
 
     Every trace is read and checked, and every strategy built, before anything is written: bad input
     raises ConfigError and leaves `out` as it was. `profiles`: as `mock_profiles("mock/replay", ...)`.
     """
-    from harness.trace_replay import REPLAY_MODEL, build_cells
+    from harness.traces.replay import REPLAY_MODEL, build_cells
     from harness.traces import load_traces
 
     paths = [str(path) for path in paths]
@@ -374,7 +375,7 @@ def _traces_locked(out_path: Path, paths: list[str], fmt: str, loaded: list[Any]
                    profiles: dict[str, dict[str, Any]], cells: list[Any], *, progress: bool, baseline: str,
                    command_line: list[str] | None) -> None:
     """traces' writing part, with the directory's lock held."""
-    from harness.trace_replay import replay_cells
+    from harness.traces.replay import replay_cells
 
     if (out_path / RUNS_FILE).exists():
         raise ConfigError(f"{out_path} already holds runs; choose another --out")

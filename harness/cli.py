@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any, Callable, NoReturn
 
 import harness  # noqa: F401  (offline environment before anything imports litellm)
-from harness.errors import ConfigError, CtxbenchError
-from harness.mock.cache import CACHE_STYLES
-from harness.user_files import INT64_MAX  # seeds are written to runs.jsonl and read back as 64-bit integers
+from harness.core.errors import ConfigError, CtxbenchError
+from harness.models.mock.cache import CACHE_STYLES
+from harness.core.user_files import INT64_MAX  # seeds are written to runs.jsonl and read back as 64-bit integers
 
 DEFAULT_SUITE = "default"
 DEFAULT_CACHE_STYLE = "anthropic"
@@ -67,8 +67,8 @@ def _workers(text: str) -> int:
 
 
 def _window(text: str) -> int:
-    """--window: a positive number of tokens, at most harness.config.MAX_TOKENS."""
-    from harness.config import MAX_TOKENS
+    """--window: a positive number of tokens, at most harness.core.config.MAX_TOKENS."""
+    from harness.core.config import MAX_TOKENS
 
     value = _positive_int(text)
     if value > MAX_TOKENS:
@@ -77,8 +77,8 @@ def _window(text: str) -> int:
 
 
 def _path(text: str) -> str:
-    """A path option: one the OS can take (harness.user_files.check_path_text), else a usage error naming it."""
-    from harness.user_files import check_path_text
+    """A path option: one the OS can take (harness.core.user_files.check_path_text), else a usage error naming it."""
+    from harness.core.user_files import check_path_text
 
     try:
         return check_path_text(text, "path")
@@ -88,7 +88,7 @@ def _path(text: str) -> str:
 
 def _version() -> str:
     """The installed distribution's version, as results' config.json records it."""
-    from harness.results import versions
+    from harness.results.layout import versions
 
     return versions()["ctxbench"]
 
@@ -321,7 +321,7 @@ class _Parser(argparse.ArgumentParser):
     subcommands' parsers are of this class too (argparse makes them of their parent's class)."""
 
     def error(self, message: str) -> NoReturn:
-        from harness.secrets import remember, scrub
+        from harness.core.secrets import remember, scrub
 
         remember()  # this environment's secret values, as the writers scrub them
         self.print_usage(sys.stderr)
@@ -394,7 +394,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _dispatch(args)
     except CtxbenchError as exc:
-        from harness.secrets import scrub
+        from harness.core.secrets import scrub
 
         print(f"ctxbench: error: {scrub(str(exc))}", file=sys.stderr)  # a message may echo a value
         return 2
@@ -420,13 +420,13 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "replay":
         return _cmd_replay(args)
     if args.command == "show":
-        from harness.show import show_command
+        from harness.results.show import show_command
 
         return show_command(args)
     if args.command == "report":
         return _cmd_report(args)
     if args.command == "serve-mock":
-        from harness import server
+        from harness.models.serve_mock import server
 
         return server.run_command(args)
     if args.command == "sweep":
@@ -450,7 +450,7 @@ REFUSED_BY_FILE_SYSTEM = frozenset({errno.ENAMETOOLONG, errno.EACCES, errno.EPER
 
 def scrub_text(value: Any) -> str:
     """`value` as text with every known secret scrubbed (a path may hold a pasted key)."""
-    from harness.secrets import scrub
+    from harness.core.secrets import scrub
 
     return scrub(str(value))
 
@@ -475,7 +475,7 @@ def _internal_error(exc: Exception, args: argparse.Namespace) -> int:
     try:
         import traceback
 
-        from harness.secrets import remember, scrub
+        from harness.core.secrets import remember, scrub
 
         remember()  # the environment's secrets, with those this invocation met already
         saved = _save_traceback(scrub("".join(traceback.format_exception(exc))), _results_dir(args))
@@ -518,7 +518,7 @@ def _cmd_strategies(args: argparse.Namespace) -> int:
 def _profiles(args: argparse.Namespace, model: str | None = None) -> dict:
     """The profiles of the model options; `model`: the main model when the command has no --model (traces)."""
     from harness import api
-    from harness.config import parse_inline_or_file
+    from harness.core.config import parse_inline_or_file
 
     mock_knobs = getattr(args, "mock_knobs", None)
     knobs = parse_inline_or_file(mock_knobs, "--mock-knobs") if mock_knobs else None
@@ -537,7 +537,7 @@ def _profiles(args: argparse.Namespace, model: str | None = None) -> dict:
 
 def _cache_policy(text: str | None) -> Any:
     """--cache-policy as plain data (a name, or a JSON mapping with options), checked here: exit 2 on a bad one."""
-    from harness.cache_policy import parse_policy
+    from harness.models.cache_policy import parse_policy
 
     if text is None:
         return None
@@ -558,9 +558,9 @@ RESUME_OPTIONS = {*INVOCATION_OPTIONS, "resume", "workers", "executor", "ray_add
 
 def _run_options(args: argparse.Namespace) -> dict[str, Any]:
     """The keyword arguments of api.run / api.sweep given by the shared options of `run` and `sweep`."""
-    from harness.config import parse_inline_or_file
-    from harness.invocation import apply_profile_options
-    from harness.selection import parse_names
+    from harness.core.config import parse_inline_or_file
+    from harness.run.invocation import apply_profile_options
+    from harness.run.selection import parse_names
 
     clock = parse_inline_or_file(args.clock, "--clock") if args.clock else None
     profiles = _profiles(args)
@@ -576,7 +576,7 @@ def _run_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def _rows_by_id(results_dir: str | Path) -> dict[str, dict[str, Any]]:
     """The rows of a results directory by run_id; none when it cannot be read yet (--resume then says why)."""
-    from harness.results import read_runs
+    from harness.results.layout import read_runs
 
     try:
         return {row["run_id"]: row for row in read_runs(results_dir)}
@@ -597,8 +597,8 @@ def _made_text(before: dict[str, dict[str, Any]] | None, out: Path, total: int, 
 
 
 def _print_outcome(out: Path, started: float, before: dict[str, dict[str, Any]] | None = None) -> None:
-    from harness.invocation import UNSTARTED_FILE
-    from harness.report import NO_FINISHED_RUNS, console_table, runs_frame, summarize
+    from harness.run.invocation import UNSTARTED_FILE
+    from harness.results.report import NO_FINISHED_RUNS, console_table, runs_frame, summarize
 
     runs = runs_frame(out)
     print(NO_FINISHED_RUNS if runs.empty else console_table(summarize(runs)))
@@ -613,8 +613,8 @@ def _print_outcome(out: Path, started: float, before: dict[str, dict[str, Any]] 
 
 def _print_cache_note(out: Path) -> None:
     """Say in words when the run's provider caches only marked prefixes and its cache policy marked none."""
-    from harness.cache_policy import uncached_note
-    from harness.results import CONFIG_FILE
+    from harness.models.cache_policy import uncached_note
+    from harness.results.layout import CONFIG_FILE
 
     try:
         main = json.loads((out / CONFIG_FILE).read_text(encoding="utf-8"))["profiles"]["main"]
@@ -659,15 +659,15 @@ def _resume(args: argparse.Namespace) -> Path:
 
 def _dry_run(options: dict[str, Any], launch: Callable[..., Path], cache_style: str | None) -> int:
     """Run the matrix with the mock standing in for every real model, in a temporary directory; print the
-    cells and the estimate (harness.dryrun). `launch` is api.run or api.sweep with its matrix bound.
+    cells and the estimate (harness.run.dryrun). `launch` is api.run or api.sweep with its matrix bound.
 
     The mock's cells run on local processes whatever `--executor` says (ours): an estimate needs no cluster,
     and starting Ray would cost more than the mock's runs; the executor options are still checked."""
     import tempfile
 
-    from harness.dryrun import estimate_text, in_matrix_order, stand_in_profiles
+    from harness.run.dryrun import estimate_text, in_matrix_order, stand_in_profiles
     from harness.executors import check_executor
-    from harness.results import CONFIG_FILE, read_runs
+    from harness.results.layout import CONFIG_FILE, read_runs
 
     check_executor(options["executor"], options["ray_address"])
     profiles = stand_in_profiles(options["profiles"], cache_style)
@@ -682,7 +682,8 @@ def _dry_run(options: dict[str, Any], launch: Callable[..., Path], cache_style: 
 def _print_tuning(out: Path) -> None:
     """A sweep's directory (sweep.json, whether swept or resumed by `run --resume`): its tuning table and the
     recommendation, as tuning.csv holds them."""
-    from harness.sweep import SWEEP_FILE, TUNING_FILE, recommendation_text, tuning_console
+    from harness.results.layout import SWEEP_FILE, TUNING_FILE
+    from harness.results.tuning import recommendation_text, tuning_console
 
     if not (out / SWEEP_FILE).exists() or not (out / TUNING_FILE).exists():
         return
@@ -695,7 +696,7 @@ def _print_tuning(out: Path) -> None:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from harness import api
-    from harness.config import parse_inline_or_file
+    from harness.core.config import parse_inline_or_file
 
     started = time.perf_counter()
     before = _rows_by_id(args.resume) if args.resume else None
@@ -722,7 +723,7 @@ def _live_inspect_logs(args: argparse.Namespace) -> Any:
         return None
     if args.dry_run:
         raise ConfigError("--inspect-log logs a real run; it does not combine with --dry-run")
-    from harness.exports.inspect import LiveInspectLogs
+    from harness.results.exports.inspect import LiveInspectLogs
 
     return LiveInspectLogs(args.out, args.inspect_log or None)
 
@@ -735,7 +736,7 @@ def _finish_inspect_logs(live: Any) -> None:
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from harness import api
-    from harness.config import parse_inline_or_file
+    from harness.core.config import parse_inline_or_file
     from harness.sweep import load_grid_file, make_grid, parse_grid_args
 
     started = time.perf_counter()
@@ -765,9 +766,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 def _cmd_traces(args: argparse.Namespace) -> int:
     from harness import api
-    from harness.config import parse_inline_or_file
-    from harness.report import replay_table, runs_frame
-    from harness.trace_replay import REPLAY_MODEL
+    from harness.core.config import parse_inline_or_file
+    from harness.results.report import replay_table, runs_frame
+    from harness.traces.replay import REPLAY_MODEL
 
     configs = parse_inline_or_file(args.strategy_config, "--strategy-config") if args.strategy_config else None
     started = time.perf_counter()
@@ -791,8 +792,8 @@ def _cmd_tasks(args: argparse.Namespace) -> int:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from harness.replay import replay_file
-    from harness.results import EVENTS_DIR
+    from harness.conversation.replay import replay_file
+    from harness.results.layout import EVENTS_DIR
 
     files: list[Path] = []
     for item in args.events:
@@ -813,7 +814,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from harness.exports.inspect import export_inspect
+    from harness.results.exports.inspect import export_inspect
 
     written = export_inspect(args.results_dir, args.out)
     print("\n".join(str(path) for path in written))
@@ -823,11 +824,11 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from harness.lock import hold
-    from harness.report import DEFAULT_BASELINE, check_baseline, runs_frame, write_report
-    from harness.plots import check_plot_task
+    from harness.results.lock import hold
+    from harness.results.report import DEFAULT_BASELINE, check_baseline, runs_frame, write_report
+    from harness.results.plots import check_plot_task
 
-    from harness.results import CONFIG_FILE, RUNS_FILE
+    from harness.results.layout import CONFIG_FILE, RUNS_FILE
 
     path = Path(args.results_dir)
     if not path.is_dir():

@@ -1,7 +1,7 @@
 """Effect plots (paired differences against the baseline) and the README's figures.
 
 `python -m harness.figures [RESULTS_DIR] [--out notebooks/figures] [--readme README.md]` redraws a
-results directory's plots/ with harness.plots and copies the ones the README shows (README_FIGURES) to
+results directory's plots/ with harness.results.plots and copies the ones the README shows (README_FIGURES) to
 --out; with --readme it also rewrites the README's result table (between its markers) as report.md's
 Strategies table of that directory; without RESULTS_DIR it reads $CTXBENCH_RESULTS or the newest
 results directory (harness.notebook).
@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from harness.errors import ConfigError, CtxbenchError
+from harness.core.errors import ConfigError, CtxbenchError
 from harness import notebook
 
 README_FIGURES = ("context_per_request", "success_vs_cost")  # plots/<name>.png the README shows
@@ -121,8 +121,8 @@ def effects_figure(paired: pd.DataFrame, summary: pd.DataFrame, order: list[str]
 
 def write_readme_figures(results_dir: str | Path, out: str | Path = DEFAULT_OUT) -> list[Path]:
     """Redraw `results_dir`'s plots/ from its files and copy the README's figures to `out`."""
-    from harness.plots import write_plots
-    from harness.report import requests_frame, runs_frame, summarize
+    from harness.results.plots import write_plots
+    from harness.results.report import requests_frame, runs_frame, summarize
 
     source, out = Path(results_dir), Path(out)
     runs = runs_frame(source)
@@ -136,7 +136,7 @@ def write_readme_figures(results_dir: str | Path, out: str | Path = DEFAULT_OUT)
 def write_readme_table(results_dir: str | Path, readme: str | Path) -> Path:
     """Replace the lines between the README's table markers by report.md's Strategies table (all tasks, in
     decision order, with intervals) of `results_dir`, so the README shows what a run printed, never a copy."""
-    from harness.report import markdown_table, runs_frame, summarize
+    from harness.results.report import markdown_table, runs_frame, summarize
 
     readme = Path(readme)
     if not readme.is_file():

@@ -7,7 +7,7 @@ working directory's or a parent's, so a notebook started in notebooks/ finds the
 "Newest" is by the modification time of config.json, which every run and sweep writes when it
 starts: directory names are the user's choice (`--out`), so a timestamp in them cannot be relied on.
 
-The tables are DataFrames of strings, formatted as everything ctxbench prints (harness.numbers): counts with
+The tables are DataFrames of strings, formatted as everything ctxbench prints (harness.core.numbers): counts with
 thousands separators, rates in %, dollars with 4 significant digits, and intervals as `85% [70, 95]` (the
 bounds in the estimate's unit).
 """
@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.errors import ConfigError
-from harness.numbers import COUNT, MEAN, MISSING, PERCENT, POINTS, SIGNED_COUNT, SIGNED_USD, USD  # noqa: F401
-from harness.results import CONFIG_FILE
-from harness.sweep import SWEEP_FILE
+from harness.core.errors import ConfigError
+from harness.core.numbers import COUNT, MEAN, MISSING, PERCENT, POINTS, SIGNED_COUNT, SIGNED_USD, USD  # noqa: F401
+from harness.results.layout import CONFIG_FILE
+from harness.results.layout import SWEEP_FILE
 
 RESULTS_ENV = "CTXBENCH_RESULTS"
 RESULTS_ROOT = "results"

@@ -5,7 +5,7 @@ import importlib
 from dataclasses import dataclass, field, is_dataclass
 from typing import Any, Callable, Mapping, TypeVar
 
-from harness.errors import ConfigError, did_you_mean
+from harness.core.errors import ConfigError, did_you_mean
 from strategies.base import Stack, Strategy
 
 # name -> "module:Class"; modules load lazily so one broken strategy cannot break the rest.

@@ -21,16 +21,16 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from harness.config import option, require
-from harness.context import MAIN_PROFILE
+from harness.core.config import option, require
+from harness.models.profiles import MAIN_PROFILE
 from strategies.base import ManualCondensation, Strategy
 from strategies.hard_summarize import HardCondenser, HardCondenserConfig
 from strategies.summaries import fixed_ids, pending_user_ids
 from tasks.base import ToolCall, ToolResult, ToolSpec, require_args, tool_error
 
 if TYPE_CHECKING:
-    from harness.context import RunContext
-    from harness.llm import LLMResult
+    from harness.conversation.context import RunContext
+    from harness.models.llm import LLMResult
 
 DEFAULT_WARNING_THRESHOLDS = (0.75, 0.80, 0.85, 0.90)
 MAX_MESSAGE_UTF16 = 16_384

@@ -1,7 +1,7 @@
 """The Strategy interface: hooks the runner calls, and nothing else.
 
 A strategy never edits the event log. It decides the view by emitting events that carry
-`view_ops` (harness.view), and records every decision as an event. Configuration is a
+`view_ops` (harness.conversation.view), and records every decision as an event. Configuration is a
 dataclass `Config` built from plain data; unknown keys and impossible values fail before
 any model call.
 """
@@ -10,13 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
-from harness.config import build_dataclass
+from harness.core.config import build_dataclass
 from tasks.base import ToolCall, ToolResult, ToolSpec
 
 if TYPE_CHECKING:
-    from harness.context import RunContext
+    from harness.conversation.context import RunContext
     from strategies.adapters import Library
-    from harness.llm import LLMResult
+    from harness.models.llm import LLMResult
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """`ctxbench strategies [NAME]`: what each strategy does, where its rules come from, and its config keys.
 
 The keys come from the same config dataclasses that validate `--strategy-config`
-(harness.config.option puts each key's meaning beside its type and default), so the listing
+(harness.core.config.option puts each key's meaning beside its type and default), so the listing
 cannot drift from what a config may say.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ import textwrap
 from dataclasses import MISSING, Field, is_dataclass
 from typing import Any, get_args
 
-from harness.config import config_fields, field_help, type_text
+from harness.core.config import config_fields, field_help, type_text
 from strategies import COMPOSE_KEY, REGISTRY, comparison_strategies, strategy_class
 from strategies.base import Strategy
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.config import option, require
-from harness.tokens import count_message
+from harness.core.config import option, require
+from harness.core.tokens import count_message
 from strategies import history
 from strategies.base import Strategy
 
 if TYPE_CHECKING:
-    from harness.context import RunContext
+    from harness.conversation.context import RunContext
 
 CLEARED_INPUT = "{}"
 

@@ -34,15 +34,15 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from harness.config import build_dataclass, option, require
-from harness.errors import ConfigError
-from harness.tokens import count_message, count_text
+from harness.core.config import build_dataclass, option, require
+from harness.core.errors import ConfigError
+from harness.core.tokens import count_message, count_text
 from strategies import history
 from strategies.base import Strategy
 
 if TYPE_CHECKING:
-    from harness.context import RunContext
-    from harness.view import ViewState
+    from harness.conversation.context import RunContext
+    from harness.conversation.view import ViewState
 
 COMPACT_KEY = "compact"
 PRESET_KEY = "preset"

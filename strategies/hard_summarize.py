@@ -11,15 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.config import option, require
-from harness.llm import is_context_window_error
+from harness.core.config import option, require
+from harness.models.llm import is_context_window_error
 from strategies.base import Strategy
 from strategies.summaries import (EMERGENCY_NOTICE, SUMMARY_HEADER, HardResetConfig, RecoverableRunError,
                                   fixed_ids, hard_reset_summary, pending_user_ids, view_events)
 
 if TYPE_CHECKING:
-    from harness.context import RunContext
-    from harness.llm import LLMResult
+    from harness.conversation.context import RunContext
+    from harness.models.llm import LLMResult
 
 HARD_CONDENSER_KINDS = ("llm_summarizing",)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.view import Message, ViewState
+from harness.conversation.view import Message, ViewState
 
 USER_ORIGIN = "user"
 FIXED_ORIGIN = "task"  # the system prompt and other fixed context: never evicted

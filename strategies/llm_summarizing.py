@@ -16,16 +16,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.config import option, require
-from harness.llm import is_context_window_error
+from harness.core.config import option, require
+from harness.models.llm import is_context_window_error
 from strategies.base import ManualCondensation, Strategy
 from strategies.summaries import (SUMMARY_HEADER, Event, HardResetConfig, NoCondensationAvailable,
                                   RecoverableRunError, check_profile, cut_points, event_preview, hard_reset_summary,
                                   next_cut, summarize_once, ViewEvents)
 
 if TYPE_CHECKING:
-    from harness.context import RunContext
-    from harness.llm import LLMResult
+    from harness.conversation.context import RunContext
+    from harness.models.llm import LLMResult
 
 
 @dataclass

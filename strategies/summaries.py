@@ -14,13 +14,13 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from harness.config import option, require
-from harness.errors import CtxbenchError
-from harness.view import ViewState
+from harness.core.config import option, require
+from harness.core.errors import CtxbenchError
+from harness.conversation.view import ViewState
 from strategies.history import GrowingViewReading, USER_ORIGIN
 
 if TYPE_CHECKING:
-    from harness.context import RunContext
+    from harness.conversation.context import RunContext
 
 # Seed 000: the text an emergency recovery's notice begins with (the rest is ours).
 EMERGENCY_NOTICE = (

@@ -16,12 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.config import option, require
+from harness.core.config import option, require
 from strategies.base import Strategy
 from tasks.base import ToolCall, ToolResult, ToolSpec, require_args, tool_error
 
 if TYPE_CHECKING:
-    from harness.context import RunContext
+    from harness.conversation.context import RunContext
 
 READ_TOOL = "read_tool_result"
 DEFAULT_LINES = 200  # the library's read_tool_result(limit=200)

@@ -17,12 +17,12 @@ import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.config import option, require
+from harness.core.config import option, require
 from strategies.base import Strategy
 
 if TYPE_CHECKING:
-    from harness.context import RunContext
-    from harness.llm import LLMResult
+    from harness.conversation.context import RunContext
+    from harness.models.llm import LLMResult
 
 
 class CacheBustWarning(UserWarning):

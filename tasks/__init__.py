@@ -15,7 +15,7 @@ FAMILIES: dict[str, str] = {
 
 def family_module(name: str) -> ModuleType:
     if name not in FAMILIES:
-        from harness.errors import TaskFileError
+        from harness.core.errors import TaskFileError
 
         raise TaskFileError(f"unknown task family {name!r}; known families: {', '.join(sorted(FAMILIES))}")
     return importlib.import_module(FAMILIES[name])

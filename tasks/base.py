@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar
 
-from harness.config import require
+from harness.core.config import require
 
 
 DEFAULT_TOOL_S = (0.5, 2.0)  # a file read, a note written, a lookup: about a second (ours)
@@ -140,7 +140,7 @@ class Environment(ABC):
     # for runs share them instead of copying them again (~2% of the default suite's CPU).
     # Everything else (what a run changes) is deep-copied.
     generated: tuple[str, ...] = ()
-    # Simulated seconds a call of each tool takes, [low, high] (harness.clock draws in it); a family
+    # Simulated seconds a call of each tool takes, [low, high] (harness.core.clock draws in it); a family
     # names its slow and fast tools, every other tool (strategies' too) takes DEFAULT_TOOL_S. Ours.
     tool_seconds: dict[str, tuple[float, float]] = {}
     # Simulated seconds before each later user message arrives (a user replying takes minutes). Ours.

@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from harness.config import require
+from harness.core.config import require
 from tasks.base import Knobs, Score, ToolCall, ToolResult, ToolSpec, tool_error
 from tasks.workspace import WorkspaceEnvironment, object_schema
 

@@ -6,7 +6,7 @@ import textwrap
 from collections import Counter
 from dataclasses import asdict, fields
 
-from harness.errors import ConfigError, TaskFileError
+from harness.core.errors import ConfigError, TaskFileError
 from tasks import FAMILIES, family_module
 from tasks.base import Environment
 from tasks.suites import TaskRow, load_tasks, suite_names

@@ -12,7 +12,7 @@ import random
 import re
 from dataclasses import dataclass
 
-from harness.config import require
+from harness.core.config import require
 from tasks.base import Knobs, Score, ToolCall, ToolResult, ToolSpec, tool_error
 from tasks.memfs import normalize_path
 from tasks.workspace import WorkspaceEnvironment, object_schema

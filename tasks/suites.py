@@ -36,10 +36,10 @@ from pathlib import Path
 from typing import Any
 
 import harness  # noqa: F401  (offline environment)
-from harness.config import build_dataclass
-from harness.errors import ConfigError, TaskFileError
-from harness.user_files import INT64_MAX, check_depth, check_path_text, read_bytes
-from harness.tokens import stable_hash
+from harness.core.config import build_dataclass
+from harness.core.errors import ConfigError, TaskFileError
+from harness.core.user_files import INT64_MAX, check_depth, check_path_text, read_bytes
+from harness.core.tokens import stable_hash
 from tasks import family_module
 from tasks.base import Environment
 
@@ -50,7 +50,7 @@ ROW_FIELDS = {"task_id", "family", "seed", "params", "max_requests", "pinned"}
 INSTANCE_SEEDS = 2**31  # derived instance seeds lie in [0, INSTANCE_SEEDS)
 TASK_FILE_SUFFIXES = (".jsonl", ".json", ".parquet")
 HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")  # owner/name
-# A task_id names each run's event file, events/<task_id>--<label>--s<seed>.jsonl (harness.runner.run_id_for),
+# A task_id names each run's event file, events/<task_id>--<label>--s<seed>.jsonl (harness.run.runner.run_id_for),
 # whose name has at most 255 bytes (ext4, XFS, Btrfs, APFS, NTFS): 249 for the run id, of which 128 for the
 # task_id leave 116 for the strategy label and the seed. Only file-name-safe ASCII, so run_id_for changes
 # nothing in it and two task_ids never share an event file.

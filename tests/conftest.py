@@ -11,7 +11,7 @@ sys.path.insert(0, str(Path(__file__).parent / "plugins"))
 import pytest  # noqa: E402
 
 from harness import api  # noqa: E402
-from harness.report import runs_frame  # noqa: E402
+from harness.results.report import runs_frame  # noqa: E402
 
 
 @pytest.fixture
@@ -36,8 +36,8 @@ def run_suite(tmp_path):
 @pytest.fixture
 def mock_server(monkeypatch):
     """Start `serve-mock` on a free loopback port; yields a factory taking MockConfig fields."""
-    from harness.mock.provider import MockConfig
-    from harness.server import MockServer
+    from harness.models.mock.provider import MockConfig
+    from harness.models.serve_mock.server import MockServer
 
     monkeypatch.setenv("OPENAI_API_KEY", "unused-by-serve-mock")
     servers = []

@@ -6,12 +6,14 @@ from pathlib import Path
 from typing import Any
 
 from harness import api
-from harness.context import MAIN_PROFILE, RunContext
-from harness.events import EventLog
-from harness.llm import LLMClient, LLMResult, Usage
-from harness.profiles import build_profiles
-from harness.runner import Cell, _loop
-from harness.view import fold
+from harness.conversation.context import RunContext
+from harness.models.profiles import MAIN_PROFILE
+from harness.conversation.events import EventLog
+from harness.models.llm import LLMClient, LLMResult
+from harness.models.usage import Usage
+from harness.models.profiles import build_profiles
+from harness.run.runner import Cell, _loop
+from harness.conversation.view import fold
 from strategies import StrategySpec, build_strategy
 from tasks.base import ToolCall
 from tasks.suites import load_tasks

@@ -36,7 +36,7 @@ import sys
 from typing import Callable, Iterable
 
 import harness  # noqa: F401  (offline environment first)
-from harness.errors import CtxbenchError
+from harness.core.errors import CtxbenchError
 from harness.bench import common
 from harness.bench.common import OVERHEAD_REPEATS, PARALLEL_REPEATS, PEER_REPEATS, PEER_REQUESTS, BenchOptions, Figure
 
@@ -60,7 +60,7 @@ def measure(names: Iterable[str], *, options: BenchOptions, echo: Callable[[str]
 def _options(args: argparse.Namespace, names: list[str]) -> BenchOptions:
     """The options of the figures named, every value checked first: an unknown figure, strategy or suite, a
     repeat count under 1, a peers conversation too short for its clearing run to clear."""
-    from harness.errors import ConfigError
+    from harness.core.errors import ConfigError
     from strategies import comparison_strategies, strategy_class
 
     unknown = sorted(set(names) - set(FIGURES))

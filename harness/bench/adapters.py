@@ -62,7 +62,7 @@ def _strategy_per_request(name: str, config: dict[str, Any], messages: int, step
 
 def _last_result(ctx: Any) -> Any:
     """The LLMResult of the request just made, as after_response receives it."""
-    from harness.llm import LLMResult
+    from harness.models.llm import LLMResult
 
     return LLMResult(ctx.view.message(ctx.last_message_id("agent")), ctx.last_usage, None, None, 0.0)
 

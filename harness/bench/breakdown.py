@@ -29,21 +29,21 @@ from harness.bench.common import BenchOptions, Figure
 
 # Part -> the functions ("module:qualname") whose own time is that part's.
 PARTS: dict[str, tuple[str, ...]] = {
-    "tokenize": ("harness.tokens:tokenize_count",),
-    "agent": ("harness.mock.agents:respond",),
-    "summarizer": ("harness.mock.summarizer:summarize",),
+    "tokenize": ("harness.core.tokens:tokenize_count",),
+    "agent": ("harness.models.mock.agents:respond",),
+    "summarizer": ("harness.models.mock.summarizer:summarize",),
     "tool": ("tasks.base:Environment.execute",),
-    "log": ("harness.events:EventLog.append",),
-    "metrics": ("harness.metrics:RunMetrics.add",),
-    "view": ("harness.view:ViewState.apply", "harness.view:ViewState.to_messages"),
-    "view hash": ("harness.view:ViewState.hash", "harness.runner:request_fields"),
-    "client": ("harness.llm:LLMClient.complete",),
-    "provider": ("harness.mock.provider:MockProvider.serve", "harness.mock.cache:BlockChain.read",
-                 "harness.mock.cache:PrefixCache.lookup"),
-    "recording": ("harness.context:RunContext.emit", "harness.context:RunContext.record_response",
-                  "harness.runner:add_tool_result"),
-    "loop": ("harness.runner:_loop",),
-    "per run": ("harness.runner:_run_cell",),
+    "log": ("harness.conversation.events:EventLog.append",),
+    "metrics": ("harness.results.metrics:RunMetrics.add",),
+    "view": ("harness.conversation.view:ViewState.apply", "harness.conversation.view:ViewState.to_messages"),
+    "view hash": ("harness.conversation.view:ViewState.hash", "harness.run.runner:request_fields"),
+    "client": ("harness.models.llm:LLMClient.complete",),
+    "provider": ("harness.models.mock.provider:MockProvider.serve", "harness.models.mock.cache:BlockChain.read",
+                 "harness.models.mock.cache:PrefixCache.lookup"),
+    "recording": ("harness.conversation.context:RunContext.emit", "harness.conversation.context:RunContext.record_response",
+                  "harness.run.runner:add_tool_result"),
+    "loop": ("harness.run.runner:_loop",),
+    "per run": ("harness.run.runner:_run_cell",),
 }
 HOOKS = ("before_request", "after_response", "action_payload", "handle_tool_call", "transform_tool_result",
          "on_context_window_error")  # a strategy's own part ("strategy"): these methods, wherever its class finds them
@@ -130,8 +130,8 @@ def installed(timers: Timers, strategy_classes: list[type]) -> Iterator[None]:
 def breakdown(suite: str, strategies: list[str]) -> list[Figure]:
     """One line per strategy: its timed parts' total per main request, each part's own time per request in the note
     (with the denominator's, and the run's CPU with the timers on)."""
-    from harness import tokens
-    from harness.runner import run_cell
+    from harness.core import tokens
+    from harness.run.runner import run_cell
     from strategies import build_strategy, strategy_class
     from tasks.suites import load_tasks
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from harness.tokens import message_text
+from harness.core.tokens import message_text
 
 OVERHEAD_REPEATS = 5  # repeats of each strategy's runs and tokenizing: each side's median is the figure (single repeats move ±15%)
 PARALLEL_REPEATS = 3  # pairs of 1-worker and 2-worker runs; the median ratio is taken
@@ -90,9 +90,9 @@ def distinct_contents(events: Iterable[dict[str, Any]]) -> set[str]:
 
 
 def tokenize_seconds(texts: Iterable[str], repeats: int = 3) -> float:
-    """CPU seconds to tokenize each text once as the harness does (`harness.tokens`, the memo left out;
+    """CPU seconds to tokenize each text once as the harness does (`harness.core.tokens`, the memo left out;
     best of `repeats`). The fastest way it has: long texts are counted from tiktoken's packed buffer."""
-    from harness.tokens import tokenize_count
+    from harness.core.tokens import tokenize_count
 
     texts = list(texts)
     best = float("inf")
@@ -105,7 +105,7 @@ def tokenize_seconds(texts: Iterable[str], repeats: int = 3) -> float:
 
 
 def events(path: Path) -> list[dict[str, Any]]:
-    from harness.events import read_events
+    from harness.conversation.events import read_events
 
     return read_events(path)
 
@@ -116,7 +116,7 @@ def cells(suite: str, strategies: list[str] | str, events_dir: str, *, tasks: li
           profiles: dict[str, Any] | None = None) -> list[Any]:
     """The cells of `suite` (its tasks named in `tasks`, else all) x `strategies`, seed 0, with the mock."""
     from harness.api import mock_profiles, strategy_specs
-    from harness.runner import Matrix
+    from harness.run.runner import Matrix
     from tasks.suites import load_tasks
 
     rows = [t for t in load_tasks(suite) if tasks is None or t.task_id in tasks]
@@ -128,7 +128,7 @@ def warm_up() -> None:
     """One short mock run, so lazy imports inside litellm are not billed to the first measured run;
     then the heap settled as `run_cells` settles it before any run."""
     from harness.executors import settle_heap
-    from harness.runner import run_cell
+    from harness.run.runner import run_cell
 
     with tempfile.TemporaryDirectory() as tmp:
         run_cell(cells("smoke", ["none"], tmp)[0])

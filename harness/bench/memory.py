@@ -44,7 +44,7 @@ def _reset_peak_rss() -> None:
 
 def memory_child(suite: str, task_id: str, strategy: str, trace: bool) -> dict[str, Any]:
     """Run one cell in this (fresh) process; its peak memory over what was there before it."""
-    from harness.runner import run_cell
+    from harness.run.runner import run_cell
 
     common.warm_up()
     with tempfile.TemporaryDirectory() as tmp:

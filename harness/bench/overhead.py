@@ -1,6 +1,6 @@
 """The overhead figure: CPU seconds (all threads) of the mock runs of a suite (default `long`), per strategy, divided
 by the CPU seconds to tokenize each distinct message content of those runs once with the
-same tokenizer (litellm's bundled cl100k encoding, `harness.tokens`). The contents
+same tokenizer (litellm's bundled cl100k encoding, `harness.core.tokens`). The contents
 are every distinct text the runs counted: the messages of every request, summarizer requests
 included, and the tool schemas; the count memo is emptied before each strategy, so none was
 tokenized beforehand. As in a comparison, each task instance is generated once per process
@@ -65,7 +65,7 @@ def turns(labels: list[str], prepare: Callable[[str, int], Callable[[], float]],
     """For each label in turn, `repeats` times: `prepare(label, repeat)` (not timed) gives the work to time,
     which returns the wrapped library's CPU seconds within it (0 for native code); then tokenize the
     texts it counted once."""
-    from harness import tokens
+    from harness.core import tokens
 
     samples = {label: Samples() for label in labels}
     for repeat in range(repeats):  # labels take turns, so a slow minute of the host hits one repeat of each
@@ -101,7 +101,7 @@ def ratio_figure(name: str, samples: Samples, goal: float | None = GOAL) -> Figu
 
 def overhead(suite: str, strategies: list[str], repeats: int = OVERHEAD_REPEATS,
              goal: float | None = GOAL) -> list[Figure]:
-    from harness.runner import run_cell
+    from harness.run.runner import run_cell
     from tasks.suites import load_tasks
 
     common.warm_up()

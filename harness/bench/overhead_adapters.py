@@ -60,7 +60,7 @@ def overhead_adapters(suite: str, repeats: int = OVERHEAD_REPEATS, names: list[s
 def warm_up(names: list[str]) -> None:
     """One smoke run under each adapter, untimed: its library's imports and first-use setup are not billed."""
     from harness.bench import common
-    from harness.runner import run_cell
+    from harness.run.runner import run_cell
 
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:

@@ -1,5 +1,5 @@
 """The trace replay's overhead figure: per native strategy that can replay recorded traces
-(harness.trace_replay; agent_reset cannot), the CPU seconds (all threads) of replaying a set of long
+(harness.traces.replay; agent_reset cannot), the CPU seconds (all threads) of replaying a set of long
 traces under it, divided by tokenizing each distinct text the replays counted once. A guard like the
 runs' (harness.bench.overhead, whose repeats, median figure, goal of 3.5 and spread this shares): a replay
 is the native run path with a recorded response in place of the simulated agent, so it is held to the
@@ -10,7 +10,7 @@ The traces are the `long` suite's own event logs, read back as ctxbench traces (
 its six tasks run once under `none` (the conversation left to grow until the window) and once under
 `observation_masking` (every task to its end), recorded before timing: 12 traces, ~1,900 recorded
 responses, up to ~200k tokens. They are read once before timing, as a suite's tasks are built once;
-the memo of the texts' references (harness.references) is emptied before each strategy's replays, as
+the memo of the texts' references (harness.traces.references) is emptied before each strategy's replays, as
 the count memo is, so each strategy pays for reading them as a fresh `ctxbench traces` process would.
 """
 from __future__ import annotations
@@ -33,8 +33,8 @@ def figures(options: BenchOptions) -> list[Figure]:
 
 def replayable(strategies: list[str], profiles: dict[str, dict[str, Any]]) -> list[str]:
     """The strategies a trace replay accepts (one needing the agent's cooperation is refused)."""
-    from harness.errors import ConfigError
-    from harness.trace_replay import check_replayable
+    from harness.core.errors import ConfigError
+    from harness.traces.replay import check_replayable
     from strategies import StrategySpec
 
     accepted = []
@@ -49,7 +49,7 @@ def replayable(strategies: list[str], profiles: dict[str, dict[str, Any]]) -> li
 
 def record(directory: Path) -> list[Any]:
     """Run TRACE_SUITE under RECORDED_UNDER into `directory` and read its event logs back as traces."""
-    from harness.runner import run_cell
+    from harness.run.runner import run_cell
     from harness.traces import load_traces
 
     for cell in common.cells(TRACE_SUITE, list(RECORDED_UNDER), str(directory)):
@@ -58,9 +58,9 @@ def record(directory: Path) -> list[Any]:
 
 
 def overhead_traces(strategies: list[str], repeats: int = OVERHEAD_REPEATS) -> list[Figure]:
-    from harness import references
+    from harness.traces import references
     from harness.api import mock_profiles, strategy_specs
-    from harness.trace_replay import REPLAY_MODEL, build_cells, replay_cell
+    from harness.traces.replay import REPLAY_MODEL, build_cells, replay_cell
 
     profiles = mock_profiles(REPLAY_MODEL)
     names = replayable(strategies, profiles)

@@ -26,7 +26,7 @@ def parallel_child(suite: str, workers: int) -> dict[str, Any]:
     each task instance once), and the heap is settled (`run_cells` does it once per process).
     """
     from harness.executors import settle_heap
-    from harness.runner import run_cells, validate_cells
+    from harness.run.runner import run_cells, validate_cells
 
     with tempfile.TemporaryDirectory() as tmp:
         cells = common.cells(suite, "all", tmp)

@@ -10,7 +10,7 @@ in ctxbench and Inspect, a final text in pydantic-ai). Every harness gets the sa
 emits the next call by its count of requests and checks that the last tool result it was shown is the
 expected text (so a broken driver cannot look fast).
 
-* ctxbench: `harness.runner.run_cell`, the real loop (strategy hooks, view, LLM layer, event log on disk,
+* ctxbench: `harness.run.runner.run_cell`, the real loop (strategy hooks, view, LLM layer, event log on disk,
   metrics, row) with `ScriptedClient`: the mock provider path (`via: direct`, mock/replay told its reply),
   so the window check, prefix-cache accounting and pricing of every request stay in ctxbench's time.
 * Inspect AI: `eval()` of one sample, `react()` with the `read` tool, a `@modelapi` ModelAPI emitting the
@@ -37,9 +37,9 @@ from typing import Any
 
 from harness.api import mock_profiles
 from harness.bench.common import PEER_REPEATS, PEER_REQUESTS, BenchOptions, Figure
-from harness.llm import LLMClient, LLMResult
-from harness.runner import Cell, run_cell
-from harness.tokens import forget_counts
+from harness.models.llm import LLMClient, LLMResult
+from harness.run.runner import Cell, run_cell
+from harness.core.tokens import forget_counts
 from strategies import StrategySpec
 from tasks.base import Environment, Score, ToolCall, ToolResult, ToolSpec
 from tasks.suites import TaskRow
@@ -373,7 +373,7 @@ def default_cells() -> tuple[float, float, float]:
     memo empty) and a cell of the default comparison run in one process as a worker runs its share (every
     comparison strategy, each task generated once and copied, the token counts and the agent's readings of
     texts it has seen before shared across the cells of one task)."""
-    from harness import tokens
+    from harness.core import tokens
     from harness.bench import common
     from strategies import comparison_strategies
 

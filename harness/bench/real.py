@@ -17,7 +17,7 @@ The floor does the client work minus the harness:
 * The same concurrency. The floor runs in the harness's layout (harness.executors.local_processes.
   layout: here 2 forked processes of 32 threads, 64 runs in flight); each thread takes the next run
   and sends its requests in sequence, each holding one of 16 slots of its model shared by the
-  processes, as harness.limits.model_slot does; a run's next request waits for its reply, as in
+  processes, as harness.models.limits.model_slot does; a run's next request waits for its reply, as in
   the harness.
 * Both walls are taken around the whole call (the harness's run_cells with its worker start, the
   floor's process start and join).
@@ -78,8 +78,8 @@ def serve_mock(latency_s: float) -> Iterator[str]:
 def workload(url: str, events_dir: str, suite: str = "default", runs: int = REAL_RUNS) -> list[Any]:
     """The cells of the figure: `runs` runs of `suite` against serve-mock at `url`, --max-concurrency 16."""
     from harness.api import mock_profiles
-    from harness.invocation import with_invocation_options
-    from harness.llm import DEFAULT_PRICE_MODEL as PRICE_MODEL
+    from harness.run.invocation import with_invocation_options
+    from harness.models.usage import DEFAULT_PRICE_MODEL as PRICE_MODEL
     from strategies import comparison_strategies
     from tasks.suites import load_tasks
 
@@ -97,7 +97,7 @@ def workload(url: str, events_dir: str, suite: str = "default", runs: int = REAL
 def run_harness(cells: list[Any]) -> tuple[list[dict[str, Any]], float]:
     """The cells' rows and the wall seconds of their runs, run as `ctxbench run` runs them (the local executor,
     one worker), the cells validated first as it does before any run (each task instance generated once)."""
-    from harness.runner import run_cells, validate_cells
+    from harness.run.runner import run_cells, validate_cells
 
     validate_cells(cells)
     rows: list[dict[str, Any]] = []
@@ -132,7 +132,7 @@ def _record_into(cells: list[Any], sender: Any) -> None:
 
     _fresh_clients()
 
-    from harness.runner import run_cells
+    from harness.run.runner import run_cells
 
     original, calls, runs = litellm.completion, [], []
 
@@ -226,8 +226,8 @@ def _client_cpu_seconds() -> float:
 
 def request_limits(cells: list[Any]) -> dict[str, int]:
     """Each endpoint's request limit in these cells' profiles, keyed as the harness's slots are
-    (harness.limits.model_slot of `LLMProfile.endpoint`: one model at one API base)."""
-    from harness.profiles import build_profiles
+    (harness.models.limits.model_slot of `LLMProfile.endpoint`: one model at one API base)."""
+    from harness.models.profiles import build_profiles
 
     return {p.endpoint: p.max_concurrency for p in build_profiles(cells[0].profiles).values() if p.max_concurrency}
 

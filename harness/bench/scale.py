@@ -32,7 +32,7 @@ def scale_child(suite: str, executor: str, workers: int) -> dict[str, Any]:
     and settling the heap as parallel_child does; for "ray", the executor's start-up (joining or starting
     Ray, its actors' start and imports: `start_s`) apart from the runs' wall."""
     from harness.executors import make_executor, settle_heap
-    from harness.runner import lost_row, run_cell, validate_cells, warm_worker
+    from harness.run.runner import lost_row, run_cell, validate_cells, warm_worker
 
     with tempfile.TemporaryDirectory() as tmp:
         cells = common.cells(suite, "all", tmp)

@@ -18,7 +18,7 @@ def filler_line(index: int, row: int) -> str:
 
 def file_text(index: int, tokens: int) -> str:
     """A tool result of about `tokens` tokens: one chain record among distinct filler lines."""
-    from harness.tokens import count_text
+    from harness.core.tokens import count_text
 
     path = f"archive/f{index:04d}.txt"
     head = [f"== {path} (records) ==", f"record QX-{index:04d} | weight {index % 97} | successor QX-{index + 1:04d}"]
@@ -31,11 +31,12 @@ class Session:
 
     def __init__(self, tmp: str, tokens: int, messages: int, steps: int):
         from harness.api import mock_profiles
-        from harness.context import MAIN_PROFILE, RunContext
-        from harness.events import EventLog
-        from harness.llm import LLMClient
-        from harness.profiles import build_profiles
-        from harness.tokens import count_text
+        from harness.conversation.context import RunContext
+        from harness.models.profiles import MAIN_PROFILE
+        from harness.conversation.events import EventLog
+        from harness.models.llm import LLMClient
+        from harness.models.profiles import build_profiles
+        from harness.core.tokens import count_text
         from tasks.suites import TaskRow
 
         environment = TaskRow("bench", "chained_lookup", 1, {"hops": 4, "files": 2, "distractors": 2}).build()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from harness.errors import ConfigError
+from harness.core.errors import ConfigError
 from harness.executors import local_processes
 from harness.executors.base import Executor, runs_under_way, settle_heap
 from harness.executors.in_process import InProcess

@@ -1,6 +1,6 @@
 """The executor interface: what runs a batch of cells, wherever it runs them.
 
-An executor is handed the unit of work as a callable (harness.runner.run_cell: cell -> row), so no
+An executor is handed the unit of work as a callable (harness.run.runner.run_cell: cell -> row), so no
 executor imports the runner; rows come back to the parent, which alone writes them (runs.jsonl).
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Cells run on threads of this process or of local worker processes: how many run at once, and which
 worker runs which (task affinity, CellPlan); per-model request limits and the invocation's spending are
-shared by all the workers (harness.limits)."""
+shared by all the workers (harness.models.limits)."""
 from __future__ import annotations
 
 import math
@@ -51,7 +51,7 @@ def layout(cells: list[Any], workers: int) -> tuple[int, int] | None:
     """How these runs go at once: (processes, threads per process), or None to run them one by one here.
 
     Mock runs use the CPU: one process each, one run at a time. Runs against real models wait
-    on the network: threads, sharing the per-model request limits (harness.limits); with a
+    on the network: threads, sharing the per-model request limits (harness.models.limits); with a
     limit, enough runs are in flight to keep every slot busy. When more are in flight than one
     process's CPU keeps up with (RUNS_PER_PROCESS), the threads are spread over up to one
     process per CPU. (harness.bench.real's floor copies this layout.)
@@ -84,7 +84,7 @@ class CellPlan:
     """The cells not started yet, handed out so that one task instance's runs stay in one worker.
 
     The runs of one task instance (its strategies and seeds) share most of their texts: the
-    prompt and the tool outputs. A process tokenizes each text once (harness.tokens), so runs of
+    prompt and the tool outputs. A process tokenizes each text once (harness.core.tokens), so runs of
     one instance spread over two processes pay for it twice. On the default suite, keeping each
     instance in one worker took `--workers 2` from ~1.5x to ~1.8x faster than one worker
     (harness.bench). A worker keeps taking cells of its task; when that task has none left it

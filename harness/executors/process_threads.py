@@ -12,9 +12,9 @@ import time
 from concurrent.futures import Executor, Future
 from typing import Any, Callable
 
-from harness import limits
-from harness.limits import INVOCATION_SPENDING
-from harness.profiles import build_profiles
+from harness.models import limits
+from harness.models.limits import INVOCATION_SPENDING
+from harness.models.profiles import build_profiles
 
 
 def _slot_keys(profiles: dict[str, dict[str, Any]]) -> set[tuple[str, int]]:

@@ -6,7 +6,7 @@ its cell with the event log in a temporary directory of its own and returns the 
 bytes; the parent writes events/<run id>.jsonl (temp + rename) and then hands the row on, so the parent
 alone writes what reaches the results directory. A worker that dies mid-cell returns nothing: Ray restarts
 its actor and runs the cell again, and the first attempt left nothing behind. The per-model request limits
-and the invocation's spending are Ray actors, plugged into harness.limits as process_threads plugs in
+and the invocation's spending are Ray actors, plugged into harness.models.limits as process_threads plugs in
 multiprocessing objects. Ray is imported only when this executor runs.
 """
 from __future__ import annotations
@@ -21,12 +21,12 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable
 
-from harness import limits
-from harness.errors import ConfigError
+from harness.models import limits
+from harness.core.errors import ConfigError
 from harness.executors.base import LostRow, MayStart, OnRow, RunCell
 from harness.executors.local_processes import LocalProcesses
 from harness.executors.process_threads import _picklable, _slot_keys
-from harness.limits import INVOCATION_SPENDING
+from harness.models.limits import INVOCATION_SPENDING
 
 RAY_EXTRA = "pip install -e '.[ray]'"
 # Where a worker keeps a cell's event log until it returns it: in memory where the machine has a tmpfs (the
@@ -270,7 +270,7 @@ def start_ray(ray: Any, workers: int, address: str | None) -> None:
         else:
             ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
     except (ConnectionError, ValueError, RuntimeError) as exc:
-        from harness.secrets import redact_text
+        from harness.core.secrets import redact_text
 
         where = f"--ray-address {redact_text(address)}" if address else "a local Ray"
         raise ConfigError(f"--executor ray: cannot join or start {where}: {exc}") from exc

@@ -9,7 +9,7 @@ Each format is one module in this package exposing:
 
 `load_traces(paths, fmt)` finds each file's format (or uses the one given) and returns the traces.
 Every format becomes the same plain data (`Trace`): OpenAI-style chat messages, so the replay
-(harness.trace_replay) knows no format and a format knows nothing of the replay.
+(harness.traces.replay) knows no format and a format knows nothing of the replay.
 """
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ConfigError
-from harness.user_files import check_path_text
+from harness.core.errors import ConfigError
+from harness.core.user_files import check_path_text
 
 Message = dict[str, Any]
 
@@ -147,7 +147,7 @@ def read_head(path: Path) -> Any:
     import json
 
     from harness.traces.records import load_json, read_text
-    from harness.user_files import check_depth
+    from harness.core.user_files import check_depth
 
     if path.suffix == ".eval":
         return None

@@ -13,13 +13,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ReplayMismatch
-from harness.events import read_events
+from harness.core.errors import ReplayMismatch
+from harness.conversation.events import read_events
 from harness.traces import Trace, TraceError
 
 FORMAT = "ctxbench"
 CONVERSATION = {"task": "system", "user": "user", "agent": "assistant", "tool": "tool"}  # origin -> role kept
-MAIN_PROFILE = "main"  # harness.context.MAIN_PROFILE (not imported: a format knows nothing of the runner)
+MAIN_PROFILE = "main"  # harness.models.profiles.MAIN_PROFILE (not imported: a format knows nothing of the runner)
 
 
 def detect(path: Path, head: Any) -> bool:

@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ConfigError
+from harness.core.errors import ConfigError
 from harness.traces import Message, Trace, TraceError, check_trace
 
 FORMAT = "inspect"

@@ -25,7 +25,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from harness.llm import normalize_usage
+from harness.models.usage import normalize_usage
 from harness.traces import Message, Trace, TraceError, check_trace
 from harness.traces.agent_text import bash_call, text_of, tool_result
 from harness.traces.records import load_json

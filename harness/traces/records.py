@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from harness import user_files
-from harness.errors import ConfigError
+from harness.core import user_files
+from harness.core.errors import ConfigError
 from harness.traces import TraceError
-from harness.user_files import check_depth
+from harness.core.user_files import check_depth
 
 ID_FIELDS = ("id", "task_id", "conversation_id")
 

@@ -3,7 +3,7 @@
 A native strategy is ctxbench's reading of a source; an adapter runs the source itself. Each
 module here wraps one library (`pydantic_ai`, `inspect_ai`, `openhands`): it converts the view
 to the library's own message or event types, calls the library's own entry point, and turns
-what the library returns into view ops (harness.view), recorded as events, so a saved log
+what the library returns into view ops (harness.conversation.view), recorded as events, so a saved log
 replays without the library. Every model call the library makes goes through ctxbench's LLM
 layer as a side call of the `summary` profile (counted, cached, faulted, priced, mockable).
 
@@ -27,12 +27,12 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Awaitable, Iterator, Sequence, TypeVar
 
-from harness.errors import ConfigError, CtxbenchError
-from harness.tokens import count_message
+from harness.core.errors import ConfigError, CtxbenchError
+from harness.core.tokens import count_message
 
 if TYPE_CHECKING:
-    from harness.context import RunContext
-    from harness.view import Message
+    from harness.conversation.context import RunContext
+    from harness.conversation.view import Message
 
 T = TypeVar("T")
 

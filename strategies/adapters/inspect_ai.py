@@ -28,14 +28,14 @@ import sys
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping
 
-from harness.config import build_dataclass, option, require
+from harness.core.config import build_dataclass, option, require
 from strategies.adapters import INSPECT_AI, LibraryError, Wanted, apply_view, run_sync
 from strategies.base import Strategy
 
 if TYPE_CHECKING:
-    from harness.context import RunContext
-    from harness.llm import LLMResult
-    from harness.view import Message
+    from harness.conversation.context import RunContext
+    from harness.models.llm import LLMResult
+    from harness.conversation.view import Message
 
 CID = "ctxbench_id"  # metadata key: the ctxbench message id an Inspect message (or its copy) stands for
 API_NAME = "ctxbench"

@@ -26,15 +26,15 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping
 
-from harness.config import build_dataclass, option, require
-from harness.errors import ConfigError
-from harness.tokens import message_text
+from harness.core.config import build_dataclass, option, require
+from harness.core.errors import ConfigError
+from harness.core.tokens import message_text
 from strategies.adapters import OPENHANDS_SDK, apply_view
 from strategies.base import ManualCondensation, Strategy
 
 if TYPE_CHECKING:
-    from harness.context import RunContext
-    from harness.view import Message
+    from harness.conversation.context import RunContext
+    from harness.conversation.view import Message
 
 WHERE = "strategy openhands"
 _sdk: dict[str, Any] = {}  # the SDK's names, loaded once per process (see _load)
@@ -423,7 +423,7 @@ class _CondenserAdapter(Strategy, ABC):
     def on_context_window_error(self, ctx: "RunContext", error: BaseException) -> bool:
         """agent.py step(): LLMContextWindowExceedError -> CondensationRequest when the condenser
         handles requests (the next step condenses); otherwise the error stands."""
-        from harness.llm import is_context_window_error
+        from harness.models.llm import is_context_window_error
 
         return is_context_window_error(error) and self._request(ctx, "context_window_error", error=str(error)[:500])
 

@@ -21,15 +21,16 @@ import threading
 import warnings
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping, Sequence
 
-from harness.errors import ConfigError
+from harness.core.errors import ConfigError
 from strategies.adapters import PYDANTIC_AI_HARNESS, Library, apply_view, run_sync
 from strategies.base import Strategy
 from tasks.base import ToolCall, ToolResult, ToolSpec, tool_error
 
 if TYPE_CHECKING:
-    from harness.context import RunContext
-    from harness.llm import LLMResult, Usage
-    from harness.view import Message
+    from harness.conversation.context import RunContext
+    from harness.models.llm import LLMResult
+    from harness.models.usage import Usage
+    from harness.conversation.view import Message
 
 SUMMARY_PROFILE = "summary"
 

@@ -1,5 +1,5 @@
-"""Golden files from the real OpenHands SDK: run with /work/venv312/bin/python from the
-worktree. Each crafted history (ctxbench messages) is converted to OpenHands' events by the adapter's
+"""Golden files from the real OpenHands SDK: run with a Python >= 3.12 that has the `openhands` extra installed,
+from the repository's root. Each crafted history (ctxbench messages) is converted to OpenHands' events by the adapter's
 converter (strategies/adapters/openhands.py `_History`), condensed once by the real
 LLMSummarizingCondenser (`condense`, with a condensation request where the case asks), and the outcome is
 written as JSON: forgotten message ids, the event strings the summarizer received, the summary offset, the

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.config import require
+from harness.core.config import require
 from strategies.base import Strategy
 
 PLACEHOLDER = "[Older tool result masked; call the tool again to see it.]"

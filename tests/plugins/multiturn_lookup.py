@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pytest
 
 import tasks
-from harness.config import require
+from harness.core.config import require
 from tasks.chained_lookup import ChainedLookup
 from tasks.chained_lookup import Params as ChainParams
 

@@ -5,10 +5,10 @@ import json
 from typing import Any
 
 from harness import api
-from harness.context import RunContext
-from harness.events import EventLog
-from harness.profiles import build_profiles
-from harness.view import fold
+from harness.conversation.context import RunContext
+from harness.conversation.events import EventLog
+from harness.models.profiles import build_profiles
+from harness.conversation.view import fold
 
 SYSTEM = "You are a test agent."
 

@@ -1,6 +1,0 @@
-"""The mock LLM: a context-faithful simulated agent behind a simulated provider.
-
-`provider` plays the provider (context window, prefix caching, usage, prices, clock);
-`agents` plays the model, one rule-based policy per task family, seeing only the
-request's messages and tool schemas.
-"""

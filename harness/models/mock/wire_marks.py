@@ -1,0 +1,110 @@
+"""Cache markers as a request brings them over the wire (litellm's OpenAI-format `cache_control`), read back
+into the request's CacheMarks and taken off its messages and tools.
+
+The simulated provider caches where the marks say, and the mock agent reads the request as it would read it
+without markers: a marker changes what the provider caches, never what the model sees. A message's marker may
+sit on the message itself, on a content part, or on a tool call (litellm maps each to an Anthropic block's
+`cache_control`); a marker on a message whose content is a string arrives with that string as one text part,
+which is turned back into the string. Anthropic caches at block granularity; the mock at message granularity:
+a marker anywhere in a message is a breakpoint at the message's end (docs/mock.md).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from harness.models.cache_marks import TTLS, Breakpoint, CacheMarks
+
+MAX_BREAKPOINTS = 4  # blocks with cache_control one request may have (Anthropic refuses a fifth)
+
+
+class MarkerError(ValueError):
+    """A malformed cache marker or too many of them; the message names where."""
+
+
+def read_ttl(marker: Any, where: str) -> str:
+    """The TTL of a `cache_control` marker (`{"type": "ephemeral", "ttl"?: "5m" | "1h"}`), "5m" by default."""
+    if not isinstance(marker, dict) or marker.get("type") != "ephemeral":
+        raise MarkerError(f"{where}: expected {{\"type\": \"ephemeral\"}} with an optional \"ttl\", got {marker!r}")
+    ttl = marker.get("ttl", "5m")
+    if ttl not in TTLS:
+        raise MarkerError(f"{where}.ttl: must be one of {', '.join(TTLS)}, got {ttl!r}")
+    return ttl
+
+
+def check_count(markers: int) -> None:
+    if markers > MAX_BREAKPOINTS:
+        raise MarkerError(f"cache_control: a maximum of {MAX_BREAKPOINTS} blocks with cache_control may be "
+                          f"provided, found {markers}")
+
+
+def read_marks(messages: list[Any], tools: list[Any], cache_control: Any = None,
+               prompt_cache_key: Any = None) -> tuple[list[Any], list[Any], CacheMarks | None]:
+    """(messages, tools, marks) of an OpenAI-format request: messages and tools without their markers (the
+    given objects where they had none), and the marks, or None for a request with no marker and no
+    `prompt_cache_key` at all (cached as a request without marks is: MockProvider.serve). Raises
+    MarkerError naming a malformed marker."""
+    markers = 0
+    tool_breakpoints: list[Breakpoint] = []
+    clean_tools = tools
+    for index, tool in enumerate(tools):
+        if isinstance(tool, dict) and "cache_control" in tool:
+            ttl = read_ttl(tool["cache_control"], f"tools[{index}].cache_control")
+            if clean_tools is tools:
+                clean_tools = list(tools)
+            clean_tools[index] = {key: value for key, value in tool.items() if key != "cache_control"}
+            tool_breakpoints.append(Breakpoint("tool", index, ttl))
+            markers += 1
+    message_breakpoints: list[Breakpoint] = []
+    clean_messages = messages
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict):
+            continue  # not a message: the caller's validation names it
+        stripped, ttl, found = _strip_message(message, f"messages[{index}]")
+        if found:
+            if clean_messages is messages:
+                clean_messages = list(messages)
+            clean_messages[index] = stripped
+            message_breakpoints.append(Breakpoint("message", index, ttl))
+            markers += found
+    automatic = None if cache_control is None else read_ttl(cache_control, "cache_control")
+    if prompt_cache_key is not None and not isinstance(prompt_cache_key, str):
+        raise MarkerError(f"prompt_cache_key: must be a string, got {prompt_cache_key!r}")
+    if not markers and automatic is None and prompt_cache_key is None:
+        return messages, tools, None
+    check_count(markers)
+    return clean_messages, clean_tools, CacheMarks(breakpoints=(*tool_breakpoints, *message_breakpoints),
+                                                   automatic=automatic, prompt_cache_key=prompt_cache_key)
+
+
+def _strip_message(message: dict[str, Any], where: str) -> tuple[dict[str, Any], str, int]:
+    """(the message without markers, the TTL of its last marker, how many markers it had)."""
+    found = 0
+    ttl = "5m"
+    stripped = message
+    if "cache_control" in message:
+        ttl = read_ttl(message["cache_control"], f"{where}.cache_control")
+        stripped = {key: value for key, value in message.items() if key != "cache_control"}
+        found += 1
+    content = message.get("content")
+    if isinstance(content, list) and any(isinstance(part, dict) and "cache_control" in part for part in content):
+        parts = []
+        for number, part in enumerate(content):
+            if isinstance(part, dict) and "cache_control" in part:
+                ttl = read_ttl(part["cache_control"], f"{where}.content[{number}].cache_control")
+                part = {key: value for key, value in part.items() if key != "cache_control"}
+                found += 1
+            parts.append(part)
+        if len(parts) == 1 and parts[0].get("type") == "text" and set(parts[0]) == {"type", "text"}:
+            parts = parts[0]["text"]  # a string content, sent as one text part to carry its marker
+        stripped = {**stripped, "content": parts}
+    calls = message.get("tool_calls")
+    if isinstance(calls, list) and any(isinstance(call, dict) and "cache_control" in call for call in calls):
+        clean_calls = []
+        for number, call in enumerate(calls):
+            if isinstance(call, dict) and "cache_control" in call:
+                ttl = read_ttl(call["cache_control"], f"{where}.tool_calls[{number}].cache_control")
+                call = {key: value for key, value in call.items() if key != "cache_control"}
+                found += 1
+            clean_calls.append(call)
+        stripped = {**stripped, "tool_calls": clean_calls}
+    return stripped, ttl, found

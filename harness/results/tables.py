@@ -1,0 +1,17 @@
+"""Tables as people read them: aligned plain text for the terminal, Markdown for report.md and the README."""
+from __future__ import annotations
+
+
+def aligned(header: list[str], rows: list[list[str]], left: tuple[int, ...] = (0,)) -> str:
+    """A plain-text table: the `left` columns (names, words) left-aligned, the figures right-aligned."""
+    widths = [max(len(cell) for cell in column) for column in zip(header, *rows)]
+    return "\n".join("  ".join(cell.ljust(w) if i in left else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths)))
+                     .rstrip() for line in [header, *rows])
+
+
+def markdown(header: list[str], rows: list[list[str]], names: int = 2) -> str:
+    """A Markdown table; the first `names` columns left-aligned, the rest (figures) right-aligned."""
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "|".join("---" if i < names else "---:" for i in range(len(header))) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)

@@ -1,0 +1,423 @@
+"""The runner: one (task x strategy x seed) cell per run, many cells across processes.
+
+The runner knows the Environment, Strategy and LLM interfaces and nothing of their
+internals. Each run writes its own event log; the parent process alone appends rows to
+`runs.jsonl`, so a row is written once, whole, when its run has finished.
+"""
+from __future__ import annotations
+
+import re
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from harness.models.cache_policy import policy_label
+from harness.core.clock import ClockConfig, RunClock
+from harness.core.config import build_dataclass
+from harness.run.contain import Guarded, RunCrash, contained, guarded_call
+from harness.conversation.context import RunContext
+from harness.models.profiles import MAIN_PROFILE
+from harness.core.errors import ConfigError, CtxbenchError
+from harness.conversation.events import EventLog, read_events
+from harness.executors import make_executor, runs_under_way, settle_heap
+from harness.core.frozen import MessageEditError
+from harness.models.llm import LLMClient, is_context_window_error
+from harness.models.limits import INVOCATION_LIMIT_REACHED, INVOCATION_SPENDING
+from harness.results.metrics import MetricsError, RunMetrics
+from harness.models.profiles import build_profiles
+from harness.models.retry import is_retryable
+from harness.core.secrets import redact, remember
+from harness.core.tokens import stable_hash
+from harness.conversation.view import ViewState
+from strategies import StrategySpec, build_strategy, call_strategy
+from tasks.base import ToolCall, ToolResult
+from tasks.suites import TaskRow
+
+DEFAULT_MAX_REQUESTS = 400
+# trace_end: a trace replay (harness.traces.replay) served every recorded response
+TERMINATIONS = ("submitted", "gave_up", "max_requests", "context_overflow", "error", "budget", "trace_end")
+
+
+# A run id names its event file, events/<run id>.jsonl: a file name has at most 255 bytes (ext4, XFS, Btrfs,
+# APFS, NTFS) and a run id is ASCII. tasks.suites.TASK_ID_MAX leaves the label and seed their share.
+RUN_ID_MAX = 255 - len(".jsonl")
+
+
+def run_id_for(task_id: str, label: str, seed: int) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", f"{task_id}--{label}--s{seed}")
+
+
+@dataclass
+class Cell:
+    """One run to execute: everything in it is plain data, so it crosses process boundaries."""
+
+    task: TaskRow
+    strategy: StrategySpec
+    seed: int
+    profiles: dict[str, dict[str, Any]]
+    events_dir: str
+    max_requests: int = DEFAULT_MAX_REQUESTS
+    max_cost_usd: float | None = None  # the run ends `budget` once its spending reaches this
+    clock: dict[str, Any] = field(default_factory=dict)  # how long tools and users take: harness.core.clock.ClockConfig
+
+    @property
+    def run_id(self) -> str:
+        return run_id_for(self.task.task_id, self.strategy.display, self.seed)
+
+
+def check_profiles(strategy: Any, profiles: dict[str, Any], label: str) -> None:
+    """Every LLM profile a strategy will call exists (seed 000: the hard condenser needs a saved
+    profile of its own), so a missing one fails before any model call, not at the first overflow."""
+    needed = call_strategy(f"strategy {label}", f"{type(strategy).__name__}.profiles_needed",
+                           strategy.profiles_needed)
+    missing = [name for name in needed if name not in profiles]
+    if missing:
+        raise ConfigError(f"strategy {label}: LLM profile(s) {missing} are not defined (defined: {sorted(profiles)})")
+
+
+def validate_cells(cells: list[Cell]) -> None:
+    """Build every strategy, task and profile once so bad input fails before any model call."""
+    if cells:
+        build_dataclass(ClockConfig, cells[0].clock, "clock")
+    for profiles in {id(cell.profiles): cell.profiles for cell in cells}.values():  # one per sweep point at most
+        build_profiles(profiles)
+    checked: set[str] = set()
+    for cell in cells:
+        if len(cell.run_id) > RUN_ID_MAX:
+            raise ConfigError(f"task {cell.task.task_id} x strategy {cell.strategy.display} x seed {cell.seed}: its "
+                              f"run id (the event file's name) has {len(cell.run_id)} characters, at most "
+                              f"{RUN_ID_MAX}; shorten the strategy label or the task_id")
+        key = stable_hash([cell.strategy.name, cell.strategy.config, cell.task.task_id])
+        if key in checked:
+            continue
+        checked.add(key)
+        strategy = build_strategy(cell.strategy)
+        check_profiles(strategy, cell.profiles, cell.strategy.display)
+        environment = cell.task.build(cell.seed)
+        tools = call_strategy(f"strategy {cell.strategy.display}", f"{type(strategy).__name__}.tools", strategy.tools)
+        names = [spec.name for spec in environment.tool_specs()] + [spec.name for spec in tools]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ConfigError(f"strategy {cell.strategy.display}: tool name(s) {duplicates} clash with task "
+                              f"{cell.task.task_id}'s tools")
+
+
+def run_cell(cell: Cell, client: Callable[..., LLMClient] = LLMClient) -> dict[str, Any]:
+    """Execute one run to its end and return its runs.jsonl row. `client` makes the main model's client
+    (an LLMClient subclass: the peers bench's scripted model, harness.bench.peers)."""
+    with runs_under_way:  # the collector's young passes made rarer (harness.executors.base)
+        return _run_cell(cell, client)
+
+
+def _run_cell(cell: Cell, client: Callable[..., LLMClient]) -> dict[str, Any]:
+    wall_start, cpu_start = time.perf_counter(), time.thread_time()  # this run's thread alone
+    remember(cell.profiles, cell.strategy.config)  # known already unless this is a spawned worker
+    events_path = Path(cell.events_dir) / f"{cell.run_id}.jsonl"
+    metrics = RunMetrics()
+    log = EventLog(events_path, in_memory=False, on_append=metrics.add)
+    profiles = build_profiles(cell.profiles)
+    clock = RunClock(build_dataclass(ClockConfig, cell.clock, "clock"), [cell.task.task_id, cell.seed])
+    ctx = RunContext(log, profiles, run_id=cell.run_id, seed=cell.seed, clock=clock)
+    main = client(profiles[MAIN_PROFILE], session=cell.run_id, seed=cell.seed,
+                  on_retry=ctx.retry_listener(MAIN_PROFILE))
+    termination, error, transient = "error", None, False
+    environment = None
+    libraries: list[str] = []
+    try:
+        task, label = f"task {cell.task.task_id}", f"strategy {cell.strategy.display}"
+        environment = Guarded(guarded_call(f"{task}'s build", cell.task.build, cell.seed), task)
+        strategy = Guarded(guarded_call(f"{label}'s __init__", build_strategy, cell.strategy), label)
+        libraries = strategy.libraries()
+        termination, error = _loop(cell, ctx, main, environment, strategy)
+    except _RequestFailed as failed:
+        error, transient = failed.error, failed.transient
+    except BaseException as exc:  # a crash in a strategy or task ends this run only (harness.run.contain)
+        termination, error = "error", crash_error(exc, cell.strategy.display, log, "runner")
+        transient = is_retryable(contained(exc))  # e.g. a summary request that met an outage after its retries
+    try:
+        score = environment.score() if environment is not None else None  # what a crashed run got done too
+    except BaseException as exc:
+        score, termination, error = None, "error", error or crash_error(exc, cell.strategy.display, log, "runner")
+    log.append("run_end", termination=termination, error=error, **({"transient": True} if transient else {}),
+               success=bool(score and score.success), score=score.score if score else 0.0,
+               detail=score.detail if score else {})
+    log.close()
+    main.end_session()
+    ctx.close()
+    row = base_row(cell, profiles[MAIN_PROFILE].model, score, termination, error, libraries, transient)
+    return finish_row(row, metrics, ctx, wall_start, cpu_start)
+
+
+def base_row(cell: Cell, model: str | None, score: Any, termination: str, error: str | None,
+             libraries: list[str], transient: bool = False) -> dict[str, Any]:
+    """A run's runs.jsonl row before its metrics and times."""
+    return {
+        "run_id": cell.run_id,
+        "task_id": cell.task.task_id,
+        "family": cell.task.family,
+        "strategy": cell.strategy.display,
+        "strategy_name": cell.strategy.name,
+        "strategy_config": redact(cell.strategy.config),
+        "seed": cell.seed,
+        "instance_seed": cell.task.instance_seed(cell.seed),  # the task instance's generation seed
+        "model": model,
+        "cache_policy": policy_label(cell.profiles[MAIN_PROFILE].get("cache_policy")),
+        "success": bool(score and score.success),
+        "score": score.score if score else 0.0,
+        "termination": termination,
+        "error": error,
+        "transient": transient,  # ended on an outage (after its retries): --resume reruns it
+        "libraries": libraries,  # the real libraries an adapter ran, with their versions
+    }
+
+
+class _RequestFailed(Exception):
+    """A main request failed for good (logged already): the run ends `error`; transient: an outage."""
+
+    def __init__(self, error: str, transient: bool):
+        super().__init__(error)
+        self.error, self.transient = error, transient
+
+
+def check_labels(strategies: list[StrategySpec]) -> None:
+    """Each strategy's label names one configuration (rows and event logs are keyed by it)."""
+    labels = [spec.display for spec in strategies]
+    clashes = sorted({label for label in labels if labels.count(label) > 1})
+    if clashes:
+        raise ConfigError(f"strategies: label(s) {clashes} used twice; give each configuration its own label")
+
+
+def crash_error(raised: BaseException, strategy_label: str, log: EventLog, where: str) -> str:
+    """Log a crash that ends one run (a strategy's, a task's: harness.run.contain) and return the run's error
+    text, naming the hook or task method it came from; an in-place edit of a message is the strategy's, so
+    the text names it. A KeyboardInterrupt is raised again: it stops the invocation."""
+    exc = contained(raised)
+    error = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, MessageEditError):  # only strategies are handed the view's messages
+        error = f"{type(exc).__name__}: strategy {strategy_label} edited a message in place: {exc}"
+    if isinstance(raised, RunCrash):
+        error += f" (raised in {raised.where})"
+    log.append("error", where=where, error_type=type(exc).__name__, error=str(exc)[:2000],
+               raised_in=getattr(raised, "where", None),
+               traceback="".join(traceback.format_exception(exc, limit=8))[-4000:])
+    return error
+
+
+def request_fields(ctx: RunContext, main: LLMClient, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a main-model request's `llm_call` event records of the view it sends."""
+    return {"profile": MAIN_PROFILE, "model": main.profile.model, "view_hash": ctx.view.hash(ctx.tools_hash),
+            "view_len": len(messages), "context_tokens": ctx.prompt_tokens_estimate(),
+            "clock_s": ctx.clock.now_s, **view_failures(ctx.view)}
+
+
+def add_tool_result(ctx: RunContext, call_id: str, name: str, outcome: ToolResult, **fields: Any) -> None:
+    """Append the result of call `call_id` of tool `name` (as the strategy transformed it) to the log and the view."""
+    typed = {"payload": outcome.payload} if outcome.payload is not None else {}
+    ctx.add_message({"role": "tool", "tool_call_id": call_id, "name": name, "content": outcome.content},
+                    origin="tool", is_error=outcome.is_error, **fields, **typed)
+
+
+def finish_row(row: dict[str, Any], metrics: RunMetrics, ctx: RunContext, wall_start: float,
+               cpu_start: float) -> dict[str, Any]:
+    """A run's row completed with its metrics and its time (this thread's CPU alone); metrics that cannot be
+    computed end the run as `error` (the row keeps its other fields)."""
+    try:
+        row.update(metrics.result())
+    except MetricsError as exc:
+        row.update(termination="error", success=False, error=row["error"] or f"MetricsError: {exc}")
+    row["wall_s"] = round(time.perf_counter() - wall_start, 4)
+    row["cpu_s"] = round(time.thread_time() - cpu_start, 4)
+    row["library_cpu_s"] = round(ctx.library_cpu_s, 4)  # of cpu_s, inside a wrapped library (adapters)
+    return row
+
+
+def view_failures(view: ViewState) -> dict[str, Any]:
+    """The failure modes of a view about to be sent, logged with its request only when
+    present: tool call ids without their partner (OpenHands #7512) and a missing task statement."""
+    failures: dict[str, Any] = {}
+    if view.orphaned_tool_ids:
+        failures["orphaned_tool_ids"] = view.orphaned_tool_ids
+    if view.task_statement_missing:
+        failures["task_statement_missing"] = True
+    return failures
+
+
+def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strategy: Any) -> tuple[str, str | None]:
+    check_profiles(strategy, ctx.profiles, cell.strategy.display)
+    specs = environment.tool_specs() + strategy.tools()
+    ctx.tools = [spec.schema() for spec in specs]
+    ctx.log.append("run_start", run_id=cell.run_id, task=cell.task.as_dict(), strategy=cell.strategy.display,
+                   strategy_name=cell.strategy.name, strategy_config=redact(cell.strategy.config), seed=cell.seed,
+                   instance_seed=cell.task.instance_seed(cell.seed), profiles=redact(cell.profiles), tools=ctx.tools,
+                   tools_hash=ctx.tools_hash, state_changing_tools=[spec.name for spec in specs if spec.changes_state])
+    ctx.add_message({"role": "system", "content": environment.system_prompt}, origin="task")
+    strategy.on_run_start(ctx)
+    for text in environment.initial_user_messages():
+        ctx.add_message({"role": "user", "content": text}, origin="user")
+        ctx.turn_start = True
+    max_requests = cell.task.max_requests or cell.max_requests
+    failed_calls = 0
+    progress = environment.progress()
+    while True:
+        for text in environment.user_messages_due(ctx.requests):
+            delay = ctx.clock.user(environment.user_delay_s)  # the user takes a while to answer
+            ctx.add_message({"role": "user", "content": text}, origin="user", delay_s=delay, clock_s=ctx.clock.now_s)
+            ctx.turn_start = True
+        if ctx.requests >= max_requests:
+            return "max_requests", None
+        if cell.max_cost_usd is not None and ctx.cost_usd >= cell.max_cost_usd:
+            return "budget", f"spent {ctx.cost_usd:.6f} USD of a {cell.max_cost_usd:g} USD budget per run"
+        if INVOCATION_SPENDING.exhausted():
+            return "budget", INVOCATION_LIMIT_REACHED
+        strategy.before_request(ctx)
+        messages = ctx.view.to_messages()
+        request = request_fields(ctx, main, messages)
+        try:
+            result = main.complete(messages, ctx.tools, clock_s=ctx.clock.now_s)
+        except Exception as exc:
+            failed_calls += 1
+            ctx.log.append("llm_call", **request, ok=False, error_type=type(exc).__name__, error=str(exc)[:2000])
+            if is_context_window_error(exc):
+                if failed_calls <= max_requests and strategy.on_context_window_error(ctx, exc):
+                    continue
+                return "context_overflow", f"{type(exc).__name__}: {str(exc)[:500]}"
+            raise _RequestFailed(f"{type(exc).__name__}: {str(exc)[:500]}", is_retryable(exc)) from exc
+        calls = [ToolCall.from_message(raw) for raw in result.message.get("tool_calls") or []]
+        ctx.record_response(request, result, payload=strategy.action_payload(calls))
+        ctx.turn_start = False
+        strategy.after_response(ctx, result)
+        if not calls:
+            if environment.has_pending_user_messages():
+                continue
+            return "gave_up", None
+        for call in calls:
+            outcome = strategy.handle_tool_call(ctx, call) or environment.execute(call)
+            outcome = strategy.transform_tool_result(ctx, call, outcome)
+            seconds = ctx.clock.tool(call.name, environment.tool_seconds_range(call.name))
+            add_tool_result(ctx, call.id, call.name, outcome, tool_s=seconds, clock_s=ctx.clock.now_s)
+            reached = environment.progress()  # read once: the milestone check and its event share it
+            if reached != progress:  # a milestone (never shown to the model): see metrics' loops
+                progress = reached
+                ctx.log.append("progress", value=progress)
+        if environment.submitted:
+            return "submitted", None
+
+
+def run_cells(cells: list[Cell], *, workers: int, on_row: Callable[[dict[str, Any]], None],
+              progress: bool = True, may_start: Callable[[], bool] | None = None,
+              executor: str = "local", ray_address: str | None = None) -> list[Cell]:
+    """Run cells on the executor named (harness.executors; in parallel when workers > 1; `ray_address`: the
+    Ray cluster of executor "ray", None for a local one), handing each
+    finished row to `on_row` at once. A cell starts only while `may_start()` holds (a spending limit);
+    the cells never started are returned."""
+    from tqdm import tqdm
+
+    settle_heap()
+    chosen = make_executor(executor, workers, cells, ray_address, warm_worker)
+    bar = tqdm(total=len(cells), desc="runs", unit="run", disable=not progress, leave=False)
+
+    def take(row: dict[str, Any]) -> None:
+        on_row(row)
+        bar.update()
+
+    try:
+        return chosen.run(cells, run_cell, take, may_start, lost_row)
+    finally:
+        bar.close()
+
+
+def warm_worker() -> None:
+    """Load what a fresh worker process's first cell would (litellm, through the mock provider's module;
+    the tokenizer), then settle the heap, so no cell is billed seconds of imports or a full collection of
+    litellm's objects: a Ray actor calls it when it starts. Forked local workers have both from the parent."""
+    import harness.models.mock.provider  # noqa: F401  (loads litellm)
+    from harness.core import tokens
+
+    tokens.count_text("warm")
+    settle_heap()
+
+
+def lost_row(cell: Cell, error: BaseException) -> dict[str, Any]:
+    """The `error` row of a run that raised in a worker or ended its worker process
+    (harness.executors.process_threads.WorkerExited), made here with the metrics of the events its log holds."""
+    metrics = RunMetrics()
+    try:
+        for event in read_events(Path(cell.events_dir) / f"{cell.run_id}.jsonl"):
+            metrics.add(event)
+    except (OSError, CtxbenchError, MetricsError):
+        pass  # the log up to its first unreadable line (the worker may have died writing it)
+    row = base_row(cell, cell.profiles[MAIN_PROFILE].get("model"), None, "error", f"{type(error).__name__}: {error}",
+                   [])
+    row.update({"wall_s": None, "cpu_s": None, "library_cpu_s": None})
+    try:
+        row.update(metrics.result())
+    except MetricsError:
+        pass
+    return row
+
+
+@dataclass
+class Matrix:
+    """The cells of one invocation: every task x strategy x seed."""
+
+    tasks: list[TaskRow]
+    strategies: list[StrategySpec]
+    seeds: list[int]
+    profiles: dict[str, dict[str, Any]]
+    max_requests: int = DEFAULT_MAX_REQUESTS
+    max_cost_usd: float | None = None
+    clock: dict[str, Any] = field(default_factory=dict)
+    # strategy label -> profile name -> mock knobs its runs use on top of that profile's (a sweep's
+    # `mock.<knob>` and `summarizer.<knob>` axes: harness.sweep)
+    strategy_knobs: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    # strategy label -> profile name -> profile fields its runs use in place of that profile's (a sweep's
+    # `cache_policy` axis: harness.sweep)
+    strategy_profiles: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    cells: list[Cell] = field(default_factory=list)
+
+    def build(self, events_dir: str) -> list[Cell]:
+        check_labels(self.strategies)
+        repeated = sorted({seed for seed in self.seeds if self.seeds.count(seed) > 1})
+        if repeated:  # one row and one event log per (task, strategy, seed): a repeat would overwrite its twin
+            raise ConfigError(f"seeds: {repeated} given more than once; each seed names one run per cell")
+        unknown = sorted(set(self.strategy_knobs) - {spec.display for spec in self.strategies})
+        if unknown:
+            raise ConfigError(f"strategy knobs: given for {unknown}, which are not among the strategies run")
+        profiles = {spec.display: with_fields(with_knobs(self.profiles, self.strategy_knobs.get(spec.display),
+                                                         spec.display), self.strategy_profiles.get(spec.display))
+                    for spec in self.strategies}
+        self.cells = [Cell(task=task, strategy=strategy, seed=seed, profiles=profiles[strategy.display],
+                           events_dir=events_dir, max_requests=self.max_requests, max_cost_usd=self.max_cost_usd,
+                           clock=self.clock)
+                      for task in self.tasks for strategy in self.strategies for seed in self.seeds]
+        return self.cells
+
+
+def with_fields(profiles: dict[str, dict[str, Any]], fields: dict[str, dict[str, Any]] | None
+                ) -> dict[str, dict[str, Any]]:
+    """`profiles` with the given fields set on each named profile that exists (profile name -> fields); the same
+    dict when there are none."""
+    if not fields:
+        return profiles
+    return {name: {**profile, **fields[name]} if name in fields and isinstance(profile, dict) else profile
+            for name, profile in profiles.items()}
+
+
+def with_knobs(profiles: dict[str, dict[str, Any]], knobs: dict[str, dict[str, Any]] | None,
+               label: str) -> dict[str, dict[str, Any]]:
+    """`profiles` with each named profile's mock knobs updated by `knobs` (profile name -> knobs); the
+    same dict when there are none, so cells without knobs share one profiles mapping."""
+    if not knobs:
+        return profiles
+    updated = dict(profiles)
+    for name, values in knobs.items():
+        profile = profiles.get(name)
+        mock = profile.get("mock") if isinstance(profile, dict) else None
+        if not isinstance(mock, dict) or not str(profile.get("model", "")).startswith("mock/"):
+            model = profile.get("model") if isinstance(profile, dict) else None
+            raise ConfigError(f"strategy {label}: sets mock knobs {sorted(values)} on profile {name!r}, whose model "
+                              f"{model!r} is not a mock/... model")
+        updated[name] = {**profile, "mock": {**mock, "knobs": {**(mock.get("knobs") or {}), **values}}}
+    return updated

@@ -1,0 +1,232 @@
+"""Replay recorded trajectories (harness.traces) under any strategy: the recorded actions held fixed.
+
+For each trace x strategy the replay walks the recorded messages through the run's own machinery
+(RunContext, EventLog, ViewState, RunMetrics, the LLM layer): system and user messages are logged as
+they come; before each recorded assistant message the strategy's hooks run on the view (a user
+message since the last response makes it a turn start), the view is sent to the mock provider as
+model `mock/replay`, which simulates the window, the prefix cache, usage and price from the view
+sent and answers with the recorded message it is handed (it is told nothing else of the trace);
+the recorded tool results are then appended through `transform_tool_result`. A view over the
+window raises the context-window error, so summarizing strategies summarize and `none` ends
+`context_overflow` there; the rest of the trace is not replayed.
+
+What the strategy would have starved the agent of: at each request, `forgotten_references`
+(harness.traces.references) counts the references of the recorded response that appeared earlier in the
+trace and that no message of the view sent held, from an index kept as view ops apply.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from harness.models.cache_policy import policy_label
+from harness.core.clock import ClockConfig, RunClock
+from harness.conversation.context import RunContext
+from harness.models.profiles import MAIN_PROFILE
+from harness.run.contain import Guarded, guarded_call
+from harness.core.errors import ConfigError
+from harness.conversation.events import EventLog
+from harness.models.llm import LLMClient, is_context_window_error
+from harness.results.metrics import RunMetrics
+from harness.models.profiles import build_profiles
+from harness.traces.references import ReferenceIndex, message_references
+from harness.run.runner import (add_tool_result, check_labels, check_profiles, crash_error, finish_row, request_fields,
+                            run_id_for)
+from harness.core.secrets import redact
+from harness.traces import Trace
+from strategies import StrategySpec, build_strategy
+from tasks.base import ToolCall, ToolResult
+
+REPLAY_MODEL = "mock/replay"  # harness.models.mock.provider.REPLAY_MODEL (not imported: the mock loads lazily)
+SEED = 0  # a replay draws nothing of its own; the mock summarizer's knobs draw from it
+MAX_RECOVERIES = 5  # context-window errors recovered at one request before it ends `context_overflow`
+FORGOTTEN_EXAMPLES = 5  # references named on each llm_call event, of those forgotten there
+# Strategy tools only the agent's own call makes work: a recorded agent never made it.
+COOPERATIVE_TOOLS = {
+    "condense": "it condenses only when the agent, warned, saves its notes and calls its `condense` tool; the "
+                "recorded agent never did, so the replay would measure it as `none` plus warning messages",
+}
+
+
+@dataclass
+class TraceCell:
+    """One replay: a trace under a strategy, with the run's profiles (plain data)."""
+
+    trace: Trace
+    strategy: StrategySpec
+    profiles: dict[str, dict[str, Any]]
+    events_dir: str
+
+    @property
+    def run_id(self) -> str:
+        return run_id_for(self.trace.trace_id, self.strategy.display, SEED)
+
+
+def check_replayable(spec: StrategySpec, profiles: dict[str, dict[str, Any]]) -> None:
+    """Build the strategy (so its config is checked), its profiles, and refuse one needing the agent's help."""
+    strategy = build_strategy(spec)
+    check_profiles(strategy, profiles, spec.display)
+    for tool in strategy.tools():
+        if tool.name in COOPERATIVE_TOOLS:
+            raise ConfigError(f"strategy {spec.display} cannot be replayed on recorded traces: "
+                              f"{COOPERATIVE_TOOLS[tool.name]}")
+
+
+def build_cells(traces: list[Trace], strategies: list[StrategySpec], profiles: dict[str, dict[str, Any]],
+                events_dir: str) -> list[TraceCell]:
+    """Every trace x strategy, checked before any request (ConfigError)."""
+    check_labels(strategies)
+    if profiles["main"]["model"] != REPLAY_MODEL:
+        raise ConfigError(f"profiles.main.model: a trace replay's main profile must be {REPLAY_MODEL}, "
+                          f"got {profiles['main']['model']!r}")
+    build_profiles(profiles)
+    for spec in strategies:
+        check_replayable(spec, profiles)
+    return [TraceCell(trace, spec, profiles, events_dir) for trace in traces for spec in strategies]
+
+
+def _tools(trace: Trace, strategy: Any) -> list[dict[str, Any]]:
+    """The trace's tool schemas, then the strategy's own (offered, never called by a recorded agent)."""
+    names = {(tool.get("function") or {}).get("name") for tool in trace.tools}
+    return list(trace.tools) + [spec.schema() for spec in strategy.tools() if spec.name not in names]
+
+
+def _reply(message: dict[str, Any]) -> dict[str, Any]:
+    reply: dict[str, Any] = {"role": "assistant", "content": message.get("content") or ""}
+    if message.get("tool_calls"):
+        reply["tool_calls"] = message["tool_calls"]
+    return reply
+
+
+class _Replay:
+    """One trace under one strategy: the walk over its messages."""
+
+    def __init__(self, cell: TraceCell, ctx: RunContext, main: LLMClient, strategy: Any):
+        self.cell, self.ctx, self.main, self.strategy = cell, ctx, main, strategy
+        # The recorded responses' references, by position: only those are ever checked (`uses`), so the index
+        # counts those alone, and the other messages are read for those alone.
+        self.responses = {position: message_references(message) for position, message in enumerate(cell.trace.messages)
+                          if message["role"] == "assistant"}
+        self.index = ReferenceIndex(frozenset().union(*self.responses.values()))
+        ctx.view.watch = self.index.watch
+        self.seen: set[str] = set()  # references of the trace's messages so far (those wanted)
+        self.calls: dict[str, ToolCall] = {}
+
+    def run(self) -> tuple[str, str | None]:
+        ctx, strategy, trace = self.ctx, self.strategy, self.cell.trace
+        ctx.tools = _tools(trace, strategy)
+        ctx.log.append("run_start", run_id=self.cell.run_id, task={"task_id": trace.trace_id, "family": trace.source_format,
+                                                                    "path": trace.path},
+                       strategy=self.cell.strategy.display, strategy_name=self.cell.strategy.name,
+                       strategy_config=redact(self.cell.strategy.config), seed=SEED, instance_seed=None,
+                       profiles=redact(self.cell.profiles), tools=ctx.tools, tools_hash=ctx.tools_hash,
+                       state_changing_tools=[])
+        started = False
+        for position, message in enumerate(trace.messages):
+            role = message["role"]
+            references = self.responses[position] if role == "assistant" else \
+                message_references(message, self.index.wanted)
+            if role != "system" and not started:
+                strategy.on_run_start(ctx)
+                started = True
+            if role == "assistant":
+                end = self._respond(position, message, [r for r in references if r in self.seen])
+                if end is not None:
+                    return end
+            elif role == "tool":
+                self._tool_result(message)
+            else:
+                ctx.add_message({"role": role, "content": message["content"]}, origin="task" if role == "system" else "user")
+                ctx.turn_start = ctx.turn_start or role == "user"
+            self.seen |= references
+        return "trace_end", None
+
+    def _respond(self, position: int, message: dict[str, Any], uses: list[str]) -> tuple[str, str] | None:
+        """Replay one recorded response; `uses`: its references that appeared earlier in the trace."""
+        ctx, strategy = self.ctx, self.strategy
+        failures = 0
+        while True:
+            strategy.before_request(ctx)
+            messages = ctx.view.to_messages()
+            forgotten = self.index.missing(uses)
+            request = {**request_fields(ctx, self.main, messages), "trace_index": position,
+                       "forgotten_references": len(forgotten),
+                       **({"forgotten_examples": forgotten[:FORGOTTEN_EXAMPLES]} if forgotten else {})}
+            try:
+                result = self.main.complete(messages, ctx.tools, clock_s=ctx.clock.now_s, reply=_reply(message))
+            except Exception as exc:
+                ctx.log.append("llm_call", **request, ok=False, error_type=type(exc).__name__, error=str(exc)[:2000])
+                if not is_context_window_error(exc):
+                    return "error", f"{type(exc).__name__}: {str(exc)[:500]}"
+                failures += 1
+                if failures <= MAX_RECOVERIES and strategy.on_context_window_error(ctx, exc):
+                    continue
+                return "context_overflow", f"{type(exc).__name__}: {str(exc)[:500]} (at trace message {position})"
+            calls = [ToolCall.from_message(raw) for raw in result.message.get("tool_calls") or []]
+            self.calls.update((call.id, call) for call in calls)
+            ctx.record_response(request, result, payload=strategy.action_payload(calls))
+            ctx.turn_start = False
+            strategy.after_response(ctx, result)
+            return None
+
+    def _tool_result(self, message: dict[str, Any]) -> None:
+        call_id = message["tool_call_id"]
+        call = self.calls.get(call_id) or ToolCall(call_id, message.get("name") or "", "")
+        outcome = self.strategy.transform_tool_result(self.ctx, call, ToolResult(message["content"]))
+        add_tool_result(self.ctx, call_id, message.get("name") or call.name, outcome)
+
+
+def recorded_totals(trace: Trace) -> dict[str, Any]:
+    """What the trace recorded of its own cost, for calibration: None where it recorded nothing."""
+    inputs = [usage.get("input_tokens") for usage in trace.usage.values()]
+    cached = [usage.get("cached_tokens") for usage in trace.usage.values()]
+    input_tokens = sum(v for v in inputs if v is not None) if any(v is not None for v in inputs) else None
+    return {"recorded_input_tokens": input_tokens if input_tokens is not None else trace.recorded_input_tokens,
+            "recorded_cached_tokens": sum(v for v in cached if v is not None) if any(v is not None for v in cached)
+            else None,
+            "recorded_requests": sum(m["role"] == "assistant" for m in trace.messages),
+            "recorded_outcome": trace.outcome or None, "recorded_model": trace.model}
+
+
+def replay_cell(cell: TraceCell) -> dict[str, Any]:
+    """Replay one trace under one strategy to its end; return its runs.jsonl row."""
+    wall_start, cpu_start = time.perf_counter(), time.thread_time()
+    metrics = RunMetrics()
+    log = EventLog(Path(cell.events_dir) / f"{cell.run_id}.jsonl", in_memory=False, on_append=metrics.add)
+    profiles = build_profiles(cell.profiles)
+    clock = RunClock(ClockConfig(), [cell.trace.trace_id, SEED])  # advanced by simulated model time alone
+    ctx = RunContext(log, profiles, run_id=cell.run_id, seed=SEED, clock=clock)
+    main = LLMClient(profiles[MAIN_PROFILE], session=cell.run_id, seed=SEED, on_retry=ctx.retry_listener(MAIN_PROFILE))
+    termination, error, libraries = "error", None, []
+    try:
+        label = f"strategy {cell.strategy.display}"
+        strategy = Guarded(guarded_call(f"{label}'s __init__", build_strategy, cell.strategy), label)
+        libraries = strategy.libraries()
+        termination, error = _Replay(cell, ctx, main, strategy).run()
+    except BaseException as exc:  # a crash in a strategy ends this replay only (harness.run.contain)
+        error = crash_error(exc, cell.strategy.display, log, "trace_replay")
+    completed = termination == "trace_end"
+    log.append("run_end", termination=termination, error=error, success=completed, score=float(completed), detail={})
+    log.close()
+    main.end_session()
+    ctx.close()
+    row: dict[str, Any] = {
+        "run_id": cell.run_id, "task_id": cell.trace.trace_id, "family": cell.trace.source_format,
+        "strategy": cell.strategy.display, "strategy_name": cell.strategy.name,
+        "strategy_config": redact(cell.strategy.config), "seed": SEED, "instance_seed": None,
+        "model": profiles[MAIN_PROFILE].model, "cache_policy": policy_label(profiles[MAIN_PROFILE].policy),
+        "success": completed, "score": float(completed),
+        "termination": termination, "error": error, "transient": False, "libraries": libraries, "trace_path": cell.trace.path,
+    }
+    row.update(recorded_totals(cell.trace))
+    return finish_row(row, metrics, ctx, wall_start, cpu_start)
+
+
+def replay_cells(cells: list[TraceCell], on_row: Callable[[dict[str, Any]], None], progress: bool = False) -> None:
+    """Replay the cells in this process, handing each row to `on_row` as it finishes."""
+    from tqdm import tqdm
+
+    for cell in tqdm(cells, desc="replays", unit="run", disable=not progress, leave=False):
+        on_row(replay_cell(cell))
