@@ -84,3 +84,16 @@ def suite_file(tmp_path):
         return write_suite_file(tmp_path, suite, family, task_ids)
 
     return _write
+
+
+@pytest.fixture
+def no_model_calls(monkeypatch):
+    """The mock's provider and litellm both refuse: bad input must fail before any request."""
+    import litellm
+
+    from harness.models.mock.provider import MockProvider
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a model was called despite bad input")
+    monkeypatch.setattr(litellm, "completion", refuse)
+    monkeypatch.setattr(MockProvider, "serve", refuse)

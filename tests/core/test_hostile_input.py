@@ -13,15 +13,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-import litellm
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from harness import cli
 from harness.cli import main
-from harness.models.mock.provider import MockProvider
 from harness.results.layout import RUNS_FILE
 from harness.core.user_files import MAX_DEPTH, MAX_YAML_ALIASES
+from cli_helpers import exit_code, deny_open
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ["run", "--suite", "smoke", "--strategies", "none", "--limit", "1", "--workers", "1", "--no-progress"]
@@ -30,20 +29,6 @@ DEEP = "[" * 200_000 + "]" * 200_000
 TRACE = ROOT / "tests" / "fixtures" / "traces" / "openai" / "single.json"
 
 
-@pytest.fixture
-def no_model_calls(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("a model was called despite bad input")
-    monkeypatch.setattr(litellm, "completion", refuse)
-    monkeypatch.setattr(MockProvider, "serve", refuse)
-
-
-def exit_code(argv: list[str]) -> int:
-    """main()'s exit code, argparse's usage errors (SystemExit) included."""
-    try:
-        return main(argv)
-    except SystemExit as exc:
-        return int(exc.code)
 
 
 def refused(capsys, argv: list[str], *fragments: str) -> str:
@@ -176,13 +161,7 @@ def test_a_strategy_config_the_os_refuses_to_open_exits_2(tmp_path, capsys, no_m
     """Permission denied (made to fail at the open: tests may run as root, who reads any file)."""
     path = tmp_path / "config.yaml"
     path.write_text("none: {}\n")
-    real_open = os.open
-
-    def denied(name, *args, **kwargs):
-        if str(name) == str(path):
-            raise PermissionError(13, "Permission denied", str(name))
-        return real_open(name, *args, **kwargs)
-    monkeypatch.setattr(os, "open", denied)
+    deny_open(monkeypatch, path)
     refused(capsys, [*SMOKE, "--strategy-config", str(path), "--out", str(tmp_path / "r")],
             f"--strategy-config: {path}: cannot read: Permission denied")
 

@@ -8,31 +8,15 @@ import os
 import shutil
 from pathlib import Path
 
-import litellm
 import pytest
 
 from harness import cli
 from harness.cli import main
-from harness.models.mock.provider import MockProvider
+from cli_helpers import exit_code
 
 SMOKE = ["run", "--suite", "smoke", "--workers", "1", "--no-progress"]
 
 
-@pytest.fixture
-def no_model_calls(monkeypatch):
-    """The mock's provider and litellm both refuse: bad input must fail before any request."""
-    def refuse(*args, **kwargs):
-        raise AssertionError("a model was called despite bad input")
-    monkeypatch.setattr(litellm, "completion", refuse)
-    monkeypatch.setattr(MockProvider, "serve", refuse)
-
-
-def exit_code(argv: list[str]) -> int:
-    """main()'s exit code, argparse's own errors (SystemExit) included."""
-    try:
-        return main(argv)
-    except SystemExit as exc:
-        return int(exc.code)
 
 
 def assert_refused(capsys, code: int, message: str, out: Path | None = None) -> str:

@@ -8,12 +8,10 @@ before the instance is generated, so validation never hangs.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-import litellm
 import pandas as pd
 import pytest
 
@@ -23,16 +21,13 @@ from harness.run.runner import RUN_ID_MAX
 from strategies import REGISTRY
 from tasks import FAMILIES, family_module
 from tasks.suites import TASK_ID_MAX
+from cli_helpers import deny_open
 
 GOOD = {"task_id": "t1", "family": "chained_lookup", "seed": 0, "params": {"hops": 2}}
 RUN = ["run", "--strategies", "none", "--workers", "1", "--no-progress"]
 
 
-@pytest.fixture(autouse=True)
-def no_model_calls(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("a model was called despite bad input")
-    monkeypatch.setattr(litellm, "completion", refuse)
+pytestmark = pytest.mark.usefixtures("no_model_calls")
 
 
 def refused(capsys, argv: list[str], out: Path | None, *expected: str) -> str:
@@ -348,13 +343,6 @@ def test_the_largest_allowed_instance_builds_in_seconds_and_hundreds_of_mb(famil
 def test_an_unreadable_task_file_exits_2(tmp_path, capsys, monkeypatch):
     """Ours: a task file that cannot be read (permissions; tests run as root, so the read is made to fail)."""
     path = write_rows(tmp_path, "jsonl", [GOOD])
-
-    real_open = os.open
-
-    def denied(name, *args, **kwargs):
-        if str(name) == str(path):
-            raise PermissionError(13, "Permission denied", str(name))
-        return real_open(name, *args, **kwargs)
-    monkeypatch.setattr(os, "open", denied)
+    deny_open(monkeypatch, path)
     out = tmp_path / "r"
     refused(capsys, [*RUN, "--tasks", str(path), "--out", str(out)], out, f"{path}: cannot read: Permission denied")

@@ -209,14 +209,20 @@ class _Handler(BaseHTTPRequestHandler):
             self._in_flight = False
             self.server.leave()
 
+    def _read(self) -> tuple[float | None, tuple[int, int] | None, Any]:
+        """The run's clock and (request index, attempt) from the headers, then the body read whole and parsed as
+        strict JSON within every route's bounds (harness.models.serve_mock.http_bounds); raises BadRequest."""
+        now_s = clock_header(self.headers, CLOCK_HEADER)
+        request = request_headers(self.headers, REQUEST_HEADER, ATTEMPT_HEADER)
+        data = read_body(self.headers, self.rfile)
+        self._body_read = True
+        return now_s, request, parse_json_body(data)
+
     def _chat(self) -> None:
         arrived = time.monotonic()
         try:
-            now_s = clock_header(self.headers, CLOCK_HEADER)
-            request = request_headers(self.headers, REQUEST_HEADER, ATTEMPT_HEADER)
-            data = read_body(self.headers, self.rfile)
-            self._body_read = True
-            chat = validate_chat_request(parse_json_body(data))
+            now_s, request, body = self._read()
+            chat = validate_chat_request(body)
             messages, tools, marks = read_marks(chat.messages, chat.tools, chat.cache_control, chat.prompt_cache_key)
         except BadRequest as refusal:
             self._refuse(refusal)
@@ -269,11 +275,8 @@ class _Handler(BaseHTTPRequestHandler):
         `_chat`; refusals in Anthropic's error shape."""
         arrived = time.monotonic()
         try:
-            now_s = clock_header(self.headers, CLOCK_HEADER)
-            request = request_headers(self.headers, REQUEST_HEADER, ATTEMPT_HEADER)
-            data = read_body(self.headers, self.rfile)
-            self._body_read = True
-            asked = anthropic_wire.read_request(parse_json_body(data))
+            now_s, request, body = self._read()
+            asked = anthropic_wire.read_request(body)
             seed = self.headers.get(SEED_HEADER)
             seed = whole_number_header(SEED_HEADER, seed) if seed is not None else None  # the API has no seed field
         except BadRequest as refusal:
