@@ -76,6 +76,21 @@ def read_marks(messages: list[Any], tools: list[Any], cache_control: Any = None,
                                                    automatic=automatic, prompt_cache_key=prompt_cache_key)
 
 
+def _strip_items(items: Any, where: str) -> tuple[Any, str, int]:
+    """(the list without its items' markers, the TTL of its last marker, how many there were); a value that is no
+    list, or holds no marker, comes back as it is with a count of 0."""
+    if not isinstance(items, list) or not any(isinstance(item, dict) and "cache_control" in item for item in items):
+        return items, "5m", 0
+    clean, ttl, found = [], "5m", 0
+    for number, item in enumerate(items):
+        if isinstance(item, dict) and "cache_control" in item:
+            ttl = read_ttl(item["cache_control"], f"{where}[{number}].cache_control")
+            item = {key: value for key, value in item.items() if key != "cache_control"}
+            found += 1
+        clean.append(item)
+    return clean, ttl, found
+
+
 def _strip_message(message: dict[str, Any], where: str) -> tuple[dict[str, Any], str, int]:
     """(the message without markers, the TTL of its last marker, how many markers it had)."""
     found = 0
@@ -86,25 +101,14 @@ def _strip_message(message: dict[str, Any], where: str) -> tuple[dict[str, Any],
         stripped = {key: value for key, value in message.items() if key != "cache_control"}
         found += 1
     content = message.get("content")
-    if isinstance(content, list) and any(isinstance(part, dict) and "cache_control" in part for part in content):
-        parts = []
-        for number, part in enumerate(content):
-            if isinstance(part, dict) and "cache_control" in part:
-                ttl = read_ttl(part["cache_control"], f"{where}.content[{number}].cache_control")
-                part = {key: value for key, value in part.items() if key != "cache_control"}
-                found += 1
-            parts.append(part)
+    parts, part_ttl, marked = _strip_items(content, f"{where}.content")
+    if marked:
+        ttl, found = part_ttl, found + marked
         if len(parts) == 1 and parts[0].get("type") == "text" and set(parts[0]) == {"type", "text"}:
             parts = parts[0]["text"]  # a string content, sent as one text part to carry its marker
         stripped = {**stripped, "content": parts}
-    calls = message.get("tool_calls")
-    if isinstance(calls, list) and any(isinstance(call, dict) and "cache_control" in call for call in calls):
-        clean_calls = []
-        for number, call in enumerate(calls):
-            if isinstance(call, dict) and "cache_control" in call:
-                ttl = read_ttl(call["cache_control"], f"{where}.tool_calls[{number}].cache_control")
-                call = {key: value for key, value in call.items() if key != "cache_control"}
-                found += 1
-            clean_calls.append(call)
-        stripped = {**stripped, "tool_calls": clean_calls}
+    calls, call_ttl, marked = _strip_items(message.get("tool_calls"), f"{where}.tool_calls")
+    if marked:
+        ttl, found = call_ttl, found + marked
+        stripped = {**stripped, "tool_calls": calls}
     return stripped, ttl, found
