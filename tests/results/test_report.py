@@ -177,22 +177,24 @@ def test_console_table_is_sorted_with_compact_intervals_within_120_columns_and_c
     from harness.results.report import console_table
 
     rows = _runs({"zeta": [1, 1, 1, 1, 1], "alpha": [1, 1, 0, 0, 0], "a_very_long_strategy_label[keep=10]": [1] * 5})
-    table = console_table(summarize(pd.DataFrame(rows)))
+    table = console_table(summarize(pd.DataFrame(rows)), pd.DataFrame(rows))
     cells = _cells(table)
     assert [c["strategy"] for c in cells] == ["a_very_long_strategy_label[keep=10]", "zeta", "alpha"]
     assert cells[2]["success"].startswith("40% [") and cells[2]["success"].endswith("]")
     assert cells[0]["cache saved"] == "75%"  # (4 - 1) / 4
     assert max(len(line) for line in table.splitlines()) <= 120  # a long label drops the least needed columns
     assert "cache saved" in cells[0] and "compactions" not in cells[0]
-    assert "compactions" in _cells(console_table(summarize(pd.DataFrame(_runs({"short": [1, 0]})))))[0]
-    assert "3 of 15 runs failed: report.md's \"Failed runs\"" in table
+    short = pd.DataFrame(_runs({"short": [1, 0]}))
+    assert "compactions" in _cells(console_table(summarize(short), short))[0]
+    assert "3 of 15 runs failed (3 by the task's checker): report.md's \"Failed runs\"" in table
 
 
 def test_console_table_has_no_failure_line_when_every_run_succeeded():
     """Ours: the count line appears only when a run failed."""
     from harness.results.report import console_table
 
-    assert "failed" not in console_table(summarize(pd.DataFrame(_runs({"s": [1, 1]}))))
+    runs = pd.DataFrame(_runs({"s": [1, 1]}))
+    assert "failed" not in console_table(summarize(runs), runs)
 
 
 def test_success_pivot_has_a_row_per_strategy_and_a_column_per_family_and_all():
