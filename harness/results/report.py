@@ -298,8 +298,8 @@ def console_table(summary: pd.DataFrame, runs: pd.DataFrame) -> str:
              "the prompt cache. resets, compactions: mean per run. Every column: report.md."]
     failed = int((~runs["success"].astype(bool)).sum())
     if failed:
-        lines.append(f"{failed} of {len(runs)} runs failed ({failure_classes(runs)}): report.md's \"Failed runs\" "
-                     "lists them with the checker's expected vs given.")
+        lines += [f"{failed} of {len(runs)} runs failed ({failure_classes(runs)}).",
+                  "report.md's \"Failed runs\" lists them with the checker's expected vs given."]
     return "\n".join(lines)
 
 
