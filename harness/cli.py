@@ -601,7 +601,7 @@ def _print_outcome(out: Path, started: float, before: dict[str, dict[str, Any]] 
     from harness.results.report import NO_FINISHED_RUNS, console_table, runs_frame, summarize
 
     runs = runs_frame(out)
-    print(NO_FINISHED_RUNS if runs.empty else console_table(summarize(runs)))
+    print(NO_FINISHED_RUNS if runs.empty else console_table(summarize(runs), runs))
     _print_cache_note(out)
     print(f"\n{_made_text(before, out, len(runs), time.perf_counter() - started)} -> {out}/ "
           f"(runs.jsonl, summary.csv, paired.csv, report.md, events/, plots/)")

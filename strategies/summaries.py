@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from harness.core.config import option, require
-from harness.core.errors import CtxbenchError
+from harness.core.errors import CtxbenchError, StrategyFailed
 from harness.conversation.view import ViewState
 from strategies.history import GrowingViewReading, USER_ORIGIN
 
@@ -48,8 +48,9 @@ N_CHAR_PREVIEW = 500  # openhands/sdk/event/base.py N_CHAR_PREVIEW
 TRUNCATION_NOTICE = "<preview clipped: part of this event is not shown>"
 
 
-class RecoverableRunError(CtxbenchError):
-    """The run stops here, its history intact, and can be resumed with another configuration."""
+class RecoverableRunError(StrategyFailed):
+    """The strategy cannot condense: the run stops here (`strategy_failed`), its history intact, and can be
+    resumed with another configuration."""
 
 
 class NoCondensationAvailable(CtxbenchError):

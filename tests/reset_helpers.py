@@ -12,7 +12,7 @@ from harness.conversation.events import EventLog
 from harness.models.llm import LLMClient, LLMResult
 from harness.models.usage import Usage
 from harness.models.profiles import build_profiles
-from harness.run.runner import Cell, _loop
+from harness.run.runner import Cell, _loop, crash_termination
 from harness.conversation.view import fold
 from strategies import StrategySpec, build_strategy
 from tasks.base import ToolCall
@@ -59,8 +59,8 @@ def run_environment(tmp_path: Path, environment: Any, strategy: str, config: dic
     main = LLMClient(built["main"], session=cell.run_id, seed=0)
     try:
         termination, error = _loop(cell, ctx, main, environment, build_strategy(spec))
-    except Exception as exc:  # as run_cell: a strategy's error ends the run
-        termination, error = "error", f"{type(exc).__name__}: {exc}"
+    except Exception as exc:  # as run_cell: a strategy's error or give-up ends the run
+        termination, error = crash_termination(exc), f"{type(exc).__name__}: {exc}"
     finally:
         log.close()
         main.end_session()

@@ -16,6 +16,12 @@ class TaskFileError(CtxbenchError):
     """A task file or suite row is malformed."""
 
 
+class StrategyFailed(CtxbenchError):
+    """A strategy gave up on its own terms (it cannot fit the window, it refuses to condense): the run ends
+    `strategy_failed`, the strategy's failure, not a fault of the harness or the provider (`error`), and
+    `--resume` does not run it again. A strategy, a plug-in or an adapter raises it with the reason."""
+
+
 class ReplayMismatch(CtxbenchError):
     """A view rebuilt from the event log differs from the one that was sent."""
 

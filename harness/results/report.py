@@ -251,11 +251,18 @@ def _success_compact(row: pd.Series) -> str:
     return f"{row['success_rate']:.0%} [{_percent_number(row['success_rate_lo'])}-{_percent_number(row['success_rate_hi'])}]"
 
 
-def failed_run_count(summary: pd.DataFrame) -> tuple[int, int]:
-    """(failed, all) runs of a summary's overall rows."""
-    overall = summary[summary["family"] == "all"]
-    failed = (overall["runs"] * (1 - overall["success_rate"])).round().astype(int).sum()
-    return int(failed), int(overall["runs"].sum())
+# The terminations of a failed run that mean the task's checker refused what the agent ended with.
+CHECKER_ENDS = ("submitted", "gave_up")
+
+
+def failure_classes(runs: pd.DataFrame) -> str:
+    """Who failed the runs that did not succeed, most first: "20 by the task's checker, 3 strategy_failed,
+    1 error" (the other classes are terminations: the run was stopped)."""
+    failed = runs[~runs["success"].astype(bool)]
+    ends = failed["termination"].astype(str).map(lambda t: "by the task's checker" if t in CHECKER_ENDS else t)
+    counts = ends.value_counts(sort=False)
+    order = sorted(counts.index, key=lambda name: (-counts[name], name))
+    return ", ".join(f"{counts[name]} {name}" for name in order)
 
 
 TERMINAL_WIDTH = 120
@@ -264,9 +271,9 @@ TERMINAL_WIDTH = 120
 OPTIONAL_COLUMNS = ("compactions", "resets", "cache hit")
 
 
-def console_table(summary: pd.DataFrame) -> str:
+def console_table(summary: pd.DataFrame, runs: pd.DataFrame) -> str:
     """The terminal's table: the overall rows in decision order with compact intervals, at most TERMINAL_WIDTH
-    wide unless labels alone are wider, a legend, and how many runs failed."""
+    wide unless labels alone are wider, a legend, and how many of `runs` (the summary's) failed, by whom."""
     overall = decision_order(summary[summary["family"] == "all"])
     columns = {
         "strategy": overall["strategy"].astype(str),
@@ -289,10 +296,10 @@ def console_table(summary: pd.DataFrame) -> str:
              "Best first: by success, then cost per success, then name. [lo-hi]: 95% interval over tasks;",
              "overlapping intervals do not tell two strategies apart. cache saved: share of the cost without",
              "the prompt cache. resets, compactions: mean per run. Every column: report.md."]
-    failed, total = failed_run_count(summary)
+    failed = int((~runs["success"].astype(bool)).sum())
     if failed:
-        lines.append(f"{failed} of {total} runs failed: report.md's \"Failed runs\" lists them with the checker's "
-                     "expected vs given.")
+        lines += [f"{failed} of {len(runs)} runs failed ({failure_classes(runs)}).",
+                  "report.md's \"Failed runs\" lists them with the checker's expected vs given."]
     return "\n".join(lines)
 
 
@@ -442,12 +449,17 @@ def _tie(ranked: pd.DataFrame) -> str:
 
 def best_lines(summary: pd.DataFrame, runs: pd.DataFrame, seed: int = DEFAULT_SEED) -> list[str]:
     """One line overall and one per family naming the best strategy by the decision order, the runner-up, and
-    a caution when the two are not told apart."""
+    a caution when the two are not told apart; only strategies with a success are ranked, and a family none
+    succeeded on says so."""
     lines = []
     for family in ["all", *(f for f in summary["family"].unique() if f != "all")]:
         ranked = decision_order(summary[summary["family"] == family])
-        best = ranked.iloc[0]
+        ranked = ranked[ranked["success_rate"] > 0]  # no crown without a success
         name = "All tasks" if family == "all" else family
+        if ranked.empty:
+            lines.append(f"- **{name}**: no strategy succeeded on {'any task' if family == 'all' else family}.")
+            continue
+        best = ranked.iloc[0]
         line = (f"- **{name}**: `{best['strategy']}`, success {_show_interval(best, 'success_rate', '{:.0%}')}, "
                 f"{USD(best['cost_per_success'], NO_SUCCESS)} per success.")
         if len(ranked) > 1:
@@ -483,7 +495,8 @@ def failed_runs_section(runs: pd.DataFrame) -> list[str]:
     failed = failed.sort_values(["family", "task_id", "strategy", "seed"], kind="stable")
     lines += [f"{len(failed)} of {len(runs)} runs did not succeed. Termination: how the run ended (`submitted`: "
               "the agent answered, wrongly here; `gave_up`: it said it could not; `context_overflow`, "
-              "`max_requests`, `budget`, `error`: it was stopped). "
+              "`max_requests`, `budget`: it was stopped; `strategy_failed`: the strategy gave up on its own terms, "
+              "e.g. it could not fit the window; `error`: a fault of the harness, the provider or a plug-in's code). "
               "Checker: what the task's checker expected and was given (runs.jsonl `detail`, whole in the event "
               "log's `run_end`).", ""]
     rows = [[f"[{r['task_id']}](events/{r['run_id']}.jsonl)", str(r["strategy"]), str(r["seed"]),
@@ -603,7 +616,7 @@ def write_report(results_dir: str | Path, baseline: str = DEFAULT_BASELINE,
         report_markdown(results_dir, runs, summary, paired, baseline, plots,
                         failure_section(runs) + tuning_sections.markdown, seed),
         encoding="utf-8")
-    return {"summary": summary, "paired": paired, "table": console_table(summary), "plots": plots}
+    return {"summary": summary, "paired": paired, "table": console_table(summary, runs), "plots": plots}
 
 
 

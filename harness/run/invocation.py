@@ -6,8 +6,9 @@ first, so the directory ends with each cell's row exactly once. Before anything 
 it resumes: config.json must hold a matrix of the types `ctxbench run` writes, and
 every line of runs.jsonl a row of one of its cells run with that cell's strategy config, model and seed;
 otherwise it stops naming the line, and `--repair` moves such lines to runs.quarantine.jsonl instead.
-A row that ended on an outage (`transient`), or with `--rerun-errors` any `error` row,
-is rerun; its new row replaces it (runs.jsonl keeps the last row per cell). Spending limits: per run
+A row that ended on an outage (`transient`), or with `--rerun-errors` any `error` row (never a
+`strategy_failed` one: that is the strategy's result), is rerun; its new row replaces it (runs.jsonl
+keeps the last row per cell). Spending limits: per run
 (`max_cost_usd`, the run ends `budget`) and per invocation (`max_total_cost_usd`: once reached,
 no further cell starts and runs in flight in this process stop at their next request; those are
 not finished, so they get no row: with the cells never started they are listed in unstarted.json,

@@ -19,7 +19,7 @@ from harness.core.config import build_dataclass
 from harness.run.contain import Guarded, RunCrash, contained, guarded_call
 from harness.conversation.context import RunContext
 from harness.models.profiles import MAIN_PROFILE
-from harness.core.errors import ConfigError, CtxbenchError
+from harness.core.errors import ConfigError, CtxbenchError, StrategyFailed
 from harness.conversation.events import EventLog, read_events
 from harness.executors import make_executor, runs_under_way, settle_heap
 from harness.core.frozen import MessageEditError
@@ -36,8 +36,11 @@ from tasks.base import ToolCall, ToolResult
 from tasks.suites import TaskRow
 
 DEFAULT_MAX_REQUESTS = 400
-# trace_end: a trace replay (harness.traces.replay) served every recorded response
-TERMINATIONS = ("submitted", "gave_up", "max_requests", "context_overflow", "error", "budget", "trace_end")
+# trace_end: a trace replay (harness.traces.replay) served every recorded response; strategy_failed: the
+# strategy gave up on its own terms (harness.core.errors.StrategyFailed); error: a fault of the harness, the
+# provider or a plug-in's code
+TERMINATIONS = ("submitted", "gave_up", "max_requests", "context_overflow", "strategy_failed", "error", "budget",
+                "trace_end")
 
 
 # A run id names its event file, events/<run id>.jsonl: a file name has at most 255 bytes (ext4, XFS, Btrfs,
@@ -134,7 +137,7 @@ def _run_cell(cell: Cell, client: Callable[..., LLMClient]) -> dict[str, Any]:
     except _RequestFailed as failed:
         error, transient = failed.error, failed.transient
     except BaseException as exc:  # a crash in a strategy or task ends this run only (harness.run.contain)
-        termination, error = "error", crash_error(exc, cell.strategy.display, log, "runner")
+        termination, error = crash_termination(exc), crash_error(exc, cell.strategy.display, log, "runner")
         transient = is_retryable(contained(exc))  # e.g. a summary request that met an outage after its retries
     try:
         score = environment.score() if environment is not None else None  # what a crashed run got done too
@@ -187,6 +190,11 @@ def check_labels(strategies: list[StrategySpec]) -> None:
     clashes = sorted({label for label in labels if labels.count(label) > 1})
     if clashes:
         raise ConfigError(f"strategies: label(s) {clashes} used twice; give each configuration its own label")
+
+
+def crash_termination(raised: BaseException) -> str:
+    """How a run that raised ended: `strategy_failed` when its strategy gave up on its own terms, else `error`."""
+    return "strategy_failed" if isinstance(contained(raised), StrategyFailed) else "error"
 
 
 def crash_error(raised: BaseException, strategy_label: str, log: EventLog, where: str) -> str:

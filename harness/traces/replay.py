@@ -32,8 +32,8 @@ from harness.models.llm import LLMClient, is_context_window_error
 from harness.results.metrics import RunMetrics
 from harness.models.profiles import build_profiles
 from harness.traces.references import ReferenceIndex, message_references
-from harness.run.runner import (add_tool_result, check_labels, check_profiles, crash_error, finish_row, request_fields,
-                            run_id_for)
+from harness.run.runner import (add_tool_result, check_labels, check_profiles, crash_error, crash_termination,
+                                finish_row, request_fields, run_id_for)
 from harness.core.secrets import redact
 from harness.traces import Trace
 from strategies import StrategySpec, build_strategy
@@ -206,7 +206,7 @@ def replay_cell(cell: TraceCell) -> dict[str, Any]:
         libraries = strategy.libraries()
         termination, error = _Replay(cell, ctx, main, strategy).run()
     except BaseException as exc:  # a crash in a strategy ends this replay only (harness.run.contain)
-        error = crash_error(exc, cell.strategy.display, log, "trace_replay")
+        termination, error = crash_termination(exc), crash_error(exc, cell.strategy.display, log, "trace_replay")
     completed = termination == "trace_end"
     log.append("run_end", termination=termination, error=error, success=completed, score=float(completed), detail={})
     log.close()

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Awaitable, Iterator, Sequence, TypeVar
 
-from harness.core.errors import ConfigError, CtxbenchError
+from harness.core.errors import ConfigError, CtxbenchError, StrategyFailed
 from harness.core.tokens import count_message
 
 if TYPE_CHECKING:
@@ -38,7 +38,8 @@ T = TypeVar("T")
 
 
 class LibraryError(CtxbenchError):
-    """The wrapped library raised: the run ends `error`, the message names the library and version."""
+    """The wrapped library raised (a fault, not one of its give-ups): the run ends `error`, the message names
+    the library and version."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,13 @@ class Library:
     extra: str
     module: str
     min_python: tuple[int, int] = (3, 10)
+    # The library's own give-ups, (exception class name, start of its message): its strategy cannot fit the
+    # window or refuses to condense. Raised in a call, one ends the run `strategy_failed`, not `error`.
+    give_ups: tuple[tuple[str, str], ...] = ()
+
+    def gives_up(self, exc: BaseException) -> bool:
+        """Whether `exc` is one of the library's give-ups rather than a fault."""
+        return any(type(exc).__name__ == name and str(exc).startswith(start) for name, start in self.give_ups)
 
     def version(self) -> str | None:
         """The installed version, read from package metadata without importing the library."""
@@ -81,7 +89,8 @@ class Library:
 
     @contextlib.contextmanager
     def calling(self, what: str, ctx: "RunContext | None" = None) -> Iterator[None]:
-        """Around a call into the library: what it raises becomes a LibraryError naming it.
+        """Around a call into the library: what it raises becomes a LibraryError naming it, or a StrategyFailed
+        when it is one of the library's give-ups.
 
         ctxbench's own errors raised inside (a failed side call, a spending limit) pass unchanged.
         With `ctx`, the CPU spent inside is added to `ctx.library_cpu_s` (the runs.jsonl column
@@ -93,7 +102,8 @@ class Library:
         except CtxbenchError:
             raise
         except Exception as exc:
-            raise LibraryError(f"{self.label} raised in {what}: {type(exc).__name__}: {exc}") from exc
+            failure = StrategyFailed if self.gives_up(exc) else LibraryError
+            raise failure(f"{self.label} raised in {what}: {type(exc).__name__}: {exc}") from exc
         finally:
             if ctx is not None:
                 ctx.library_cpu_s += time.thread_time() - started - (ctx.side_call_cpu_s - side)
@@ -111,8 +121,11 @@ class Library:
 
 
 PYDANTIC_AI_HARNESS = Library("pydantic-ai-harness", "pydantic-ai", "pydantic_ai_harness")
-INSPECT_AI = Library("inspect-ai", "inspect", "inspect_ai")
-OPENHANDS_SDK = Library("openhands-sdk", "openhands", "openhands.sdk", min_python=(3, 12))
+# Inspect's compaction handler: the compacted input still exceeds its threshold (model/_compaction/_compaction.py).
+INSPECT_AI = Library("inspect-ai", "inspect", "inspect_ai", give_ups=(("RuntimeError", "Compaction insufficient"),))
+# OpenHands' condensers: no condensation of this view is possible (context/condenser/base.py).
+OPENHANDS_SDK = Library("openhands-sdk", "openhands", "openhands.sdk", min_python=(3, 12),
+                        give_ups=(("NoCondensationAvailableException", ""),))
 
 _loops = threading.local()
 

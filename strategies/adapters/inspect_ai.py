@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping
 
 from harness.core.config import build_dataclass, option, require
+from harness.core.errors import StrategyFailed
 from strategies.adapters import INSPECT_AI, LibraryError, Wanted, apply_view, run_sync
 from strategies.base import Strategy
 
@@ -341,7 +342,7 @@ class _InspectCompaction(Strategy):
         self._overflow_compacted = True
         try:
             self._compact(ctx, force=True)
-        except LibraryError as exc:  # react falls back to its overflow filter: here, none
+        except (LibraryError, StrategyFailed) as exc:  # react falls back to its overflow filter: here, none
             ctx.log.append("compaction_failed", library=INSPECT_AI.label, trigger="forced", error=str(exc)[:2000])
             return False
         return True

@@ -3,18 +3,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.core.errors import StrategyFailed
 from strategies.base import Strategy
 
 
 @dataclass
 class RaiseConfig:
     hook: str = "before_request"  # the hook that raises
-    error: str = "SystemExit"  # SystemExit, GeneratorExit, KeyboardInterrupt or ValueError
+    error: str = "SystemExit"  # SystemExit, GeneratorExit, KeyboardInterrupt, ValueError or StrategyFailed
     at_request: int = 1  # hooks given the run's context raise once it has made this many requests
 
 
 ERRORS = {"SystemExit": SystemExit, "GeneratorExit": GeneratorExit, "KeyboardInterrupt": KeyboardInterrupt,
-          "ValueError": ValueError}
+          "ValueError": ValueError, "StrategyFailed": StrategyFailed}
 
 
 class RaiseInHook(Strategy):

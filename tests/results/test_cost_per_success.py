@@ -45,7 +45,7 @@ def test_cost_per_success_is_in_the_table_summary_and_report_next_to_cost_per_ru
     """The terminal table, summary.csv and report.md show it beside cost per run."""
     runs = run_suite("smoke", "none")
     out = runs.attrs["out"]
-    header = re.split(r"\s{2,}", console_table(summarize(runs)).splitlines()[0])
+    header = re.split(r"\s{2,}", console_table(summarize(runs), runs).splitlines()[0])
     assert header[header.index("cost/success $") + 1] == "cost/run $"
     summary = pd.read_csv(out / "summary.csv")
     columns = list(summary.columns)
@@ -62,5 +62,5 @@ def test_a_strategy_without_success_shows_a_dash_per_success():
                           "success": False, "score": 0.0, "input_tokens": 10, "cached_tokens": 0, "cost_usd": 0.5,
                           "cost_usd_uncached": 0.5, "requests": 1, "agent_resets": 0, "hard_resets": 0,
                           "compactions": 0, "rereads": 0, "termination": "context_overflow"}])
-    header, row = (re.split(r"\s{2,}", line) for line in console_table(summarize(runs)).splitlines()[:2])
+    header, row = (re.split(r"\s{2,}", line) for line in console_table(summarize(runs), runs).splitlines()[:2])
     assert dict(zip(header, row))["cost/success $"] == "—"

@@ -1,5 +1,6 @@
 """`ctxbench report`: summary.csv with intervals, paired.csv, report.md, plots; files readable without the harness."""
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -177,22 +178,24 @@ def test_console_table_is_sorted_with_compact_intervals_within_120_columns_and_c
     from harness.results.report import console_table
 
     rows = _runs({"zeta": [1, 1, 1, 1, 1], "alpha": [1, 1, 0, 0, 0], "a_very_long_strategy_label[keep=10]": [1] * 5})
-    table = console_table(summarize(pd.DataFrame(rows)))
+    table = console_table(summarize(pd.DataFrame(rows)), pd.DataFrame(rows))
     cells = _cells(table)
     assert [c["strategy"] for c in cells] == ["a_very_long_strategy_label[keep=10]", "zeta", "alpha"]
     assert cells[2]["success"].startswith("40% [") and cells[2]["success"].endswith("]")
     assert cells[0]["cache saved"] == "75%"  # (4 - 1) / 4
     assert max(len(line) for line in table.splitlines()) <= 120  # a long label drops the least needed columns
     assert "cache saved" in cells[0] and "compactions" not in cells[0]
-    assert "compactions" in _cells(console_table(summarize(pd.DataFrame(_runs({"short": [1, 0]})))))[0]
-    assert "3 of 15 runs failed: report.md's \"Failed runs\"" in table
+    short = pd.DataFrame(_runs({"short": [1, 0]}))
+    assert "compactions" in _cells(console_table(summarize(short), short))[0]
+    assert "3 of 15 runs failed (3 by the task's checker).\nreport.md's \"Failed runs\"" in table
 
 
 def test_console_table_has_no_failure_line_when_every_run_succeeded():
     """Ours: the count line appears only when a run failed."""
     from harness.results.report import console_table
 
-    assert "failed" not in console_table(summarize(pd.DataFrame(_runs({"s": [1, 1]}))))
+    runs = pd.DataFrame(_runs({"s": [1, 1]}))
+    assert "failed" not in console_table(summarize(runs), runs)
 
 
 def test_success_pivot_has_a_row_per_strategy_and_a_column_per_family_and_all():
@@ -238,9 +241,9 @@ def test_best_line_has_no_caution_when_the_success_intervals_do_not_overlap():
     """No caution when the intervals are apart."""
     from harness.results.report import best_lines
 
-    runs = pd.DataFrame(_runs({"a": [1] * 8, "b": [0] * 8}))
+    runs = pd.DataFrame(_runs({"a": [1] * 8, "b": [1] + [0] * 7}))
     line = best_lines(summarize(runs), runs)[0]
-    assert "Runner-up `b`: 0% [0%, 0%]" in line and "aution" not in line and "overlap" not in line
+    assert "Runner-up `b`: 12% [" in line and "aution" not in line and "overlap" not in line
 
 
 def test_best_line_says_when_overlapping_intervals_are_told_apart_by_the_paired_difference():
@@ -281,6 +284,51 @@ def test_best_lines_one_per_family_after_the_overall_one():
     lines = best_lines(summarize(runs), runs)
     assert [line.split("`")[1] for line in lines] == ["x", "x", "y"]  # overall a tie on success, x cheaper by name
     assert [line.split("**")[1] for line in lines] == ["All tasks", "fa", "fb"]
+
+
+def test_no_strategy_is_crowned_on_a_family_none_succeeded_on():
+    """No crown without a success: a family where every strategy got 0% says no strategy succeeded on it, and
+    the best and runner-up lines rank only strategies with at least one success."""
+    from harness.results.report import best_lines
+
+    runs = pd.DataFrame(_runs({"ladder": [0, 0], "none": [0, 0]}, family="big_output", cost=0.5)
+                        + _runs({"ladder": [1, 1], "none": [1, 0]}, family="fa")
+                        + _runs({"ladder": [0, 0], "none": [1, 0]}, family="fb"))
+    lines = best_lines(summarize(runs), runs)
+    assert "- **big_output**: no strategy succeeded on big_output." in lines
+    fb = next(line for line in lines if line.startswith("- **fb**"))
+    assert fb.startswith("- **fb**: `none`, success 50%") and "Runner-up" not in fb  # ladder's 0% is no runner-up
+    assert not any("`ladder`" in line for line in lines if "big_output" in line or "**fb**" in line)
+    nothing = pd.DataFrame(_runs({"a": [0], "b": [0]}))
+    assert best_lines(summarize(nothing), nothing)[0] == "- **All tasks**: no strategy succeeded on any task."
+
+
+def test_console_count_line_says_who_failed_the_failed_runs():
+    """The terminal's count line splits the failed runs by who failed them: the task's checker (the agent
+    submitted or gave up and was wrong), the strategy giving up (strategy_failed), a stop or a fault (`error`)."""
+    from harness.results.report import console_table
+
+    rows = _runs({"s": [0, 0, 0, 0, 0, 1]})
+    for row, termination in zip(rows, ["submitted", "gave_up", "strategy_failed", "strategy_failed", "error"]):
+        row["termination"] = termination
+    runs = pd.DataFrame(rows)
+    assert "\n5 of 6 runs failed (2 by the task's checker, 2 strategy_failed, 1 error).\n" in \
+        console_table(summarize(runs), runs)
+
+
+def test_old_rows_ending_error_for_a_strategys_give_up_still_report(smoke_sweep, tmp_path, capsys):
+    """Rows written before strategy_failed existed (a library's give-up recorded as `error`) still report:
+    counted as errors, listed in the failed runs with their termination."""
+    copy = shutil.copytree(smoke_sweep, tmp_path / "old")
+    rows = [json.loads(line) for line in (copy / "runs.jsonl").read_text().splitlines()]
+    rows[0].update(success=False, termination="error", error="LibraryError: inspect-ai 0.3.285 raised in "
+                   "compact_input: RuntimeError: Compaction insufficient: 26,000 tokens still exceeds threshold")
+    (copy / "runs.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    capsys.readouterr()
+    assert main(["report", str(copy)]) == 0
+    assert re.search(r"runs failed \([^)]*\b1 error\)", capsys.readouterr().out)
+    report = (copy / "report.md").read_text()
+    assert f"| {rows[0]['seed']} | error |" in report
 
 
 def test_cost_table_and_total_show_uncached_cost_and_what_the_cache_saved():
@@ -351,7 +399,7 @@ def test_a_run_stopped_by_max_requests_records_what_was_given(tmp_path, capsys):
     lookups = [row["detail"] for row in rows if row["family"] == "chained_lookup"]
     assert lookups and all(isinstance(d["expected"], int) and d["given"] is None for d in lookups)
     printed = capsys.readouterr().out
-    assert f"{len(rows)} of {len(rows)} runs failed: report.md's \"Failed runs\"" in printed
+    assert f"{len(rows)} of {len(rows)} runs failed ({len(rows)} max_requests).\nreport.md's \"Failed runs\"" in printed
 
 
 def test_detail_in_a_row_is_bounded_and_scrubbed_before_it_is_cut(monkeypatch):

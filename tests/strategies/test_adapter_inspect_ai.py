@@ -43,10 +43,11 @@ def test_smoke_suite_runs_and_replays_without_inspect(run_suite, monkeypatch):
     every log replays with inspect_ai unimportable (the view ops are in the log)."""
     frame = run_suite("smoke", strategies=",".join(ADAPTERS), strategy_configs=LOW)
     # Inspect's own RuntimeError "Compaction insufficient" on big_output's one 26k-token result
-    # (_compaction.py _perform_compaction) is the only error, and it names the library.
-    errors = frame[frame["termination"] == "error"]
-    assert set(errors["family"]) <= {"big_output"}
-    assert all("inspect-ai 0.3.285" in e and "Compaction insufficient" in e for e in errors["error"])
+    # (_compaction.py _perform_compaction) is the only failure, a strategy_failed naming the library.
+    assert not (frame["termination"] == "error").any(), frame["error"].tolist()
+    gave_up = frame[frame["termination"] == "strategy_failed"]
+    assert set(gave_up["family"]) <= {"big_output"}
+    assert all("inspect-ai 0.3.285" in e and "Compaction insufficient" in e for e in gave_up["error"])
     assert (frame[frame["family"] != "big_output"]["success"]).all()
     assert frame[frame["strategy"] == "inspect.compaction_summary"]["summarizer_requests"].sum() > 0
     for name in [m for m in sys.modules if m == "inspect_ai" or m.startswith("inspect_ai.")]:
@@ -320,6 +321,19 @@ def test_a_raising_library_ends_that_run_as_error_and_others_go_on(run_suite, mo
     assert (edit["termination"] == "error").all()
     assert all(e.startswith("LibraryError: inspect-ai 0.3.285 raised in compact_input: KeyError") for e in edit["error"])
     assert (frame[frame["strategy"] == "none"]["success"]).all()
+
+
+def test_compaction_insufficient_ends_the_run_strategy_failed_not_error(run_suite):
+    """Inspect's compaction handler raising its RuntimeError "Compaction insufficient ... Consider using a lower
+    compaction threshold" (the strategy cannot fit its threshold) is the strategy's failure: the run ends
+    strategy_failed with Inspect's message, success false, not transient."""
+    frame = run_suite("smoke", strategies="inspect.compaction_edit",
+                      strategy_configs={"inspect.compaction_edit": LOW["inspect.compaction_edit"]})
+    big = frame[frame["family"] == "big_output"]
+    assert len(big) and (big["termination"] == "strategy_failed").all(), big[["termination", "error"]]
+    assert all(e.startswith("StrategyFailed: inspect-ai") and "Compaction insufficient" in e
+               and "lower compaction threshold" in e for e in big["error"])
+    assert not big["success"].any() and not big["transient"].any()
 
 
 def test_conversion_is_once_per_message(monkeypatch):

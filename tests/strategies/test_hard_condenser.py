@@ -134,14 +134,14 @@ def test_hard_summarize_recovers_overflows_end_to_end_and_replays(tmp_path):
     assert replay_file(tmp_path / "events.jsonl").ok
 
 
-def test_five_attempts_with_previews_shortened_by_0_8_then_a_recoverable_stop(tmp_path):
+def test_five_attempts_with_previews_shortened_by_0_8_then_a_recoverable_strategy_failed_stop(tmp_path):
     """Seed / OpenHands hard_context_reset(): 5 attempts; after the first failure each preview is capped at the
     longest event's length x 0.8, and the cap shrinks by 0.8 again after each further failure. If every attempt
-    fails the run stops with a recoverable error and keeps its history."""
+    fails the strategy gives up: the run ends strategy_failed (not error) and keeps its history."""
     termination, error, events = run_environment(
         tmp_path, _big_task(), "hard_summarize", window=30_000,
         extra={"summary": {"model": "mock/summarizer", "mock": {"window": 300}}})
-    assert termination == "error" and "RecoverableRunError" in error and "history kept" in error
+    assert termination == "strategy_failed" and "RecoverableRunError" in error and "history kept" in error
     attempts = [e for e in events if e["type"] == "summary_attempt"]
     assert [a["attempt"] for a in attempts] == [1, 2, 3, 4, 5]
     request = next(e for e in events if e["type"] == "condensation_request")
