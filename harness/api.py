@@ -151,8 +151,8 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
         strategy_profiles: dict[str, dict[str, dict[str, Any]]] | None = None, families: Iterable[str] = (),
         task_ids: Iterable[str] = (), limit: int | None = None, plot_task: str | None = None,
         watch: Callable[[dict[str, Any]], None] | None = None, executor: str = "local",
-        ray_address: str | None = None) -> Path:
-    """Run every task x strategy x seed cell, write the results layout and report; return its path.
+        ray_address: str | None = None, windows: Iterable[int] = ()) -> Path:
+    """Run every task x strategy x seed cell (at each of `windows`, when given), write the results layout and report; return its path.
 
     `load_results(run(...))` gives the runs and requests as DataFrames. cache: response-cache
     directory; max_cost_usd: per run; max_total_cost_usd: per call (cells left unstarted are
@@ -167,6 +167,8 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     watch: told of each finished run's row once it is in runs.jsonl (`run --inspect-log`).
     executor: how the cells run, not what is measured ("local", "in_process" or "ray"; harness.executors);
     ray_address: the Ray cluster of "ray" ("auto", "ray://host:10001"; None: a local Ray of `workers` CPUs).
+    windows: a window axis: every cell at each input window (the mock's window, a real model's
+    max_input_tokens); with more than one, the window is part of each run id (harness.run.runner.Matrix).
     """
     # Imported here so that reading results (notebooks) does not load litellm and datasets.
     from harness.executors import check_executor
@@ -192,7 +194,7 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     matrix = Matrix(tasks=tasks, strategies=specs, seeds=list(seeds), profiles=profiles,
                     max_requests=max_requests or DEFAULT_MAX_REQUESTS, max_cost_usd=max_cost_usd,
                     clock=clock or {}, strategy_knobs=strategy_knobs or {},
-                    strategy_profiles=strategy_profiles or {})
+                    strategy_profiles=strategy_profiles or {}, windows=list(windows))
     remember(profiles, [spec.config for spec in specs])  # this invocation's secrets, scrubbed from all it writes
     out_path = Path(out) if out else default_out()
     cells = matrix.build(str(out_path / EVENTS_DIR))
@@ -236,6 +238,7 @@ def _run_locked(out_path: Path, suite: str, selection: Any, tasks: list[Any], sp
         "clock": matrix.clock,
         **({"strategy_knobs": matrix.strategy_knobs} if matrix.strategy_knobs else {}),
         **({"strategy_profiles": matrix.strategy_profiles} if matrix.strategy_profiles else {}),
+        **({"windows": matrix.windows} if matrix.windows else {}),
         "workers": workers,
         "executor": executor_info(executor, ray_address),
     }, command_line=command_line)
@@ -312,12 +315,12 @@ def sweep(grid: Grid | dict[str, Any], suite: str = "default", *, also: Iterable
           clock: dict[str, Any] | None = None, command_line: list[str] | None = None,
           families: Iterable[str] = (), task_ids: Iterable[str] = (), limit: int | None = None,
           plot_task: str | None = None, watch: Callable[[dict[str, Any]], None] | None = None,
-          executor: str = "local", ray_address: str | None = None) -> Path:
+          executor: str = "local", ray_address: str | None = None, windows: Iterable[int] = ()) -> Path:
     """Run every grid point (plus the strategies in `also`, e.g. the baseline) and write tuning.csv.
 
     `grid`: a Grid, or a grid file's own mapping ({"strategy", "config", "label", "grid": {key: [values]}});
     keys `mock.<knob>` / `summarizer.<knob>` vary the mock's knobs per point (harness.sweep). Every other
-    option is `run`'s, forwarded: spending, cache, concurrency and task selection (retries: in `profiles`,
+    option is `run`'s, forwarded: spending, cache, concurrency, task selection, the window axis (retries: in `profiles`,
     as `ctxbench run --retry` puts them). The report's baseline is `none` if run, else the first of `also`.
     Every point's strategy and knobs are checked before any model call, so a bad key fails at once. An
     interrupted sweep is finished by `resume(its directory)`, tuning.csv included. Returns the results
@@ -339,7 +342,7 @@ def sweep(grid: Grid | dict[str, Any], suite: str = "default", *, also: Iterable
                extra_files={SWEEP_FILE: sweep_file_text(grid, points)}, strategy_knobs=point_knobs(points),
                strategy_profiles=point_profiles(points),
                families=families, task_ids=task_ids, limit=limit, plot_task=plot_task, watch=watch,
-               executor=executor, ray_address=ray_address)
+               executor=executor, ray_address=ray_address, windows=windows)
 
 
 def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | str = "none",

@@ -76,6 +76,16 @@ def _window(text: str) -> int:
     return value
 
 
+def _windows(text: str) -> list[int]:
+    """--window: one window, or several distinct ones separated by commas (a window axis)."""
+    windows = [_window(part.strip()) for part in text.split(",")]
+    repeated = sorted({window for window in windows if windows.count(window) > 1})
+    if repeated:
+        raise argparse.ArgumentTypeError(f"{', '.join(map(str, repeated))} given more than once; "
+                                         "each window names one run per cell")
+    return windows
+
+
 def _path(text: str) -> str:
     """A path option: one the OS can take (harness.core.user_files.check_path_text), else a usage error naming it."""
     from harness.core.user_files import check_path_text
@@ -95,9 +105,10 @@ def _version() -> str:
 
 def _add_provider_options(parser: argparse.ArgumentParser) -> None:
     """Window, cache, prices and extra profiles: shared by `run`, `sweep` and `traces`."""
-    parser.add_argument("--window", type=_window,
+    parser.add_argument("--window", type=_windows, metavar="TOKENS[,TOKENS...]",
                         help="context window in input tokens: the mock provider's window (default 200000), "
-                             "and the input budget of a real model's profile")
+                             "and the input budget of a real model's profile; `run` and `sweep` take several "
+                             "(32000,200000) and run every cell at each")
     parser.add_argument("--cache-style", choices=CACHE_STYLES,
                         help="prompt-cache simulation of the mock provider (default anthropic; in a --dry-run "
                              "of a real model, its provider's: anthropic for Claude, else openai)")
@@ -526,10 +537,13 @@ def _profiles(args: argparse.Namespace, model: str | None = None) -> dict:
     summarizer_knobs = (parse_inline_or_file(args.summarizer_knobs, "--summarizer-knobs")
                         if args.summarizer_knobs else None)
     main_model = model or args.model
+    windows = args.window or []
+    if len(windows) > 1 and model is not None:
+        raise ConfigError(f"--window: {args.command} takes one window; several are a window axis of `run` and `sweep`")
     if args.cache_style and not main_model.startswith("mock/") and not getattr(args, "dry_run", False):
         raise ConfigError(f"--cache-style sets the in-process mock's cache (mock/...), not {main_model!r}'s; it "
                           "applies to a real model's --dry-run estimate only (serve-mock takes its own --cache-style)")
-    return api.mock_profiles(main_model, window=args.window, cache=args.cache_style or DEFAULT_CACHE_STYLE,
+    return api.mock_profiles(main_model, window=windows[0] if len(windows) == 1 else None, cache=args.cache_style or DEFAULT_CACHE_STYLE,
                              knobs=knobs, cache_policy=_cache_policy(args.cache_policy),
                              api_base=getattr(args, "api_base", None), price_model=args.price_model, extra=extra,
                              summarizer_knobs=summarizer_knobs)
@@ -571,6 +585,7 @@ def _run_options(args: argparse.Namespace) -> dict[str, Any]:
             "progress": not args.no_progress, "baseline": args.baseline,
             "command_line": args.command_line, "families": parse_names(args.family, "--family"),
             "task_ids": parse_names(args.task_ids, "--task-ids"), "limit": args.limit,
+            "windows": args.window if args.window and len(args.window) > 1 else (),
             **{name: getattr(args, name) for name in INVOCATION_OPTIONS}}
 
 

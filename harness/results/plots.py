@@ -406,27 +406,86 @@ def plot_resets_compactions(ax: Any, runs: pd.DataFrame) -> None:
     ax.legend(fontsize=LABEL_SIZE, loc="upper left")
 
 
-def draw_figure(draw: Callable[[Any], Any], size: tuple[float, float] = FIGURE_SIZE) -> Any:
-    """A fresh Agg figure with `draw` applied to its one axes and laid out: what save_plot saves."""
+WINDOW_FIGURE_SIZE = (7.3, 4.9)  # two panels side by side, the legend of every strategy below them
+
+
+def plot_against_window(ax: Any, table: pd.DataFrame, column: str, ylabel: str, title: str) -> None:
+    """One figure of window_summary's rows (harness.results.report) against the window, one line per strategy
+    with 95% intervals; the windows on a log axis (halving the window is one step wherever it starts). A
+    strategy's point without a value (no success: no cost per success) is left out of its line."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    windows = sorted(table["window"].unique())
+    strategies = list(dict.fromkeys(table["strategy"]))
+    names, _ = short_names([str(strategy) for strategy in strategies])
+    spread = 0.012 * (len(strategies) - 1)  # side by side at each window, so the intervals do not cover each other
+    for i, (strategy, name) in enumerate(zip(strategies, names)):
+        rows = table[table["strategy"] == strategy].sort_values("window")
+        rows = rows[rows[column].notna() & (rows[column] != math.inf)]
+        shift = 10 ** (i * 0.024 - spread) if len(strategies) > 1 else 1.0
+        x = rows["window"] * shift
+        line, = ax.plot(x, rows[column], marker="o", ms=4, lw=1.2, label=name)
+        arms = [arm.replace(math.inf, float("nan")).fillna(0) for arm in _arms(rows, column)]
+        ax.errorbar(x, rows[column], yerr=arms, fmt="none", color=line.get_color(), **INTERVAL_STYLE)
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(FixedLocator(windows))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value / 1000:g}k"))
+    ax.set_xlabel("context window (input tokens)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=LABEL_SIZE + 2)
+
+
+def plot_window(axes: Any, table: pd.DataFrame) -> None:
+    """Success rate and cost per success against the window (a window axis: `--window 32000,200000`)."""
+    from matplotlib.ticker import FormatStrFormatter, PercentFormatter
+
+    success, cost = axes
+    plot_against_window(success, table, "success_rate", "success rate", "Success against the window")
+    success.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+    success.set_ylim(-0.03, 1.05)
+    plot_against_window(cost, table, "cost_per_success", "cost per success (USD)", "Cost per success against the window")
+    cost.yaxis.set_major_formatter(FormatStrFormatter("$%g"))
+    cost.set_ylim(bottom=0)
+    handles, labels = success.get_legend_handles_labels()
+    _, what = short_names(list(dict.fromkeys(table["strategy"].astype(str))))
+    success.figure.legend(handles, labels, fontsize=LABEL_SIZE, loc="lower center", ncol=WINDOW_LEGEND_COLUMNS,
+                          frameon=False, title=None if what == "strategy" else what, title_fontsize=LABEL_SIZE)
+
+
+WINDOW_LEGEND_COLUMNS = 4
+
+
+def write_window_plot(results_dir: str | Path, table: pd.DataFrame) -> Path:
+    """plots/window.png of window_summary's rows, room left below the panels for the legend's rows."""
+    legend_rows = math.ceil(table["strategy"].nunique() / WINDOW_LEGEND_COLUMNS)
+    return save_plot(results_dir, "window", lambda axes: plot_window(axes, table), WINDOW_FIGURE_SIZE, panels=2,
+                     bottom=0.03 + 0.04 * legend_rows)
+
+
+def draw_figure(draw: Callable[[Any], Any], size: tuple[float, float] = FIGURE_SIZE, panels: int = 1,
+                bottom: float = 0.0) -> Any:
+    """A fresh Agg figure with `draw` applied to its axes (one, or a row of `panels`) and laid out above
+    `bottom` (a share of the height left to a figure legend): what save_plot saves."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=size, dpi=DPI)
+    fig, ax = plt.subplots(1, panels, figsize=size, dpi=DPI)
     draw(ax)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, bottom, 1, 1))
     return fig
 
 
 def save_plot(results_dir: str | Path, name: str, draw: Callable[[Any], Any],
-              size: tuple[float, float] = FIGURE_SIZE) -> Path:
+              size: tuple[float, float] = FIGURE_SIZE, panels: int = 1, bottom: float = 0.0) -> Path:
     """Draw on a fresh figure and save it as plots/<name>.png."""
     import matplotlib.pyplot as plt
 
     path = Path(results_dir) / PLOTS_DIR / f"{name}.png"
     path.parent.mkdir(exist_ok=True)
-    fig = draw_figure(draw, size)
+    fig = draw_figure(draw, size, panels, bottom)
     fig.savefig(path, dpi=DPI)
     plt.close(fig)
     return path
@@ -434,14 +493,18 @@ def save_plot(results_dir: str | Path, name: str, draw: Callable[[Any], Any],
 
 def write_plots(results_dir: str | Path, runs: pd.DataFrame, requests: pd.DataFrame,
                 summary: pd.DataFrame, plot_task: str | None = None) -> list[Path]:
-    """The report's four plots; `plot_task` chooses the context plot's task (default: sawtooth_run's)."""
-    task_id, seed = sawtooth_run(runs, plot_task)
-    chosen = runs[(runs["task_id"] == task_id) & (runs["seed"] == seed)]["run_id"]
+    """The report's four plots; `plot_task` chooses the context plot's task (default: sawtooth_run's), drawn at
+    the smallest window when the runs have several (one line per strategy)."""
+    at_window = runs
+    if "window" in runs and runs["window"].nunique() > 1:
+        at_window = runs[runs["window"] == runs["window"].min()]
+    task_id, seed = sawtooth_run(at_window, plot_task)
+    chosen = at_window[(at_window["task_id"] == task_id) & (at_window["seed"] == seed)]["run_id"]
     window = context_window(results_dir, chosen)
     overall = summary[summary["family"] == "all"]
     return [
         save_plot(results_dir, "context_per_request",
-                  lambda ax: plot_context(ax, requests, runs, task_id, seed, window=window), CONTEXT_FIGURE_SIZE),
+                  lambda ax: plot_context(ax, requests, at_window, task_id, seed, window=window), CONTEXT_FIGURE_SIZE),
         save_plot(results_dir, "success_vs_cost", lambda ax: plot_success_vs_cost(ax, overall)),
         save_plot(results_dir, "cache_hit_rate", lambda ax: plot_cache_hit_rate(ax, summary)),
         save_plot(results_dir, "resets_compactions", lambda ax: plot_resets_compactions(ax, runs)),

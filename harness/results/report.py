@@ -596,7 +596,7 @@ def write_report(results_dir: str | Path, baseline: str = DEFAULT_BASELINE,
                  seed: int = DEFAULT_SEED, plot_task: str | None = None) -> dict[str, Any]:
     """Write summary.csv, paired.csv, report.md and plots/ (the context plot of `plot_task` when given);
     return the tables and the console table."""
-    from harness.results.plots import write_plots
+    from harness.results.plots import write_plots, write_window_plot
     from harness.results.tuning import write_tuning
 
     results_dir = Path(results_dir)
@@ -610,14 +610,57 @@ def write_report(results_dir: str | Path, baseline: str = DEFAULT_BASELINE,
     paired.to_csv(results_dir / PAIRED_FILE, index=False)
     requests = requests_frame(results_dir, runs)
     plots = write_plots(results_dir, runs, requests, summary, plot_task)
+    window_lines: list[str] = []
+    if len(run_windows(runs)) > 1:
+        windows = window_summary(runs, seed)
+        window_lines = window_section(windows)
+        plots.append(write_window_plot(results_dir, windows))
     tuning_sections = write_tuning(results_dir, summary, runs)
     plots += tuning_sections.plots
     (results_dir / REPORT_FILE).write_text(
         report_markdown(results_dir, runs, summary, paired, baseline, plots,
-                        failure_section(runs) + tuning_sections.markdown, seed),
+                        failure_section(runs) + window_lines + tuning_sections.markdown, seed),
         encoding="utf-8")
     return {"summary": summary, "paired": paired, "table": console_table(summary, runs), "plots": plots}
 
+
+
+def run_windows(runs: pd.DataFrame) -> list[int]:
+    """The distinct input windows of these runs, smallest first (rows written before the `window` column,
+    or of a model whose limit is unknown, have none)."""
+    if "window" not in runs:
+        return []
+    return sorted(int(window) for window in pd.to_numeric(runs["window"], errors="coerce").dropna().unique())
+
+
+def window_summary(runs: pd.DataFrame, seed: int = DEFAULT_SEED) -> pd.DataFrame:
+    """One row per strategy x window (all tasks), with summarize's figures and 95% intervals: how each
+    strategy fares as the window shrinks."""
+    known = runs[pd.to_numeric(runs["window"], errors="coerce").notna()]
+    rows = [{"strategy": strategy, "window": int(window), **_aggregate(group, seed)}
+            for (strategy, window), group in known.groupby(["strategy", "window"], sort=False)]
+    return pd.DataFrame(rows).sort_values("window", kind="stable").reset_index(drop=True)
+
+
+def window_section(table: pd.DataFrame) -> list[str]:
+    """report.md's section of a results directory run at several windows (`--window 32000,200000`)."""
+    windows = sorted(table["window"].unique())
+    strategies = list(dict.fromkeys(table["strategy"]))
+    cells = table.set_index(["strategy", "window"])
+    header = ["strategy", *(f"{int(window):,} tokens" for window in windows)]
+
+    def grid(show: Callable[[pd.Series], str]) -> str:
+        rows = [[str(strategy), *(show(cells.loc[(strategy, window)]) if (strategy, window) in cells.index else ""
+                                   for window in windows)] for strategy in strategies]
+        return markdown(header, rows, names=1)
+
+    return ["## Against the window", "",
+            f"Every cell was run at each of {len(windows)} input windows (columns, in tokens; the run id names the "
+            "window). Success rate % [95% interval] and cost per success in USD [95% interval], intervals "
+            f"{INTERVAL_MEANING} The strategy whose success holds up as the window shrinks degrades least. "
+            "The tables above pool every window; plots/window.png draws these.", "",
+            "Success rate:", "", grid(_success_compact), "",
+            "Cost per success (USD):", "", grid(lambda row: _dollar_interval(row, "cost_per_success", NO_SUCCESS)), ""]
 
 
 def replay_table(runs: pd.DataFrame) -> str:

@@ -103,17 +103,24 @@ def bootstrap_mean(values: Values, *, clusters: Sequence | pd.Series | None = No
     return bootstrap_ratio(data, counts, clusters=clusters, seed=seed, resamples=resamples)
 
 
+def pair_keys(runs: pd.DataFrame) -> list[str]:
+    """What makes two strategies' runs a pair: task and seed, and the window when runs carry one (a
+    window axis runs each task and seed at several)."""
+    return [*PAIR_KEYS, *(["window"] if "window" in runs else [])]
+
+
 def paired_frame(runs: pd.DataFrame, strategy: str, baseline: str, metric: str) -> pd.DataFrame:
-    """Rows of (task_id, seed) run by both strategies, with both values of `metric` and their difference."""
-    columns = [*PAIR_KEYS, metric]
+    """Rows of (task_id, seed, window) run by both strategies, with both values of `metric` and their difference."""
+    keys = pair_keys(runs)
+    columns = [*keys, metric]
     ours = runs.loc[runs["strategy"] == strategy, columns]
     theirs = runs.loc[runs["strategy"] == baseline, columns]
-    pairs = ours.merge(theirs, on=list(PAIR_KEYS), suffixes=("", "_baseline"), validate="one_to_one")
+    pairs = ours.merge(theirs, on=keys, suffixes=("", "_baseline"), validate="one_to_one")
     pairs[metric] = pd.to_numeric(pairs[metric], errors="coerce")
     pairs[f"{metric}_baseline"] = pd.to_numeric(pairs[f"{metric}_baseline"], errors="coerce")
     pairs = pairs.dropna(subset=[metric, f"{metric}_baseline"])
     pairs["diff"] = pairs[metric].astype(float) - pairs[f"{metric}_baseline"].astype(float)
-    return pairs.sort_values(list(PAIR_KEYS)).reset_index(drop=True)
+    return pairs.sort_values(keys).reset_index(drop=True)
 
 
 def paired_difference(runs: pd.DataFrame, strategy: str, baseline: str, metric: str, *,

@@ -66,8 +66,10 @@ def estimate_text(rows: list[dict[str, Any]], profiles: dict[str, dict[str, Any]
     families = sorted({f for _, f in cells})
     width = max([len("strategy")] + [len(s) for s in strategies])
     seeds = len({row["seed"] for row in rows})
+    axis = len({row.get("window") for row in rows})
+    at = f", {_count(axis, 'window', '', 's')}" if axis > 1 else ""
     lines = [f"dry run: {_count(len(rows), 'cell', '', 's')} ({_count(len(strategies), 'strateg', 'y', 'ies')} x "
-             f"{_count(len(families), 'famil', 'y', 'ies')}, {_count(seeds, 'seed', '', 's')}); "
+             f"{_count(len(families), 'famil', 'y', 'ies')}, {_count(seeds, 'seed', '', 's')}{at}); "
              "nothing was written and no real model was called", "",
              f"{'strategy':{width}s}  " + "  ".join(f"{f:>{max(len(f), 5)}s}" for f in families) + "  total"]
     for strategy in strategies:
@@ -87,12 +89,14 @@ def estimate_text(rows: list[dict[str, Any]], profiles: dict[str, dict[str, Any]
 
     billed = main.get("price_model") or main.get("mock", {}).get("price_model", DEFAULT_PRICE_MODEL)
     style = main.get("mock", {}).get("cache", "anthropic")
-    window = main.get("mock", {}).get("window") or DEFAULT_MOCK_WINDOW  # the window decides where runs overflow
+    # the window decides where runs overflow; a window axis has several (the rows say which each run had)
+    windows = sorted({row["window"] for row in rows if row.get("window")}) or [
+        main.get("mock", {}).get("window") or DEFAULT_MOCK_WINDOW]
     from harness.models.cache_policy import policy_label, uncached_note
 
     note = uncached_note(main)
     lines += [f"estimate from the mock agent's own runs of these cells, billed as {billed}, "
-              f"{style}-style prompt caching, a {window:,}-token window:",
+              f"{style}-style prompt caching, {_windows_text(windows)}:",
               f"  cache policy  {policy_label(main.get('cache_policy'))} (docs/caching.md)",
               f"  requests      {requests:,} to the agent, {side:,} to summarizers",
               f"  input tokens  {total['input_tokens']:,} (cached {total['cached_tokens']:,}, "
@@ -109,10 +113,19 @@ def estimate_text(rows: list[dict[str, Any]], profiles: dict[str, dict[str, Any]
 
 
 def in_matrix_order(rows: list[dict[str, Any]], config: dict[str, Any]) -> list[dict[str, Any]]:
-    """The rows as the matrix lists its cells (task, then strategy, then seed), not as they finished."""
+    """The rows as the matrix lists its cells (window, then task, strategy and seed), not as they finished."""
+    windows = {window: i for i, window in enumerate(config.get("windows") or [])}
     tasks = {task["task_id"]: i for i, task in enumerate(config["tasks"])}
     strategies = {spec["label"]: i for i, spec in enumerate(config["strategies"])}
-    return sorted(rows, key=lambda row: (tasks[row["task_id"]], strategies[row["strategy"]], row["seed"]))
+    return sorted(rows, key=lambda row: (windows.get(row.get("window"), 0), tasks[row["task_id"]],
+                                         strategies[row["strategy"]], row["seed"]))
+
+
+def _windows_text(windows: list[int]) -> str:
+    """`a 32,000-token window`, or the windows of a window axis."""
+    if len(windows) == 1:
+        return f"a {windows[0]:,}-token window"
+    return f"windows of {', '.join(f'{window:,}' for window in windows)} tokens (every cell at each)"
 
 
 def _count(n: int, stem: str, one: str, many: str) -> str:

@@ -252,6 +252,9 @@ def _checked_config(path: Path, config: Any) -> dict[str, Any]:
         raise bad("max_cost_usd", f"expected null or a positive number, got {cost!r:.80}")
     if not isinstance(config.get("clock") or {}, dict):
         raise bad("clock", f"expected an object, got {config['clock']!r:.80}")
+    windows = config.get("windows") or []
+    if not isinstance(windows, list) or not all(is_int(window) and window > 0 for window in windows):
+        raise bad("windows", f"expected a list of positive integers, got {windows!r:.80}")
     for key in ("strategy_knobs", "strategy_profiles"):
         if not isinstance(config.get(key) or {}, dict):
             raise bad(key, f"expected an object, got {config[key]!r:.80}")
@@ -297,6 +300,7 @@ def load_matrix(results_dir: str | Path, api_base: str | None = None) -> Matrix:
         clock=config.get("clock") or {},
         strategy_knobs=config.get("strategy_knobs") or {},
         strategy_profiles=config.get("strategy_profiles") or {},
+        windows=list(config.get("windows") or []),
     )
     restore_api_base(matrix.profiles, api_base)
     check_secret_points(matrix.strategies, matrix.strategy_knobs, matrix.strategy_profiles)
@@ -313,7 +317,8 @@ def _mismatch(row: dict[str, Any], cell: Cell | None) -> str | None:
     if cell is None:
         return f"run_id {row['run_id']!r:.120} is not a cell of {CONFIG_FILE}'s matrix (a row of another run?)"
     expected = {"task_id": cell.task.task_id, "strategy": cell.strategy.display, "seed": cell.seed,
-                "model": cell.profiles["main"].get("model"), "strategy_config": _comparable(cell.strategy.config)}
+                "model": cell.profiles["main"].get("model"), "strategy_config": _comparable(cell.strategy.config),
+                **({"window": cell.window} if cell.window is not None else {})}
     for key, want in expected.items():
         got = _comparable(row.get(key)) if key == "strategy_config" else row.get(key)
         if got != want:

@@ -23,7 +23,7 @@ from harness.core.errors import ConfigError, CtxbenchError, StrategyFailed
 from harness.conversation.events import EventLog, read_events
 from harness.executors import make_executor, runs_under_way, settle_heap
 from harness.core.frozen import MessageEditError
-from harness.models.llm import LLMClient, is_context_window_error
+from harness.models.llm import LLMClient, LLMProfile, is_context_window_error
 from harness.models.limits import INVOCATION_LIMIT_REACHED, INVOCATION_SPENDING
 from harness.results.metrics import MetricsError, RunMetrics
 from harness.models.profiles import build_profiles
@@ -48,8 +48,11 @@ TERMINATIONS = ("submitted", "gave_up", "max_requests", "context_overflow", "str
 RUN_ID_MAX = 255 - len(".jsonl")
 
 
-def run_id_for(task_id: str, label: str, seed: int) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", f"{task_id}--{label}--s{seed}")
+def run_id_for(task_id: str, label: str, seed: int, window: int | None = None) -> str:
+    """`window`: the cell's window on a window axis (Matrix.windows); without one, the id a single-window
+    run always had, so results written before the axis still resume."""
+    at = f"--w{window}" if window is not None else ""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", f"{task_id}--{label}{at}--s{seed}")
 
 
 @dataclass
@@ -64,10 +67,11 @@ class Cell:
     max_requests: int = DEFAULT_MAX_REQUESTS
     max_cost_usd: float | None = None  # the run ends `budget` once its spending reaches this
     clock: dict[str, Any] = field(default_factory=dict)  # how long tools and users take: harness.core.clock.ClockConfig
+    window: int | None = None  # its window on a window axis (Matrix.windows); part of the run id
 
     @property
     def run_id(self) -> str:
-        return run_id_for(self.task.task_id, self.strategy.display, self.seed)
+        return run_id_for(self.task.task_id, self.strategy.display, self.seed, self.window)
 
 
 def check_profiles(strategy: Any, profiles: dict[str, Any], label: str) -> None:
@@ -149,13 +153,13 @@ def _run_cell(cell: Cell, client: Callable[..., LLMClient]) -> dict[str, Any]:
     log.close()
     main.end_session()
     ctx.close()
-    row = base_row(cell, profiles[MAIN_PROFILE].model, score, termination, error, libraries, transient)
+    row = base_row(cell, profiles[MAIN_PROFILE], score, termination, error, libraries, transient)
     return finish_row(row, metrics, ctx, wall_start, cpu_start)
 
 
-def base_row(cell: Cell, model: str | None, score: Any, termination: str, error: str | None,
+def base_row(cell: Cell, main: LLMProfile, score: Any, termination: str, error: str | None,
              libraries: list[str], transient: bool = False) -> dict[str, Any]:
-    """A run's runs.jsonl row before its metrics and times."""
+    """A run's runs.jsonl row before its metrics and times; `main`: the main model's profile."""
     return {
         "run_id": cell.run_id,
         "task_id": cell.task.task_id,
@@ -165,7 +169,8 @@ def base_row(cell: Cell, model: str | None, score: Any, termination: str, error:
         "strategy_config": redact(cell.strategy.config),
         "seed": cell.seed,
         "instance_seed": cell.task.instance_seed(cell.seed),  # the task instance's generation seed
-        "model": model,
+        "model": main.model,
+        "window": main.input_budget(),  # the input window the run had (None: a real model's limit unknown)
         "cache_policy": policy_label(cell.profiles[MAIN_PROFILE].get("cache_policy")),
         "success": bool(score and score.success),
         "score": score.score if score else 0.0,
@@ -356,7 +361,7 @@ def lost_row(cell: Cell, error: BaseException) -> dict[str, Any]:
             metrics.add(event)
     except (OSError, CtxbenchError, MetricsError):
         pass  # the log up to its first unreadable line (the worker may have died writing it)
-    row = base_row(cell, cell.profiles[MAIN_PROFILE].get("model"), None, "error", f"{type(error).__name__}: {error}",
+    row = base_row(cell, build_profiles(cell.profiles)[MAIN_PROFILE], None, "error", f"{type(error).__name__}: {error}",
                    [])
     row.update({"wall_s": None, "cpu_s": None, "library_cpu_s": None})
     try:
@@ -368,7 +373,7 @@ def lost_row(cell: Cell, error: BaseException) -> dict[str, Any]:
 
 @dataclass
 class Matrix:
-    """The cells of one invocation: every task x strategy x seed."""
+    """The cells of one invocation: every task x strategy x seed, at each of `windows` when given."""
 
     tasks: list[TaskRow]
     strategies: list[StrategySpec]
@@ -383,6 +388,9 @@ class Matrix:
     # strategy label -> profile name -> profile fields its runs use in place of that profile's (a sweep's
     # `cache_policy` axis: harness.sweep)
     strategy_profiles: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    # a window axis: every cell at each of these input windows (with_window), the window in its run id when
+    # there are several; empty: the profiles' own window
+    windows: list[int] = field(default_factory=list)
     cells: list[Cell] = field(default_factory=list)
 
     def build(self, events_dir: str) -> list[Cell]:
@@ -390,17 +398,57 @@ class Matrix:
         repeated = sorted({seed for seed in self.seeds if self.seeds.count(seed) > 1})
         if repeated:  # one row and one event log per (task, strategy, seed): a repeat would overwrite its twin
             raise ConfigError(f"seeds: {repeated} given more than once; each seed names one run per cell")
+        check_windows(self.windows, self.profiles)
         unknown = sorted(set(self.strategy_knobs) - {spec.display for spec in self.strategies})
         if unknown:
             raise ConfigError(f"strategy knobs: given for {unknown}, which are not among the strategies run")
-        profiles = {spec.display: with_fields(with_knobs(self.profiles, self.strategy_knobs.get(spec.display),
-                                                         spec.display), self.strategy_profiles.get(spec.display))
-                    for spec in self.strategies}
-        self.cells = [Cell(task=task, strategy=strategy, seed=seed, profiles=profiles[strategy.display],
-                           events_dir=events_dir, max_requests=self.max_requests, max_cost_usd=self.max_cost_usd,
-                           clock=self.clock)
-                      for task in self.tasks for strategy in self.strategies for seed in self.seeds]
+        self.cells = []
+        in_id = len(self.windows) > 1  # one window keeps the run ids it always had
+        for window in self.windows or [None]:
+            base = self.profiles if window is None else with_window(self.profiles, window)
+            profiles = {spec.display: with_fields(with_knobs(base, self.strategy_knobs.get(spec.display),
+                                                             spec.display), self.strategy_profiles.get(spec.display))
+                        for spec in self.strategies}
+            self.cells += [Cell(task=task, strategy=strategy, seed=seed, profiles=profiles[strategy.display],
+                                events_dir=events_dir, max_requests=self.max_requests,
+                                max_cost_usd=self.max_cost_usd, clock=self.clock,
+                                window=window if in_id else None)
+                           for task in self.tasks for strategy in self.strategies for seed in self.seeds]
         return self.cells
+
+
+def check_windows(windows: list[int], profiles: dict[str, dict[str, Any]]) -> None:
+    """A window axis holds distinct positive windows, and a model whose window this process can set: the mock
+    behind serve-mock has the one window its server was started with."""
+    from harness.core.config import MAX_TOKENS
+
+    for window in windows:
+        if isinstance(window, bool) or not isinstance(window, int) or not 0 < window <= MAX_TOKENS:
+            raise ConfigError(f"--window: expected positive numbers of tokens, at most {MAX_TOKENS:,}, got {window!r}")
+    repeated = sorted({window for window in windows if windows.count(window) > 1})
+    if repeated:
+        raise ConfigError(f"--window: {repeated} given more than once; each window names one run per cell")
+    if len(windows) > 1 and build_profiles(profiles)[MAIN_PROFILE].serves_mock:
+        raise ConfigError("--window: serve-mock has the one window it was started with; run a window axis on the "
+                          "in-process mock (mock/agent) or start one serve-mock per window")
+
+
+def with_window(profiles: dict[str, dict[str, Any]], window: int) -> dict[str, dict[str, Any]]:
+    """`profiles` at input window `window`, as --window sets it: the mock's window, or a real model's
+    max_input_tokens. A mock summarizer whose window was the main model's (the default summary profile's)
+    follows it; one given a window of its own keeps it."""
+    main = profiles[MAIN_PROFILE]
+    updated = dict(profiles)
+    if str(main.get("model", "")).startswith("mock/"):
+        old = (main.get("mock") or {}).get("window")
+        updated[MAIN_PROFILE] = {**main, "mock": {**(main.get("mock") or {}), "window": window}}
+        for name, profile in profiles.items():
+            mock = profile.get("mock") if isinstance(profile, dict) else None
+            if name != MAIN_PROFILE and isinstance(mock, dict) and mock.get("window") == old:
+                updated[name] = {**profile, "mock": {**mock, "window": window}}
+    else:
+        updated[MAIN_PROFILE] = {**main, "max_input_tokens": window}
+    return updated
 
 
 def with_fields(profiles: dict[str, dict[str, Any]], fields: dict[str, dict[str, Any]] | None
