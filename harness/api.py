@@ -215,7 +215,8 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
 
 
 def _run_locked(out_path: Path, suite: str, selection: Any, tasks: list[Any], specs: list[StrategySpec],
-                seeds: Iterable[int], matrix: Any, cells: list[Any], thresholds: dict[str, Any], *, workers: int, progress: bool, baseline: str,
+                seeds: Iterable[int], matrix: Any, cells: list[Any], thresholds: dict[str, Any], *, workers: int,
+                progress: bool, baseline: str,
                 max_cost_usd: float | None, max_total_cost_usd: float | None, command_line: list[str] | None,
                 extra_files: dict[str, str], plot_task: str | None = None,
                 watch: Callable[[dict[str, Any]], None] | None = None, executor: str = "local",

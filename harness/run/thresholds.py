@@ -31,8 +31,9 @@ def threshold_notes(cells: list["Cell"]) -> dict[str, list[dict[str, Any]]]:
     return notes
 
 
-def print_warnings(notes: dict[str, list[dict[str, Any]]], stream: TextIO = sys.stderr) -> None:
-    """Each warning once, before the run."""
+def print_warnings(notes: dict[str, list[dict[str, Any]]], stream: TextIO | None = None) -> None:
+    """Each warning once, before the run (on stderr as it is when called)."""
+    stream = stream or sys.stderr
     lines = dict.fromkeys(line for entries in notes.values() for entry in entries for line in entry["warnings"])
     for line in lines:
         print(f"warning: {line}", file=stream)
