@@ -176,6 +176,7 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
                                     with_invocation_options)
     from harness.run.runner import DEFAULT_MAX_REQUESTS, Matrix, validate_cells
     from harness.run.selection import TaskSelection
+    from harness.run.thresholds import print_warnings, threshold_notes
     from tasks.suites import load_tasks
 
     check_executor(executor, ray_address)
@@ -199,13 +200,16 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
     out_path = Path(out) if out else default_out()
     cells = matrix.build(str(out_path / EVENTS_DIR))
     validate_cells(cells)
+    thresholds = threshold_notes(cells)
     baseline = report_baseline(baseline, specs)
     check_writable_dir(out_path, "--out")
     check_budgets(profiles, max_cost_usd, max_total_cost_usd)
     check_credentials(profiles)
+    print_warnings(thresholds)
     out_path.mkdir(parents=True, exist_ok=True)
     with hold(out_path, "run"):
-        _run_locked(out_path, suite, selection, tasks, specs, seeds, matrix, cells, workers=workers, progress=progress,
+        _run_locked(out_path, suite, selection, tasks, specs, seeds, matrix, cells, thresholds, workers=workers,
+                    progress=progress,
                     baseline=baseline, max_cost_usd=max_cost_usd, max_total_cost_usd=max_total_cost_usd,
                     command_line=command_line, extra_files=extra_files or {}, plot_task=plot_task, watch=watch,
                     executor=executor, ray_address=ray_address)
@@ -213,7 +217,8 @@ def run(suite: str = "default", *, strategies: Iterable[StrategySpec] | Iterable
 
 
 def _run_locked(out_path: Path, suite: str, selection: Any, tasks: list[Any], specs: list[StrategySpec],
-                seeds: Iterable[int], matrix: Any, cells: list[Any], *, workers: int, progress: bool, baseline: str,
+                seeds: Iterable[int], matrix: Any, cells: list[Any], thresholds: dict[str, Any], *, workers: int,
+                progress: bool, baseline: str,
                 max_cost_usd: float | None, max_total_cost_usd: float | None, command_line: list[str] | None,
                 extra_files: dict[str, str], plot_task: str | None = None,
                 watch: Callable[[dict[str, Any]], None] | None = None, executor: str = "local",
@@ -231,6 +236,7 @@ def _run_locked(out_path: Path, suite: str, selection: Any, tasks: list[Any], sp
         "selection": selection.as_dict(),  # which of the suite's tasks; `tasks` holds them, so resume needs no more
         "tasks": [t.as_dict() for t in tasks],
         "strategies": [{"label": s.display, "name": s.name, "config": redact(s.config)} for s in specs],
+        "strategy_thresholds": thresholds,  # per label and window: the effective token thresholds, and warnings
         "seeds": list(seeds),
         "profiles": redact(matrix.profiles),
         "max_requests": matrix.max_requests,

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
 from harness.core.config import build_dataclass
+from strategies import thresholds
 from tasks.base import ToolCall, ToolResult, ToolSpec
 
 if TYPE_CHECKING:
@@ -59,6 +60,9 @@ class Strategy:
 
     def __init__(self, config: Any = None):
         self.config = config if config is not None else self.Config()
+        # The config with its budget-scaled thresholds resolved: at the reference budget until a run's
+        # on_run_start resolves them against its own (strategies.thresholds).
+        self.limits = thresholds.resolved(self.config, None)
 
     @classmethod
     def from_config(cls, data: Mapping[str, Any] | None, where: str | None = None) -> "Strategy":
@@ -68,6 +72,14 @@ class Strategy:
         """The real libraries (name and version) whose code decides for this strategy: runs.jsonl's
         `libraries`, so a result says which release of the code it measured."""
         return [self.library.label] if self.library is not None else []
+
+    def threshold_values(self, budget: int | None) -> dict[str, int]:
+        """Each budget-scaled token threshold's effective value at this input budget (rows and config.json)."""
+        return thresholds.threshold_values(self.config, budget)
+
+    def threshold_warnings(self, budget: int | None, label: str) -> list[str]:
+        """What of the configuration cannot act at this input budget, said before the run."""
+        return thresholds.warnings(self.config, budget, label)
 
     def tools(self) -> list[ToolSpec]:
         """Tools this strategy adds to the task's own (e.g. `condense`, `read_tool_result`)."""
@@ -119,6 +131,14 @@ class Stack(Strategy):
 
     def libraries(self) -> list[str]:
         return list(dict.fromkeys(label for part in self.parts for label in part.libraries()))
+
+    def threshold_values(self, budget: int | None) -> dict[str, int]:
+        """The first part's keys as they are, a composed part's prefixed with its name."""
+        return {(key if index == 0 else f"{part.name}.{key}"): value
+                for index, part in enumerate(self.parts) for key, value in part.threshold_values(budget).items()}
+
+    def threshold_warnings(self, budget: int | None, label: str) -> list[str]:
+        return [line for part in self.parts for line in part.threshold_warnings(budget, label)]
 
     def tools(self) -> list[ToolSpec]:
         return [tool for part in self.parts for tool in part.tools()]

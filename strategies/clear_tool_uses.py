@@ -6,7 +6,8 @@ most recent tool uses and any use of a tool in `exclude_tools`. With `clear_at_l
 the edit applies only if it can reclaim that many tokens, and then stops once it has;
 without it every eligible result is cleared. `clear_tool_inputs` also blanks the cleared
 calls' arguments. Each edit is one `compaction` event with step "clear_tool_uses".
-Defaults as in Anthropic's API: trigger 100,000 input tokens, keep 3, inputs kept.
+Defaults as in Anthropic's API: trigger 100,000 input tokens (0.5 x the run's input budget, so
+100,000 at a 200k window: strategies.thresholds), keep 3, inputs kept.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.core.config import option, require
 from harness.core.tokens import count_message
-from strategies import history
+from strategies import history, thresholds
 from strategies.base import Strategy
 
 if TYPE_CHECKING:
@@ -26,7 +27,8 @@ CLEARED_INPUT = "{}"
 
 @dataclass
 class ClearToolUsesConfig:
-    trigger: int = option(100_000, "clear once the last request's input tokens pass this", tokens=True)
+    trigger: int | None = option(help="clear once the last request's input tokens pass this (Anthropic's "
+                                      "100,000 at a 200k window)", of_budget=0.5)
     keep: int = option(3, "most recent tool uses left intact")
     clear_at_least: int = option(0, "input tokens an edit must reclaim to apply, then it stops (0: no minimum, "
                                     "clear every eligible result)", tokens=True)
@@ -34,7 +36,7 @@ class ClearToolUsesConfig:
     clear_tool_inputs: bool = option(False, "also blank the cleared calls' arguments")
 
     def __post_init__(self) -> None:
-        require(self.trigger >= 1, f"trigger must be a positive number of input tokens, got {self.trigger}")
+        require(self.trigger is None or self.trigger >= 1, f"trigger must be a positive number of input tokens, got {self.trigger}")
         require(self.keep >= 0, f"keep must be 0 or more, got {self.keep}")
         require(self.clear_at_least >= 0, f"clear_at_least must be 0 or more, got {self.clear_at_least}")
 
@@ -45,12 +47,15 @@ class ClearToolUses(Strategy):
     source = "Anthropic context editing (clear_tool_uses_20250919)"
     Config = ClearToolUsesConfig
 
+    def on_run_start(self, ctx: "RunContext") -> None:
+        self.limits = thresholds.resolved(self.config, ctx.budget())
+
     def input_tokens(self, ctx: "RunContext") -> int:
         reported = ctx.last_usage.input_tokens if ctx.last_usage is not None else None
         return reported if reported is not None else ctx.prompt_tokens_estimate()
 
     def before_request(self, ctx: "RunContext") -> None:
-        config = self.config
+        config = self.limits
         measured = self.input_tokens(ctx)
         if measured <= config.trigger:
             return

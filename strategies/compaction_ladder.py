@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from harness.core.config import build_dataclass, option, require
 from harness.core.errors import ConfigError
 from harness.core.tokens import count_message, count_text
-from strategies import history
+from strategies import history, thresholds
 from strategies.base import Strategy
 
 if TYPE_CHECKING:
@@ -55,13 +55,17 @@ class LadderConfig:
     turn_boundary: bool = option(True, "compact to turn_boundary_target when a user turn begins, and to "
                                        "target_tokens only in an emergency; false: to target_tokens before "
                                        "every request")
-    turn_boundary_target: int = option(100_000, "routine token budget at the start of each turn", tokens=True)
-    target_tokens: int = option(200_000, "emergency token ceiling during a turn", tokens=True)
+    turn_boundary_target: int | None = option(help="routine token budget at the start of each turn (the seed's "
+                                                   "100,000 at a 200k window)", of_budget=0.5)
+    target_tokens: int | None = option(help="emergency token ceiling during a turn (the seed's 200,000 at a 200k "
+                                            "window)", of_budget=1.0)
     window_max_messages: int = option(100, "the sliding window acts when the view holds more messages than this")
     window_keep_messages: int = option(20, "messages the sliding window keeps")
-    clear_tool_max_tokens: int = option(5_000, "older tool results above this many tokens may be cleared", tokens=True)
+    clear_tool_max_tokens: int | None = option(help="older tool results above this many tokens may be cleared (the "
+                                                    "seed's 5,000 at a 200k window)", of_budget=0.025)
     clear_tool_keep_pairs: int = option(6, "most recent tool call/result pairs never cleared")
-    min_clear_tokens: int = option(10_000, "skip a clear that would reclaim fewer tokens than this", tokens=True)
+    min_clear_tokens: int | None = option(help="skip a clear that would reclaim fewer tokens than this (the seed's "
+                                               "10,000 at a 200k window)", of_budget=0.05)
     # Beyond the seed's block: pydantic-ai-harness's own defaults for what the seed leaves open.
     clamp_keep_head_chars: int = option(2_000, "characters kept at the head of a clamped message "
                                                "(ClampOversizedMessages.keep_head_chars)")
@@ -73,10 +77,12 @@ class LadderConfig:
                                                                   "(ClearToolResults.placeholder)")
 
     def __post_init__(self) -> None:
-        require(self.target_tokens > 0, f"target_tokens must be positive, got {self.target_tokens}")
-        require(self.turn_boundary_target > 0,
+        require(self.target_tokens is None or self.target_tokens > 0,
+                f"target_tokens must be positive, got {self.target_tokens}")
+        require(self.turn_boundary_target is None or self.turn_boundary_target > 0,
                 f"turn_boundary_target must be positive, got {self.turn_boundary_target}")
-        require(self.turn_boundary_target <= self.target_tokens,
+        require(None in (self.turn_boundary_target, self.target_tokens)
+                or self.turn_boundary_target <= self.target_tokens,
                 f"turn_boundary_target ({self.turn_boundary_target}) must not exceed target_tokens "
                 f"({self.target_tokens}): the routine budget lies below the emergency ceiling")
         require(self.window_max_messages >= 1, f"window_max_messages must be at least 1, got {self.window_max_messages}")
@@ -85,11 +91,11 @@ class LadderConfig:
         require(self.window_keep_messages <= self.window_max_messages,
                 f"window_keep_messages ({self.window_keep_messages}) must not exceed window_max_messages "
                 f"({self.window_max_messages})")
-        require(self.clear_tool_max_tokens >= 0,
+        require(self.clear_tool_max_tokens is None or self.clear_tool_max_tokens >= 0,
                 f"clear_tool_max_tokens must be 0 or more, got {self.clear_tool_max_tokens}")
         require(self.clear_tool_keep_pairs >= 0,
                 f"clear_tool_keep_pairs must be 0 or more, got {self.clear_tool_keep_pairs}")
-        require(self.min_clear_tokens >= 0, f"min_clear_tokens must be 0 or more, got {self.min_clear_tokens}")
+        require(self.min_clear_tokens is None or self.min_clear_tokens >= 0, f"min_clear_tokens must be 0 or more, got {self.min_clear_tokens}")
         require(self.clamp_keep_head_chars >= 0 and self.clamp_keep_tail_chars >= 0,
                 "clamp_keep_head_chars and clamp_keep_tail_chars must be 0 or more")
         require(bool(self.clear_tool_placeholder), "clear_tool_placeholder must not be empty")
@@ -141,8 +147,11 @@ class CompactionLadder(Strategy):
     def from_config(cls, data: Mapping[str, Any] | None, where: str | None = None) -> "CompactionLadder":
         return cls(build_ladder_config(data, where or f"strategy {cls.name}"))
 
+    def on_run_start(self, ctx: "RunContext") -> None:
+        self.limits = thresholds.resolved(self.config, ctx.budget())
+
     def before_request(self, ctx: "RunContext") -> None:
-        config = self.config
+        config = self.limits
         if not config.turn_boundary:
             self.compact(ctx, config.target_tokens, "per_request")
         elif ctx.turn_start:
@@ -153,7 +162,7 @@ class CompactionLadder(Strategy):
     def on_context_window_error(self, ctx: "RunContext", error: BaseException) -> bool:
         """An emergency pass below the window (or below the current size if that is not enough)."""
         budget = ctx.budget()
-        target = min(self.config.target_tokens, budget) if budget else self.config.target_tokens
+        target = min(self.limits.target_tokens, budget) if budget else self.limits.target_tokens
         current = ctx.prompt_tokens_estimate()
         if current <= target:
             target = current * 9 // 10
@@ -169,7 +178,7 @@ class CompactionLadder(Strategy):
         before = ctx.prompt_tokens_estimate()
         steps: list[Callable[["RunContext", int, str], None]] = [self._clamp, self._clear, self._window]
         for step in steps:
-            if self.fits(ctx, target, self.config.window_max_messages):
+            if self.fits(ctx, target, self.limits.window_max_messages):
                 break
             step(ctx, target, trigger)
         return ctx.prompt_tokens_estimate() < before
@@ -191,7 +200,7 @@ class CompactionLadder(Strategy):
             message = view.message(message_id)
             if message.get("role") != "assistant":
                 continue
-            clamped = clamp_response(message, target // 2, self.config)
+            clamped = clamp_response(message, target // 2, self.limits)
             if clamped is None:
                 continue
             saved = view.tokens(message_id) - count_message(clamped)
@@ -205,7 +214,7 @@ class CompactionLadder(Strategy):
     def _clear(self, ctx: "RunContext", target: int, trigger: str) -> None:
         """Clear settled results above the size filter, beyond the last keep_pairs, oldest first until it fits."""
         view = ctx.view
-        config = self.config
+        config = self.limits
         settled = set(history.settled_ids(view))
         excess = ctx.prompt_tokens_estimate() - target
         ops, ids, reclaimed = [], [], 0
@@ -230,12 +239,12 @@ class CompactionLadder(Strategy):
         self._record(ctx, "clear", trigger, target, ops, ids, reclaimed)
 
     def _is_cleared(self, message: dict[str, Any]) -> bool:
-        return message.get("content") == self.config.clear_tool_placeholder or history.is_placeholder(message)
+        return message.get("content") == self.limits.clear_tool_placeholder or history.is_placeholder(message)
 
     def _window(self, ctx: "RunContext", target: int, trigger: str) -> None:
         """Cut a prefix of settled messages at a safe point; the fixed context and the first user message stay."""
         view = ctx.view
-        config = self.config
+        config = self.limits
         groups = history.library_messages(view)
         keep_from = max(len(groups) - max(config.window_keep_messages, 1), 0)
         latest = min(keep_from, turn_start_group(view, groups))  # once, not per cut (each is a scan of the groups)

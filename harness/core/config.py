@@ -16,6 +16,7 @@ from harness.core.user_files import INT64_MAX
 T = TypeVar("T")
 HELP = "help"  # a config field's metadata key: its one-line meaning (`ctxbench strategies NAME`)
 TOKENS = "tokens"  # a config field's metadata key: the field counts tokens, so it is at most MAX_TOKENS
+BUDGET_FRACTION = "of_budget"  # a config field's metadata key: its default, a fraction of the run's input budget
 MAX_TOKENS = 10**9  # 100x the largest context window offered (10M tokens): a token count past it is a mistake
 
 
@@ -143,11 +144,14 @@ def _check_tokens(field_: Field, value: Any, where: str) -> None:
 
 
 def option(default: Any = MISSING, help: str = "", *, factory: Callable[[], Any] | None = None,
-           tokens: bool = False) -> Any:
+           tokens: bool = False, of_budget: float | None = None) -> Any:
     """A config dataclass field with its meaning beside it: the one schema that both validates
     (build_dataclass reads the type hint, and bounds a `tokens` field by MAX_TOKENS) and documents
-    (`ctxbench strategies NAME` reads the help)."""
-    metadata = {HELP: help, TOKENS: tokens}
+    (`ctxbench strategies NAME` reads the help). `of_budget`: a token threshold whose default (None)
+    is that fraction of the run's main input budget (strategies.thresholds resolves it at run start)."""
+    metadata = {HELP: help, TOKENS: tokens or of_budget is not None, BUDGET_FRACTION: of_budget}
+    if of_budget is not None:
+        default = None
     if factory is not None:
         return field(default_factory=factory, metadata=metadata)
     return field(default=default, metadata=metadata)
@@ -173,6 +177,11 @@ def type_text(annotation: Any) -> str:
     if origin is dict:
         return "object"
     return " or ".join(type_text(arg) for arg in sorted(args, key=lambda arg: arg is type(None)))  # null last
+
+
+def budget_fraction(field_: Field) -> float | None:
+    """The fraction of the input budget a token threshold defaults to (None: not budget-scaled)."""
+    return field_.metadata.get(BUDGET_FRACTION)
 
 
 def config_fields(cls: type) -> list[tuple[Field, Any]]:

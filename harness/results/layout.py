@@ -164,7 +164,7 @@ ROW_TEXT = ("run_id", "task_id", "family", "strategy", "strategy_name", "model",
             "recorded_model", "cache_policy")
 ROW_REQUIRED = ("run_id", "task_id", "family", "strategy", "seed", "success")
 ROW_FLAGS = ("success", "transient")
-ROW_STRUCTURED = ("strategy_config", "libraries", "detail", "recorded_outcome")
+ROW_STRUCTURED = ("strategy_config", "strategy_thresholds", "libraries", "detail", "recorded_outcome")
 ROW_STRUCTURED_SUFFIXES = ("_by_level", "_by_step")
 
 

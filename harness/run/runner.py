@@ -132,11 +132,13 @@ def _run_cell(cell: Cell, client: Callable[..., LLMClient]) -> dict[str, Any]:
     termination, error, transient = "error", None, False
     environment = None
     libraries: list[str] = []
+    thresholds: dict[str, int] = {}
     try:
         task, label = f"task {cell.task.task_id}", f"strategy {cell.strategy.display}"
         environment = Guarded(guarded_call(f"{task}'s build", cell.task.build, cell.seed), task)
         strategy = Guarded(guarded_call(f"{label}'s __init__", build_strategy, cell.strategy), label)
         libraries = strategy.libraries()
+        thresholds = strategy.threshold_values(ctx.budget())  # its token thresholds as this run's window makes them
         termination, error = _loop(cell, ctx, main, environment, strategy)
     except _RequestFailed as failed:
         error, transient = failed.error, failed.transient
@@ -154,6 +156,7 @@ def _run_cell(cell: Cell, client: Callable[..., LLMClient]) -> dict[str, Any]:
     main.end_session()
     ctx.close()
     row = base_row(cell, profiles[MAIN_PROFILE], score, termination, error, libraries, transient)
+    row["strategy_thresholds"] = thresholds
     return finish_row(row, metrics, ctx, wall_start, cpu_start)
 
 

@@ -47,7 +47,7 @@ class _Common:
     """Parameters every Inspect CompactionStrategy takes (types.py CompactionStrategy.__init__)."""
 
     threshold: int | float = option(0.9, "compact when the input passes this: tokens, or a fraction (<= 1.0) "
-                                         "of the context window")
+                                         "of the context window", tokens=True)
     memory: bool = option(True, "Inspect's memory warning: before compacting, tell the model to save what it "
                                 "needs to its memory tool")
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping, Sequence
 from harness.core.errors import ConfigError
 from strategies.adapters import PYDANTIC_AI_HARNESS, Library, apply_view, run_sync
 from strategies.base import Strategy
+from strategies.thresholds import OfBudget, default_text, scaled
 from tasks.base import ToolCall, ToolResult, ToolSpec, tool_error
 
 if TYPE_CHECKING:
@@ -318,23 +319,24 @@ class Converter:
 TIER_CLASSES = {"clamp_oversized_messages": "ClampOversizedMessages", "clear_tool_results": "ClearToolResults",
                 "sliding_window": "SlidingWindowCompaction"}
 # Ours (the library has no default): triggers mirroring compaction_ladder's defaults (seed 002's
-# `compact:` block), used for a tier given without any trigger field of its own.
+# `compact:` block), used for a tier given without any trigger field of its own. Token values are
+# fractions of the run's input budget (strategies.thresholds), the ladder's at a 200k window.
 TIER_TRIGGERS: dict[str, dict[str, Any]] = {
-    "clamp_oversized_messages": {"max_part_tokens": 50_000},  # the ladder: over half the 100k target
-    "clear_tool_results": {"max_tokens": 100_000},  # bypassed inside TieredCompaction; required to build
+    "clamp_oversized_messages": {"max_part_tokens": OfBudget(0.25)},  # the ladder: over half the 0.5 target
+    "clear_tool_results": {"max_fraction": 0.5},  # bypassed inside TieredCompaction; required to build
     "sliding_window": {"max_messages": 100},
 }
 TRIGGER_FIELDS = {"clamp_oversized_messages": ("max_part_tokens", "max_part_chars"),
                   "clear_tool_results": ("max_messages", "max_tokens", "max_fraction"),
                   "sliding_window": ("max_messages", "max_tokens", "max_fraction")}
-# Ours: the default tier list and target, mirroring compaction_ladder (target 100,000; keep 6 pairs;
-# clear at least 10,000 tokens; window 100 messages down to 20).
+# Ours: the default tier list and target, mirroring compaction_ladder (target 0.5 of the window; keep 6
+# pairs; clear at least 0.05 of the window; window 100 messages down to 20).
 DEFAULT_TIERS: list[dict[str, Any]] = [
     {"kind": "clamp_oversized_messages"},
-    {"kind": "clear_tool_results", "keep_pairs": 6, "min_clear_tokens": 10_000},
+    {"kind": "clear_tool_results", "keep_pairs": 6, "min_clear_tokens": OfBudget(0.05)},
     {"kind": "sliding_window", "keep_messages": 20},
 ]
-DEFAULT_TARGET_TOKENS = 100_000
+DEFAULT_TARGET_FRACTION = 0.5
 
 
 class TieredCompactionAdapter(Strategy):
@@ -344,23 +346,30 @@ class TieredCompactionAdapter(Strategy):
     Config: TieredCompaction's fields (`target_tokens` | `target_fraction`, `context_window`,
     `fallback_context_window`) and `tiers`, a list of {"kind": clamp_oversized_messages |
     clear_tool_results | sliding_window, <the tier's own fields>}. Ours, where the library has no
-    default: `target_tokens` 100,000 (when no `target_fraction`), the tier list DEFAULT_TIERS and
-    each tier's trigger TIER_TRIGGERS, mirroring compaction_ladder's defaults.
+    default: `target_fraction` 0.5 (when no `target_tokens`: 100,000 at a 200k window), the tier list
+    DEFAULT_TIERS and each tier's trigger TIER_TRIGGERS, mirroring compaction_ladder's defaults; their
+    token values are fractions of the run's input budget, so the capability is rebuilt at run start.
     """
 
     name = "pai.tiered_compaction"
-    other_keys = {"target_tokens": "token target (ours when no target_fraction: 100,000)",
-                  "target_fraction": "target as a fraction of context_window",
-                  "context_window": "the window the fraction is of", "fallback_context_window": "when none is known",
+    other_keys = {"target_tokens": "token target (absolute)",
+                  "target_fraction": f"target as a fraction of context_window (ours when no target_tokens: "
+                                     f"{default_text(DEFAULT_TARGET_FRACTION)})",
+                  "context_window": "the window the fraction is of (default: the run's input budget)",
+                  "fallback_context_window": "when none is known",
                   "tiers": "list of {kind: clamp_oversized_messages | clear_tool_results | sliding_window, "
-                           "<the tier's fields>}"}
+                           "<the tier's fields>} (default: clamp over "
+                           f"{default_text(0.25)} tokens a part, clear keeping 6 pairs and at least "
+                           f"{default_text(0.05)} tokens, window of 100 messages down to 20)"}
     summary = "the library's TieredCompaction (clamp, clear tool results, sliding window)"
     source = "pydantic-ai-harness compaction (the library's code)"
     library: ClassVar[Library] = PYDANTIC_AI_HARNESS
 
-    def __init__(self, capability: Any, lib: dict[str, Any]):
-        super().__init__(capability)
-        self.capability, self.lib = capability, lib
+    def __init__(self, lib: dict[str, Any], fields: dict[str, Any], tiers: list[Any], where: str):
+        self.lib, self.fields, self.tier_data, self.where = lib, fields, tiers, where
+        self.scaled: dict[str, int] = {}
+        super().__init__(self.capability_at(None))  # built (so validated) now, at the reference budget
+        self.capability = self.config
         self.converter = Converter(lib)
         self.parameters = ToolParameters(lib)
         self.model_seam = SideCallModel(lib, SUMMARY_PROFILE, "pai.tiered_compaction")
@@ -370,17 +379,43 @@ class TieredCompactionAdapter(Strategy):
     def from_config(cls, data: Mapping[str, Any] | None, where: str | None = None) -> "TieredCompactionAdapter":
         where = where or f"strategy {cls.name}"
         lib = load(where)
-        compaction = lib["compaction"]
         fields = mapping(data, where)
         tiers = fields.pop("tiers", DEFAULT_TIERS)
         if not isinstance(tiers, list):
             raise ConfigError(f"{where}.tiers: expected a list of {{kind, ...}} tiers, got {tiers!r}")
-        fields["tiers"] = [build_tier(compaction, tier, f"{where}.tiers[{i}]") for i, tier in enumerate(tiers)]
         if "target_tokens" not in fields and fields.get("target_fraction") is None:
-            fields["target_tokens"] = DEFAULT_TARGET_TOKENS
-        return cls(build(cls.library, where, compaction.TieredCompaction, fields), lib)
+            fields["target_fraction"] = DEFAULT_TARGET_FRACTION
+        return cls(lib, fields, tiers, where)
+
+    def capability_at(self, budget: int | None) -> Any:
+        """The library's TieredCompaction with our budget-scaled defaults resolved at `budget`."""
+        compaction, scaled = self.lib["compaction"], {}
+        tiers = [build_tier(compaction, tier, f"{self.where}.tiers[{i}]", budget, scaled.setdefault(f"tiers[{i}]", {}))
+                 for i, tier in enumerate(self.tier_data)]
+        self.scaled = {f"{tier}.{key}": value for tier, values in scaled.items() for key, value in values.items()}
+        return build(self.library, self.where, compaction.TieredCompaction, {**self.fields, "tiers": tiers})
+
+    def target(self, budget: int | None) -> int:
+        """The token target TieredCompaction works to at this budget (as the library resolves a fraction)."""
+        capability = self.capability
+        if capability.target_tokens is not None:
+            return capability.target_tokens
+        return scaled(capability.target_fraction, capability.context_window or budget)
+
+    def threshold_values(self, budget: int | None) -> dict[str, int]:
+        self.capability_at(budget)
+        return {"target_tokens": self.target(budget), **self.scaled}
+
+    def threshold_warnings(self, budget: int | None, label: str) -> list[str]:
+        target = self.fields.get("target_tokens")
+        if not budget or not isinstance(target, int) or target < budget:
+            return []
+        return [f"strategy {label}: target_tokens {target:,} is at or above the {budget:,}-token input budget, so "
+                f"it never acts before the context overflows; target_fraction {DEFAULT_TARGET_FRACTION:g} "
+                f"({scaled(DEFAULT_TARGET_FRACTION, budget):,} tokens) would act"]
 
     def on_run_start(self, ctx: "RunContext") -> None:
+        self.capability = self.capability_at(ctx.budget())
         self.converter = Converter(self.lib)
         self.model = self.model_seam.bind(ctx)
 
@@ -399,19 +434,23 @@ class TieredCompactionAdapter(Strategy):
         wanted = self.converter.wanted(ctx, compacted)
         before_ids = list(ctx.view.ids)
         event = apply_view(ctx, wanted, "compaction", step="tiered", trigger="per_request", library=self.library.label,
-                           target_tokens=self.capability.target_tokens, **describe(wanted, before_ids))
+                           target_tokens=self.target(ctx.budget()), **describe(wanted, before_ids))
         if event is not None:
             self.converter.adopt(ctx, compacted, wanted)
 
 
-def build_tier(compaction: Any, data: Any, where: str) -> Any:
-    """One tier from {"kind": ..., fields}: the library's class and validators, our trigger if none given."""
+def build_tier(compaction: Any, data: Any, where: str, budget: int | None, scaled_values: dict[str, int]) -> Any:
+    """One tier from {"kind": ..., fields}: the library's class and validators, our trigger if none given;
+    our budget-scaled defaults resolved at `budget` and put in `scaled_values`."""
     fields = mapping(data, where)
     kind = fields.pop("kind", None)
     if kind not in TIER_CLASSES:
         raise ConfigError(f"{where}.kind: expected one of {', '.join(TIER_CLASSES)}, got {kind!r}")
     if not any(fields.get(name) is not None for name in TRIGGER_FIELDS[kind]):
         fields = {**TIER_TRIGGERS[kind], **fields}
+    for name, value in fields.items():
+        if isinstance(value, OfBudget):
+            fields[name] = scaled_values[name] = scaled(value.fraction, budget)
     if "exclude_tools" in fields:
         if not isinstance(fields["exclude_tools"], (list, tuple, set, frozenset)):
             raise ConfigError(f"{where}.exclude_tools: expected a list of tool names")

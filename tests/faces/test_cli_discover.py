@@ -10,7 +10,7 @@ from dataclasses import MISSING, fields
 import pytest
 
 from harness.cli import build_parser, main
-from harness.core.config import build_dataclass, config_fields, field_help
+from harness.core.config import budget_fraction, build_dataclass, config_fields, field_help
 from harness.core.errors import ConfigError
 from harness.run.invocation import load_matrix
 from harness.core.numbers import USD
@@ -62,10 +62,11 @@ def test_strategies_name_shows_every_key_with_type_default_and_help(capsys):
     out = capsys.readouterr().out
     assert "source: seed 002" in out
     for field_ in fields(LadderConfig):
-        default = json.dumps(field_.default)
-        assert f"  {field_.name}  (" in out and f"default {default})" in out
+        fraction = budget_fraction(field_)
+        default = f"{fraction:g} x budget" if fraction is not None else json.dumps(field_.default)
+        assert f"  {field_.name}  (" in out and f"default {default}" in out
         assert field_help(field_).split()[0] in out
-    assert "  turn_boundary_target  (integer, default 100000)" in out
+    assert "  turn_boundary_target  (integer or null, default 0.5 x budget (100,000 at 200k))" in out
     assert "  preset\n" in out and "  compact\n" in out
 
 
@@ -81,12 +82,20 @@ def test_strategies_name_shows_nested_configs_with_dotted_keys(capsys):
 
 @pytest.mark.parametrize("name", [n for n in sorted(REGISTRY) if strategy_class(n).library is None])
 def test_the_defaults_shown_are_values_the_schema_accepts(name):
-    """One schema: every default `strategies NAME` prints, given back as an explicit config,
-    validates and builds the same config as the empty one."""
+    """One schema: every default `strategies NAME` prints, given back as an explicit config (a budget-scaled
+    one as its value at 200k), validates and builds the same config as the empty one (at a 200k budget)."""
     cls = strategy_class(name)
-    explicit = {field_.name: json.loads(_default_text(field_)) for field_, hint in config_fields(cls.Config)
+    explicit = {field_.name: _shown_default_at_200k(field_) for field_, hint in config_fields(cls.Config)
                 if _nested_config(hint) is None or field_.default is not MISSING}
-    assert cls.from_config(explicit, name).config == cls.from_config({}, name).config
+    assert cls.from_config(explicit, name).limits == cls.from_config({}, name).limits
+
+
+def _shown_default_at_200k(field_):
+    """A default as `strategies NAME` prints it: JSON, or "F x budget (N at 200k)" read as N."""
+    text = _default_text(field_)
+    if budget_fraction(field_) is not None:
+        return int(text.split("(")[1].split()[0].replace(",", ""))
+    return json.loads(text)
 
 
 def test_strategies_unknown_name_exits_2_with_close_matches(capsys):

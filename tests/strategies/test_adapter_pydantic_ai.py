@@ -260,7 +260,9 @@ def test_defaults_are_the_librarys_and_ours_are_marked():
     assert clear.keep_pairs == defaults[ClearToolResults]["keep_pairs"] == 3
     assert clear.placeholder == defaults[ClearToolResults]["placeholder"]
     assert window.keep_messages == defaults[SlidingWindowCompaction]["keep_messages"]
-    assert strategy.capability.target_tokens == 100_000  # ours: the ladder's routine target
+    # ours: the ladder's routine target, half the window (100,000 at 200k) as the library's own target_fraction
+    assert (strategy.capability.target_tokens, strategy.capability.target_fraction) == (None, 0.5)
+    assert strategy.threshold_values(200_000)["target_tokens"] == 100_000
     default = build("pai.tiered_compaction").capability
     assert [type(t).__name__ for t in default.tiers] == ["ClampOversizedMessages", "ClearToolResults",
                                                          "SlidingWindowCompaction"]

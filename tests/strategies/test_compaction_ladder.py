@@ -53,8 +53,9 @@ def test_seed_compact_block_is_accepted_nested_and_as_the_config_itself():
 
 
 def test_defaults_are_the_seeds_real_work_values():
-    """Tuning: the seed's values for real work are the defaults."""
-    assert CompactionLadder.from_config({}).config == LadderConfig(**yaml.safe_load(SEED_COMPACT_BLOCK)["compact"])
+    """Tuning: the seed's values for real work are the defaults, at the 200k window the seed's numbers are for
+    (its token values are fractions of the run's input budget: strategies.thresholds)."""
+    assert CompactionLadder.from_config({}).limits == LadderConfig(**yaml.safe_load(SEED_COMPACT_BLOCK)["compact"])
 
 
 def test_tiny_preset_has_the_4000_token_target():
@@ -73,7 +74,8 @@ def test_tiny_preset_has_the_4000_token_target():
     ({"target_tokens": -1}, ["target_tokens must be positive"]),
     ({"min_clear_tokens": -5}, ["min_clear_tokens must be 0 or more"]),
     ({"clear_tool_max_tokens": -1}, ["clear_tool_max_tokens must be 0 or more"]),
-    ({"turn_boundary_target": 300_000}, ["turn_boundary_target (300000)", "target_tokens (200000)"]),
+    ({"turn_boundary_target": 300_000, "target_tokens": 200_000},
+     ["turn_boundary_target (300000)", "target_tokens (200000)"]),
     ({"turn_boundary": "yes"}, ["turn_boundary", "true or false"]),
     ({"preset": "huge"}, ["unknown preset 'huge'"]),
     ({"compact": {}, "target_tokens": 5}, ["either nested", "'target_tokens'"]),

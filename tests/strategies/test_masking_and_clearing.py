@@ -63,8 +63,9 @@ def test_masking_keep_last_is_configurable_and_validated():
 
 
 def test_clear_tool_uses_defaults_are_anthropics():
-    """Anthropic clear_tool_uses_20250919: trigger 100,000 input tokens, keep 3, inputs not cleared."""
-    config = ClearToolUses().config
+    """Anthropic clear_tool_uses_20250919: trigger 100,000 input tokens (at a 200k window), keep 3, inputs
+    not cleared."""
+    config = ClearToolUses().limits
     assert (config.trigger, config.keep, config.clear_at_least, config.exclude_tools, config.clear_tool_inputs) == (
         100_000, 3, 0, [], False)
 
