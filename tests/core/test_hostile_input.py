@@ -332,7 +332,7 @@ def test_a_value_past_its_documented_bound_exits_2(tmp_path, capsys, no_model_ca
 def test_the_bounds_themselves_are_accepted():
     args = cli.build_parser().parse_args([*SMOKE, "--seeds", f"0,{2**63 - 1}", "--workers", str(cli.MAX_WORKERS),
                                           "--window", str(10**9)])
-    assert args.seeds == [0, 2**63 - 1] and args.workers == cli.MAX_WORKERS and args.window == 10**9
+    assert args.seeds == [0, 2**63 - 1] and args.workers == cli.MAX_WORKERS and args.window == [10**9]
 
 
 # --- property-based: random and mutated files never end in exit 1 or a traceback ---
