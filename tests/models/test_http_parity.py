@@ -127,6 +127,7 @@ def test_unreachable_server_is_an_error_before_any_run(tmp_path, capsys, monkeyp
 
 
 
+@pytest.mark.slow  # two dry runs of the whole default suite
 def test_dry_run_of_the_served_mock_estimates_as_the_in_process_mock(capsys, monkeypatch):
     """A dry run calls no server: the served mock stands in as the in-process mock, billed as it is."""
     monkeypatch.setenv("OPENAI_API_KEY", "unused")

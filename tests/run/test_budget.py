@@ -1,3 +1,4 @@
+import pytest
 """Spending limits: per run (termination `budget`) and per invocation (no further run starts)."""
 import json
 
@@ -54,6 +55,7 @@ def test_a_budget_reached_before_any_run_finishes_leaves_an_empty_table_not_a_cr
     assert len(read_runs(out)) == len(load_tasks("smoke"))
 
 
+@pytest.mark.slow  # worker processes start slowly; the default run keeps the same rule in threads
 def test_the_invocation_budget_stops_mock_runs_in_flight_in_worker_processes(tmp_path, capsys):
     """With --workers 2 the mock runs in two processes; they share the invocation's spending as threads do,
     so a run in flight stops at its next request once the limit is reached, as with one worker. Each smoke

@@ -76,6 +76,7 @@ def test_an_outage_is_a_transient_error_row_and_resume_replaces_it(tmp_path, cap
         assert read_events(out / "events" / f"{row['run_id']}.jsonl")[0]["type"] == "run_start"
 
 
+@pytest.mark.slow  # the default run keeps the outage-then-resume rule on a shorter run (transient row, resume)
 def test_resume_after_a_server_outage_ends_like_an_uninterrupted_run(mock_server, tmp_path, capsys):
     """Serve-mock failing every request, then a healthy serve-mock at the same address (the
     provider came back): --resume reruns the transient rows, and the directory ends with exactly one row per
