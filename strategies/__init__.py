@@ -19,6 +19,8 @@ REGISTRY: dict[str, str] = {
     "agent_reset": "strategies.agent_reset:AgentReset",
     "hard_summarize": "strategies.hard_summarize:HardSummarize",
     "llm_summarizing": "strategies.llm_summarizing:LLMSummarizing",
+    # A provider's own compaction, asked for in the request: the provider forgets.
+    "anthropic.compaction": "strategies.anthropic_compaction:AnthropicCompaction",
     # Adapters: the real libraries' code (strategies.adapters), each needing its extra.
     "pai.tiered_compaction": "strategies.adapters.pydantic_ai:TieredCompactionAdapter",
     "pai.tool_output_limits": "strategies.adapters.pydantic_ai:ToolOutputLimitsAdapter",
@@ -35,10 +37,11 @@ T = TypeVar("T")
 
 
 def comparison_strategies() -> list[str]:
-    """The native strategies that `--strategies all` compares (observe-only add-ons and the adapters,
-    which need extras, excluded)."""
+    """The native strategies that `--strategies all` compares (observe-only add-ons, the adapters, which need
+    extras, and a provider's own compaction, which needs that provider, excluded)."""
     classes = {name: strategy_class(name) for name in REGISTRY}
-    return sorted(name for name, cls in classes.items() if cls.library is None and cls.standalone)
+    return sorted(name for name, cls in classes.items()
+                  if cls.library is None and cls.provider is None and cls.standalone)
 
 
 @dataclass(frozen=True)

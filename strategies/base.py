@@ -11,13 +11,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
 from harness.core.config import build_dataclass
+from harness.core.errors import StrategyFailed
 from strategies import thresholds
 from tasks.base import ToolCall, ToolResult, ToolSpec
 
 if TYPE_CHECKING:
     from harness.conversation.context import RunContext
     from strategies.adapters import Library
-    from harness.models.llm import LLMResult
+    from harness.models.llm import LLMProfile, LLMResult
 
 
 @dataclass
@@ -50,6 +51,8 @@ class Strategy:
     standalone: ClassVar[bool] = True
     # The real library an adapter runs (strategies.adapters); None for ctxbench's own strategies.
     library: ClassVar["Library | None"] = None
+    # The provider whose own context management the strategy switches on (it needs that provider's API, or the mock).
+    provider: ClassVar[str | None] = None
     # What `ctxbench strategies` shows: one line on what it does, and where its rules come from
     # (a seed, a library file, a paper). Empty for a user's strategy: its docstring stands in.
     summary: ClassVar[str] = ""
@@ -94,9 +97,18 @@ class Strategy:
     def after_response(self, ctx: "RunContext", result: "LLMResult") -> None:
         """After a successful main-model response has been logged."""
 
+    def request_options(self, ctx: "RunContext") -> dict[str, Any]:
+        """Provider parameters the next main-model request carries for this strategy (a provider's own context
+        management, e.g. Anthropic's `context_management`): the provider, not the view, does the forgetting."""
+        return {}
+
     def profiles_needed(self) -> list[str]:
         """LLM profiles this strategy will call (e.g. a summarizer's), checked before any model call."""
         return []
+
+    def check_main(self, profile: "LLMProfile", where: str) -> None:
+        """Refuse, with a ConfigError naming `where`, a main model this strategy cannot run with (a provider's own
+        compaction needs that provider's API); checked before any model call."""
 
     def action_payload(self, calls: list[ToolCall]) -> dict[str, Any] | None:
         """A typed action to record on the agent's message event, for a response calling this
@@ -155,8 +167,23 @@ class Stack(Strategy):
         for part in self.parts:
             part.after_response(ctx, result)
 
+    def request_options(self, ctx: "RunContext") -> dict[str, Any]:
+        """Every part's; two parts asking for the same parameter cannot both be sent: the run fails naming them."""
+        options: dict[str, Any] = {}
+        owners: dict[str, str] = {}
+        for part in self.parts:
+            for key, value in part.request_options(ctx).items():
+                if key in options and options[key] != value:
+                    raise StrategyFailed(f"{owners[key]} and {part.name} both set the request's {key!r}")
+                options[key], owners[key] = value, part.name
+        return options
+
     def profiles_needed(self) -> list[str]:
         return list(dict.fromkeys(name for part in self.parts for name in part.profiles_needed()))
+
+    def check_main(self, profile: "LLMProfile", where: str) -> None:
+        for part in self.parts:
+            part.check_main(profile, where)
 
     def action_payload(self, calls: list[ToolCall]) -> dict[str, Any] | None:
         return next((payload for part in self.parts if (payload := part.action_payload(calls)) is not None), None)

@@ -64,6 +64,8 @@ def show_text(name: str) -> str:
         included = "yes"
     elif cls.library is not None:
         included = "no (an adapter: name it in --strategies)"
+    elif cls.provider is not None:
+        included = f"no (the provider's own: it needs {cls.provider}'s API or the mock; name it in --strategies)"
     else:
         included = "no (an observe-only add-on: compose it with `with`)" if not cls.standalone else "no"
     lines = [f"{name}: {summary_of(cls)}", f"source: {source_of(cls, name)}{_install_note(cls)}",

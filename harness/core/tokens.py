@@ -80,6 +80,10 @@ def message_text(message: Mapping[str, Any]) -> str:
     for call in message.get("tool_calls") or ():
         function = call.get("function", {})
         parts.append(f"{function.get('name', '')}({function.get('arguments', '')})")
+    provider_fields = message.get("provider_specific_fields")
+    if provider_fields:  # a provider's compaction blocks (harness.models.compaction_blocks) are sent back too
+        parts.extend(block.get("content") or "" for block in provider_fields.get("compaction_blocks") or ()
+                     if isinstance(block, Mapping))
     return "\n".join(parts)
 
 

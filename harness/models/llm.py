@@ -15,6 +15,7 @@ from typing import Any
 import harness  # noqa: F401  (offline environment first)
 from harness.models.mock import DEFAULT_MOCK_WINDOW
 from harness.models.cache_marks import NO_MARKS, CacheMarks
+from harness.models.provider_compaction import BLOCKS, FIELDS, paused
 from harness.models.cache_policy import CachePlanner, mark_request, parse_policy, provider_family
 from harness.core.clock import CLOCK_HEADER, LATENCY_HEADER, simulated_latency_s
 from harness.core.config import build_dataclass, require
@@ -152,6 +153,11 @@ class LLMResult:
     from_cache: bool = False  # replayed from the response cache: no request was made
     duration_s: float = 0.0  # the request's time on the run's clock: simulated by a mock, else latency_s
 
+    @property
+    def paused(self) -> bool:
+        """The provider compacted and paused: no answer yet, the next request continues the turn."""
+        return paused(self.message)
+
 
 def simulated_duration_s(usage: Usage) -> float:
     """A mock request's seconds on the simulated clock, from its usage (in process and over HTTP alike)."""
@@ -177,6 +183,10 @@ def _message_dict(message: Any) -> dict[str, Any]:
     calls = field("tool_calls") or []
     if calls:
         out["tool_calls"] = FrozenList([_call_dict(call) for call in calls])
+    provider_fields = field(FIELDS)
+    blocks = provider_fields.get(BLOCKS) if isinstance(provider_fields, dict) else None
+    if blocks:  # a provider's compaction, sent back with the message on later requests
+        out[FIELDS] = freeze({BLOCKS: [dict(block) for block in blocks]})
     return FrozenDict(out)
 
 
@@ -263,10 +273,15 @@ class LLMClient:
         return kwargs
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
-                 clock_s: float | None = None, reply: dict[str, Any] | None = None) -> LLMResult:
+                 clock_s: float | None = None, reply: dict[str, Any] | None = None,
+                 options: dict[str, Any] | None = None) -> LLMResult:
         """One request; `clock_s`: the run's simulated clock as it is sent (a mock expires its cache on it);
-        `reply`: for a mock, the response it must give (a trace replay's recorded message), never cached."""
+        `reply`: for a mock, the response it must give (a trace replay's recorded message), never cached;
+        `options`: provider parameters a strategy adds (Strategy.request_options), sent as litellm sends them
+        (the mock in process takes them as `mock_options`)."""
         kwargs = self._kwargs(tools)
+        if options:
+            kwargs = {**kwargs, **({"mock_options": options} if self._mock is not None else options)}
         marks = self.cache_planner.marks(messages, tools, clock_s)
         if reply is not None:
             if self._mock is None:
@@ -337,7 +352,8 @@ class LLMClient:
             if direct:
                 reply, raw_usage = self._mock.serve(self.profile.model, messages, kwargs.get("tools") or [],
                                                     self._mock_config, seed=kwargs.get("seed"), now_s=clock_s,
-                                                    reply=kwargs.get("mock_reply"), request=request, marks=marks)
+                                                    reply=kwargs.get("mock_reply"), request=request, marks=marks,
+                                                    options=kwargs.get("mock_options"))
             else:
                 sent, marked = self._marked(messages, kwargs, marks)
                 response = quiet_litellm().completion(model=self.profile.model, messages=sent,

@@ -102,6 +102,7 @@ def validate_cells(cells: list[Cell]) -> None:
         checked.add(key)
         strategy = build_strategy(cell.strategy)
         check_profiles(strategy, cell.profiles, cell.strategy.display)
+        strategy.check_main(build_profiles(cell.profiles)[MAIN_PROFILE], f"strategy {cell.strategy.display}")
         environment = cell.task.build(cell.seed)
         tools = call_strategy(f"strategy {cell.strategy.display}", f"{type(strategy).__name__}.tools", strategy.tools)
         names = [spec.name for spec in environment.tool_specs()] + [spec.name for spec in tools]
@@ -221,11 +222,13 @@ def crash_error(raised: BaseException, strategy_label: str, log: EventLog, where
     return error
 
 
-def request_fields(ctx: RunContext, main: LLMClient, messages: list[dict[str, Any]]) -> dict[str, Any]:
-    """What a main-model request's `llm_call` event records of the view it sends."""
+def request_fields(ctx: RunContext, main: LLMClient, messages: list[dict[str, Any]],
+                   options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What a main-model request's `llm_call` event records of the view it sends (and of the provider parameters
+    a strategy added to it)."""
     return {"profile": MAIN_PROFILE, "model": main.profile.model, "view_hash": ctx.view.hash(ctx.tools_hash),
             "view_len": len(messages), "context_tokens": ctx.prompt_tokens_estimate(),
-            "clock_s": ctx.clock.now_s, **view_failures(ctx.view)}
+            "clock_s": ctx.clock.now_s, **view_failures(ctx.view), **({"options": options} if options else {})}
 
 
 def add_tool_result(ctx: RunContext, call_id: str, name: str, outcome: ToolResult, **fields: Any) -> None:
@@ -289,9 +292,10 @@ def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strate
             return "budget", INVOCATION_LIMIT_REACHED
         strategy.before_request(ctx)
         messages = ctx.view.to_messages()
-        request = request_fields(ctx, main, messages)
+        options = strategy.request_options(ctx)
+        request = request_fields(ctx, main, messages, options)
         try:
-            result = main.complete(messages, ctx.tools, clock_s=ctx.clock.now_s)
+            result = main.complete(messages, ctx.tools, clock_s=ctx.clock.now_s, options=options)
         except Exception as exc:
             failed_calls += 1
             ctx.log.append("llm_call", **request, ok=False, error_type=type(exc).__name__, error=str(exc)[:2000])
@@ -305,7 +309,7 @@ def _loop(cell: Cell, ctx: RunContext, main: LLMClient, environment: Any, strate
         ctx.turn_start = False
         strategy.after_response(ctx, result)
         if not calls:
-            if environment.has_pending_user_messages():
+            if result.paused or environment.has_pending_user_messages():
                 continue
             return "gave_up", None
         for call in calls:

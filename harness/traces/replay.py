@@ -151,11 +151,13 @@ class _Replay:
             strategy.before_request(ctx)
             messages = ctx.view.to_messages()
             forgotten = self.index.missing(uses)
-            request = {**request_fields(ctx, self.main, messages), "trace_index": position,
+            options = strategy.request_options(ctx)
+            request = {**request_fields(ctx, self.main, messages, options), "trace_index": position,
                        "forgotten_references": len(forgotten),
                        **({"forgotten_examples": forgotten[:FORGOTTEN_EXAMPLES]} if forgotten else {})}
             try:
-                result = self.main.complete(messages, ctx.tools, clock_s=ctx.clock.now_s, reply=_reply(message))
+                result = self.main.complete(messages, ctx.tools, clock_s=ctx.clock.now_s, reply=_reply(message),
+                                            options=options)
             except Exception as exc:
                 ctx.log.append("llm_call", **request, ok=False, error_type=type(exc).__name__, error=str(exc)[:2000])
                 if not is_context_window_error(exc):
@@ -169,6 +171,8 @@ class _Replay:
             ctx.record_response(request, result, payload=strategy.action_payload(calls))
             ctx.turn_start = False
             strategy.after_response(ctx, result)
+            if result.paused:  # the provider paused after compacting: the recorded reply comes on the next request
+                continue
             return None
 
     def _tool_result(self, message: dict[str, Any]) -> None:

@@ -34,6 +34,9 @@ from harness.models.mock.cache import CACHE_STYLES, BlockChain, CacheUse, Prefix
 from harness.models.mock.faults import Faults, draw, garble_tool_calls, raise_error
 from harness.models.mock.summarizer import (SUMMARIZER_PREFIX, SummarizerKnobs, build_summarizer_knobs, is_summarizer,
                                      summarize)
+from harness.models.mock.compaction import (CompactEdit, CompactionRequestError, compacted_context, compacted_marks, compaction_reply,
+                                            default_instructions, iteration, read_edit, summary_block,
+                                            visible_context)
 from harness.models.mock.wire_marks import read_marks
 from harness.core.tokens import count_message, count_tools
 from harness.models.usage import DEFAULT_PRICE_MODEL, check_price_model
@@ -225,7 +228,8 @@ class MockProvider(CustomLLM):
         reply, usage = self.serve(model, messages, tools, config, seed=optional_params.get("seed"),
                                   now_s=optional_params.get("mock_clock_s"), reply=optional_params.get("mock_reply"),
                                   request=optional_params.get("mock_request"),
-                                  marks=optional_params.get("mock_marks", marks))
+                                  marks=optional_params.get("mock_marks", marks),
+                                  options=optional_params.get("mock_options"))
         return litellm.ModelResponse(
             model=model,
             choices=[{"index": 0, "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop",
@@ -235,8 +239,8 @@ class MockProvider(CustomLLM):
 
     def serve(self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], config: MockConfig,
               seed: int | None, now_s: float | None = None, reply: dict[str, Any] | None = None,
-              request: tuple[int, int] | None = None,
-              marks: CacheMarks | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+              request: tuple[int, int] | None = None, marks: CacheMarks | None = None,
+              options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         """One request: window check, cache accounting, agent reply, usage (as litellm reports the provider's).
 
         `marks`: where the request asks to be cached (harness.models.cache_marks: placed by the client's cache policy, or
@@ -252,16 +256,21 @@ class MockProvider(CustomLLM):
 
         `request`: the client's (request index, attempt) the faults are drawn for (harness.models.mock.faults);
         without it, the session's count of requests received and attempt 0.
+
+        `options`: the provider parameters a strategy added (Strategy.request_options): Anthropic's
+        `context_management` with its compaction edit (harness.models.mock.compaction). A request carrying a
+        compaction block is seen from that block on, edit or not, as the API drops what precedes it.
         """
         if reply is None and model == REPLAY_MODEL:
             raise ValueError(f"{REPLAY_MODEL} answers only with a reply it is given (harness.traces.replay)")
         state = self.session(config.session, config.cache, config.price_model)
         with state.lock:
-            return self._serve(state, model, messages, tools, config, seed, now_s, reply, request, marks)
+            return self._serve(state, model, messages, tools, config, seed, now_s, reply, request, marks, options)
 
     def _serve(self, state: _Session, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                config: MockConfig, seed: int | None, now_s: float | None, reply: dict[str, Any] | None,
-               request: tuple[int, int] | None, marks: CacheMarks | None) -> tuple[dict[str, Any], dict[str, Any]]:
+               request: tuple[int, int] | None, marks: CacheMarks | None,
+               options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         """`serve` within its session's lock."""
         if now_s is not None:
             state.clock_s = now_s
@@ -270,6 +279,11 @@ class MockProvider(CustomLLM):
         state.requests += 1
         if fault.error:
             raise_error(fault.error, model)
+        try:
+            edit = read_edit(options.get("context_management")) if options else None
+        except CompactionRequestError as exc:  # what the API answers 400 to
+            raise litellm.BadRequestError(message=str(exc), model=model, llm_provider="mock") from None
+        messages, marks = visible_context(messages, marks)
         prompt_tokens = state.blocks.read([tools or _NO_TOOLS, *messages], key_of=_block_key, tokens_of=_block_tokens)
         if prompt_tokens > config.window:
             raise litellm.ContextWindowExceededError(
@@ -278,6 +292,9 @@ class MockProvider(CustomLLM):
                 llm_provider="mock",
             )
         use = self._cache_use(state, tools or _NO_TOOLS, messages, NO_MARKS if marks is None else marks)
+        if edit is not None and prompt_tokens > edit.trigger:
+            return self._compact(state, model, messages, tools, config, seed, reply, marks, edit, prompt_tokens, use,
+                                 fault.malformed)
         cached = use.read
         if reply is None:  # told what to answer, the window, the cache and the usage are simulated all the same
             knobs = config.knobs_for(model)
@@ -290,6 +307,37 @@ class MockProvider(CustomLLM):
         output_tokens = count_message(reply)
         state.clock_s += simulated_latency_s(prompt_tokens - cached, output_tokens)
         return reply, _usage(prompt_tokens, output_tokens, use, config.cache)
+
+    def _compact(self, state: _Session, model: str, visible: list[dict[str, Any]], tools: list[dict[str, Any]],
+                 config: MockConfig, seed: int | None, reply: dict[str, Any] | None, marks: CacheMarks | None,
+                 edit: CompactEdit, prompt_tokens: int, use: CacheUse, malformed: bool
+                 ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A request past the compaction trigger: the summarizing step over what the request showed, then (unless
+        paused) the answer from the system prompt and the summary alone (harness.models.mock.compaction)."""
+        instruction = {"role": "user", "content": edit.instructions or default_instructions()}
+        knobs = config.knobs_for(model)
+        completeness = knobs.notes_completeness if isinstance(knobs, Knobs) else knobs.summary_completeness
+        summary = summarize([*visible, instruction], seed=seed or 0,
+                            knobs=SummarizerKnobs(summary_completeness=completeness))["content"]
+        summary_tokens = count_message(summary_block(summary))
+        steps = [iteration("compaction", prompt_tokens + count_message(instruction), summary_tokens, use.read,
+                           use.written, use.written_1h)]
+        state.clock_s += simulated_latency_s(prompt_tokens - use.read, summary_tokens)
+        answer = None
+        if not edit.pause_after_compaction:
+            compacted = compacted_context(visible, summary)
+            kept = compacted_marks(marks, visible)
+            answer_prompt = state.blocks.read([tools or _NO_TOOLS, *compacted], key_of=_block_key,
+                                              tokens_of=_block_tokens)
+            answer_use = self._cache_use(state, tools or _NO_TOOLS, compacted, NO_MARKS if kept is None else kept)
+            if reply is None:
+                reply = respond(compacted, tools, seed=seed or 0, knobs=knobs, memory=state.agent_memory)
+            answer = garble_tool_calls(reply) if malformed else reply
+            output_tokens = count_message(answer)
+            steps.append(iteration("message", answer_prompt, output_tokens, answer_use.read, answer_use.written,
+                                   answer_use.written_1h))
+            state.clock_s += simulated_latency_s(answer_prompt - answer_use.read, output_tokens)
+        return compaction_reply(summary, answer), _iterations_usage(steps, config.cache)
 
     @staticmethod
     def _cache_use(state: _Session, tools: list[dict[str, Any]], messages: list[dict[str, Any]],
@@ -319,6 +367,19 @@ def _usage(prompt_tokens: int, output_tokens: int, use: CacheUse, style: str) ->
                                                    "ephemeral_1h_input_tokens": use.written_1h}
         usage["cache_creation_input_tokens"] = use.written
         usage["cache_read_input_tokens"] = use.read
+    return usage
+
+
+def _iterations_usage(steps: list[dict[str, Any]], style: str) -> dict[str, Any]:
+    """A request of several sampling steps, as litellm reports Anthropic's: each field summed over the steps,
+    the steps themselves in `iterations`."""
+    read = sum(step["cache_read_input_tokens"] for step in steps)
+    written = sum(step["cache_creation_input_tokens"] for step in steps)
+    written_1h = sum(step["cache_creation"]["ephemeral_1h_input_tokens"] for step in steps)
+    prompt = sum(step["input_tokens"] for step in steps) + read + written
+    usage = _usage(prompt, sum(step["output_tokens"] for step in steps),
+                   CacheUse(read, written if style == "anthropic" else None, written_1h), style)
+    usage["iterations"] = steps
     return usage
 
 

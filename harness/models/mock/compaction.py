@@ -1,0 +1,170 @@
+"""Anthropic's server-side compaction (the `compact_20260112` context edit), as the simulated provider applies it.
+
+The rules, from Anthropic's "Compaction" docs and the `anthropic` SDK's types (beta/beta_compact_20260112_edit_param.py,
+beta_compaction_block.py, beta_usage.py):
+- the edit sits in `context_management.edits` beside the other context edits, with the beta `compact-2026-01-12`;
+  its `trigger` is `{"type": "input_tokens", "value": N}`, 150,000 by default and at least 50,000;
+- when a request's input passes the trigger, the API first summarizes the conversation in a separate sampling step
+  (the `compaction` iteration, billed), then answers from the compacted context: the system prompt, the tools and the
+  `compaction` block that holds the summary; the reply starts with that block. With `pause_after_compaction` it
+  answers with the block alone (stop reason `compaction`), and the next request continues the turn;
+- on every later request the API drops every block before the latest compaction block; a block whose content is
+  null is a failed compaction, a no-op;
+- usage: the top-level fields are the last message iteration's; `usage.iterations` lists each sampling step, the
+  compaction's tokens only there. litellm bills the sum of the iterations (anthropic/chat/transformation.py).
+
+The summary is the mock summarizer's, written from what the request contained, as lossy as every summary here; the
+agent's own `notes_completeness` knob decides what it drops, as the same model summarizes itself. The model-visible
+context keeps the summary as its own block, so a later request's prefix can read it from the cache.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from harness.models.cache_marks import Breakpoint, CacheMarks
+from harness.models.provider_compaction import (ANTHROPIC_DEFAULT_TRIGGER, ANTHROPIC_EDIT, ANTHROPIC_MIN_TRIGGER,
+                                                summary_of, with_blocks)
+
+EDIT, DEFAULT_TRIGGER, MIN_TRIGGER = ANTHROPIC_EDIT, ANTHROPIC_DEFAULT_TRIGGER, ANTHROPIC_MIN_TRIGGER
+# Context edits the API knows; the simulated provider applies the compaction edit and refuses to pretend the others.
+OTHER_EDITS = ("clear_tool_uses_20250919", "clear_thinking_20251015")
+_EDIT_KEYS = {"type", "trigger", "instructions", "pause_after_compaction"}
+
+
+class CompactionRequestError(ValueError):
+    """A `context_management` the API would refuse (400); `param` names the field."""
+
+    def __init__(self, param: str, message: str):
+        super().__init__(f"{param}: {message}")
+        self.param = param
+
+
+@dataclass(frozen=True)
+class CompactEdit:
+    """One request's compaction edit, read and checked."""
+
+    trigger: int = DEFAULT_TRIGGER
+    instructions: str | None = None
+    pause_after_compaction: bool = False
+
+
+def read_edit(context_management: Any, where: str = "context_management") -> CompactEdit | None:
+    """The request's compaction edit, or None when it asks for none; raises CompactionRequestError as the API
+    refuses a malformed one."""
+    if context_management is None:
+        return None
+    if not isinstance(context_management, Mapping):
+        raise CompactionRequestError(where, "expected an object with 'edits'")
+    edits = context_management.get("edits")
+    if not isinstance(edits, list):
+        raise CompactionRequestError(f"{where}.edits", "expected a list of edits")
+    found: CompactEdit | None = None
+    for index, edit in enumerate(edits):
+        at = f"{where}.edits[{index}]"
+        kind = edit.get("type") if isinstance(edit, Mapping) else None
+        if kind in OTHER_EDITS:
+            raise CompactionRequestError(f"{at}.type", f"the simulated provider applies only {EDIT}; {kind} is "
+                                                       "done client-side in ctxbench (strategy clear_tool_uses)")
+        if kind != EDIT:
+            raise CompactionRequestError(f"{at}.type", f"unknown context edit {kind!r}")
+        if found is not None:
+            raise CompactionRequestError(at, f"{EDIT} given twice")
+        found = _read_compact(edit, at)
+    return found
+
+
+def _read_compact(edit: Mapping[str, Any], where: str) -> CompactEdit:
+    unknown = sorted(set(edit) - _EDIT_KEYS)
+    if unknown:
+        raise CompactionRequestError(f"{where}.{unknown[0]}", "Extra inputs are not permitted")
+    trigger = edit.get("trigger")
+    value = DEFAULT_TRIGGER
+    if trigger is not None:
+        if not isinstance(trigger, Mapping) or trigger.get("type") != "input_tokens" or set(trigger) != {"type", "value"}:
+            raise CompactionRequestError(f"{where}.trigger", "expected {\"type\": \"input_tokens\", \"value\": N}")
+        value = trigger["value"]
+        if type(value) is not int:
+            raise CompactionRequestError(f"{where}.trigger.value", f"expected an integer, got {value!r}")
+        if value < MIN_TRIGGER:
+            raise CompactionRequestError(f"{where}.trigger.value", f"must be at least {MIN_TRIGGER}, got {value}")
+    instructions = edit.get("instructions")
+    if instructions is not None and not isinstance(instructions, str):
+        raise CompactionRequestError(f"{where}.instructions", "expected a string or null")
+    pause = edit.get("pause_after_compaction", False)
+    if not isinstance(pause, bool):
+        raise CompactionRequestError(f"{where}.pause_after_compaction", f"expected a boolean, got {pause!r}")
+    return CompactEdit(trigger=value, instructions=instructions or None, pause_after_compaction=pause)
+
+
+def summary_block(summary: str) -> dict[str, Any]:
+    """The model-visible block of a compaction: its summary, as a message of its own, in the user's turn: the
+    context the model is handed, read as the mock agent reads every summary (ours: where the API places it for
+    the model is its own; litellm's polyfill puts it in the system prompt)."""
+    return {"role": "user", "content": summary}
+
+
+def visible_context(messages: Sequence[dict[str, Any]], marks: CacheMarks | None
+                    ) -> tuple[list[dict[str, Any]], CacheMarks | None]:
+    """What the model sees of a request that carries a compaction block: the system prompt, the latest block's
+    summary, the rest of that assistant message, and what follows; every earlier message is dropped. The cache
+    marks move with their messages (a mark on a dropped message is dropped; one on the compacted message marks its
+    last part)."""
+    at = next((index for index in range(len(messages) - 1, -1, -1) if summary_of(messages[index])), None)
+    if at is None:
+        return list(messages), marks
+    system = [message for message in messages[:at] if message.get("role") == "system"]
+    system_indexes = [index for index in range(at) if messages[index].get("role") == "system"]
+    compacted = messages[at]
+    rest = {key: value for key, value in compacted.items() if key != "provider_specific_fields"}
+    parts = [summary_block(summary_of(compacted) or "")]
+    if rest.get("content") or rest.get("tool_calls"):
+        parts.append(rest)
+    visible = [*system, *parts, *messages[at + 1:]]
+    if marks is None:
+        return visible, None
+    moved: dict[int, int] = {old: new for new, old in enumerate(system_indexes)}
+    moved[at] = len(system) + len(parts) - 1
+    moved.update({old: old - at + len(system) + len(parts) - 1 for old in range(at + 1, len(messages))})
+    breakpoints = tuple(mark if mark.block != "message" else Breakpoint("message", moved[mark.index], mark.ttl)
+                        for mark in marks.breakpoints if mark.block != "message" or mark.index in moved)
+    return visible, CacheMarks(breakpoints=breakpoints, automatic=marks.automatic,
+                               prompt_cache_key=marks.prompt_cache_key)
+
+
+def compacted_context(visible: Sequence[dict[str, Any]], summary: str) -> list[dict[str, Any]]:
+    """The context the API answers from after compacting: the system prompt and the summary."""
+    return [*(message for message in visible if message.get("role") == "system"), summary_block(summary)]
+
+
+def compacted_marks(marks: CacheMarks | None, visible: Sequence[dict[str, Any]]) -> CacheMarks | None:
+    """The request's marks on the compacted context: those on tools and the system prompt stay, automatic caching
+    lands on the summary (the last block); marks on summarized messages are gone with them."""
+    if marks is None:
+        return None
+    system = sum(1 for message in visible if message.get("role") == "system")
+    kept = tuple(mark for mark in marks.breakpoints if mark.block != "message" or mark.index < system)
+    return CacheMarks(breakpoints=kept, automatic=marks.automatic, prompt_cache_key=marks.prompt_cache_key)
+
+
+def compaction_reply(summary: str, answer: dict[str, Any] | None) -> dict[str, Any]:
+    """The reply: the compaction block first, then the answer (none when paused)."""
+    reply = dict(answer) if answer is not None else {"role": "assistant", "content": ""}
+    return with_blocks(reply, [{"type": "compaction", "content": summary}])
+
+
+def default_instructions() -> str:
+    """The summarizing instruction the API appends when the edit gives none. Anthropic's own is the server's; the
+    text litellm's polyfill quotes from Anthropic's docs stands in for it (it sizes the compaction step's input)."""
+    from litellm.llms.anthropic.messages.context_management.constants import COMPACT_DEFAULT_INSTRUCTIONS
+
+    return COMPACT_DEFAULT_INSTRUCTIONS
+
+
+def iteration(kind: str, prompt_tokens: int, output_tokens: int, read: int, written: int | None,
+              written_1h: int = 0) -> dict[str, Any]:
+    """One entry of `usage.iterations`, in Anthropic's fields (input_tokens: neither read nor written)."""
+    return {"type": kind, "input_tokens": prompt_tokens - read - (written or 0), "output_tokens": output_tokens,
+            "cache_read_input_tokens": read, "cache_creation_input_tokens": written or 0,
+            "cache_creation": {"ephemeral_5m_input_tokens": (written or 0) - written_1h,
+                               "ephemeral_1h_input_tokens": written_1h}}
