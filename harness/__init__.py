@@ -7,8 +7,11 @@ import os
 import sys
 import warnings
 
-# Machines here are offline: litellm must use its bundled cost map and never fetch one.
+# Machines here are offline: litellm must use its bundled cost map and Anthropic beta-header table, and never fetch
+# them (litellm's offline mode covers the catalogs it would fetch on its own).
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS", "True")
+os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

@@ -25,8 +25,9 @@ SMALL_WINDOW = 9000
 
 
 def native_strategies() -> list[str]:
-    """Every registered strategy that runs ctxbench's own code (not an adapter of a real library)."""
-    return sorted(name for name in REGISTRY if strategy_class(name).library is None)
+    """Every registered strategy that runs ctxbench's own code over any provider (not an adapter of a real library,
+    nor a provider's own compaction, which needs that provider's route)."""
+    return sorted(name for name in REGISTRY if strategy_class(name).library is None and strategy_class(name).provider is None)
 
 
 def same_error(local: str | None, remote: str | None) -> bool:

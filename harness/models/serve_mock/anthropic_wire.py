@@ -23,7 +23,9 @@ from typing import Any
 import litellm
 
 from harness.models.cache_marks import Breakpoint, CacheMarks
+from harness.models.mock.compaction import CompactionRequestError, read_edit
 from harness.models.mock.wire_marks import check_count, read_ttl
+from harness.models.provider_compaction import ANTHROPIC_BETA, compaction_blocks, paused, with_blocks
 
 ROUTES = ("/v1/messages", "/messages")
 SUMMARIZER_MARK = "summarizer"
@@ -48,6 +50,7 @@ class MessagesRequest:
     tools: list[dict[str, Any]]
     marks: CacheMarks | None  # None: the request carries no marker at all (the provider's default applies)
     user: str  # metadata.user_id: the session when no session header names one
+    options: dict[str, Any] | None = None  # the provider's own parameters the mock applies (`context_management`)
 
 
 def served_model(model: str) -> str:
@@ -85,8 +88,25 @@ def read_request(body: Any) -> MessagesRequest:
     if reader.markers or automatic is not None:
         _check_count(reader.markers)
         marks = CacheMarks(breakpoints=tuple(reader.breakpoints), automatic=automatic)
+    options = None
+    if body.get("context_management") is not None:
+        try:
+            read_edit(body["context_management"])
+        except CompactionRequestError as exc:
+            raise WireError(str(exc)) from None
+        options = {"context_management": body["context_management"]}
     return MessagesRequest(model=model, served=served_model(model), messages=reader.messages, tools=tools,
-                           marks=marks, user=user)
+                           marks=marks, user=user, options=options)
+
+
+def check_beta(asked: MessagesRequest, beta_header: str | None) -> None:
+    """A compaction edit is a beta: the request must name `compact-2026-01-12` in its `anthropic-beta` header
+    (Anthropic's compaction docs), which litellm adds when it sends the edit."""
+    if asked.options is None:
+        return
+    betas = {name.strip() for name in (beta_header or "").split(",")}
+    if ANTHROPIC_BETA not in betas:
+        raise WireError(f"context_management: the compaction edit needs the beta header anthropic-beta: {ANTHROPIC_BETA}")
 
 
 class _Reader:
@@ -193,6 +213,7 @@ class _Reader:
     def assistant(self, content: list[Any], where: str) -> None:
         texts: list[str] = []
         calls: list[dict[str, Any]] = []
+        compactions: list[dict[str, Any]] = []
         marked: list[tuple[dict[str, Any], str]] = []
         for index, block in enumerate(content):
             at = f"{where}.content[{index}]"
@@ -201,16 +222,18 @@ class _Reader:
                 texts.append(_text(block, at))
             elif kind == "tool_use":
                 calls.append(self.call(block, at))
+            elif kind == "compaction":
+                compactions.append(_compaction(block, at))
             else:
-                raise WireError(f"{at}.type: serve-mock reads 'text' and 'tool_use' blocks from an assistant, "
-                                f"got {kind!r}")
+                raise WireError(f"{at}.type: serve-mock reads 'text', 'tool_use' and 'compaction' blocks from an "
+                                f"assistant, got {kind!r}")
             marked.append((block, at))
         message: dict[str, Any] = {"role": "assistant",
                                    "content": texts[0] if len(texts) == 1 else
                                    [{"type": "text", "text": text} for text in texts] if texts else ""}
         if calls:
             message["tool_calls"] = calls
-        self.messages.append(message)
+        self.messages.append(with_blocks(message, compactions))  # as litellm returns them (provider_compaction)
         for block, at in marked:
             self.mark(block, at)
 
@@ -224,6 +247,14 @@ class _Reader:
             raise WireError(f"{where}.input: expected an object")
         self.call_names[call_id] = name
         return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+
+
+def _compaction(block: dict[str, Any], where: str) -> dict[str, Any]:
+    """A compaction block sent back: its summary (null: a failed compaction, a no-op), as the reply carried it."""
+    summary = block.get("content")
+    if summary is not None and (not isinstance(summary, str) or not summary):
+        raise WireError(f"{where}.content: expected a non-empty string or null")
+    return {"type": "compaction", "content": summary}
 
 
 def _result_content(content: Any, where: str) -> str | list[dict[str, Any]]:
@@ -261,7 +292,7 @@ def _check_count(markers: int) -> None:
 
 def response(reply: dict[str, Any], usage: dict[str, Any], model: str, message_id: str) -> dict[str, Any]:
     """The mock's reply and usage (as harness.models.mock.provider reports them) as a Messages API response."""
-    content: list[dict[str, Any]] = []
+    content: list[dict[str, Any]] = [dict(block) for block in compaction_blocks(reply)]
     text = reply.get("content")
     if isinstance(text, str) and text:
         content.append({"type": "text", "text": text})
@@ -269,8 +300,9 @@ def response(reply: dict[str, Any], usage: dict[str, Any], model: str, message_i
     for call in calls:
         content.append({"type": "tool_use", "id": call["id"], "name": call["function"]["name"],
                         "input": _tool_input(call["function"].get("arguments") or "{}")})
+    stop = "compaction" if paused(reply) else "tool_use" if calls else "end_turn"
     return {"id": message_id, "type": "message", "role": "assistant", "model": model, "content": content,
-            "stop_reason": "tool_use" if calls else "end_turn", "stop_sequence": None, "usage": usage_fields(usage)}
+            "stop_reason": stop, "stop_sequence": None, "usage": usage_fields(usage)}
 
 
 def _tool_input(arguments: str) -> Any:
@@ -285,7 +317,14 @@ def _tool_input(arguments: str) -> Any:
 
 def usage_fields(usage: dict[str, Any]) -> dict[str, Any]:
     """The mock's usage in Anthropic's fields: `input_tokens` are those after the last breakpoint, beside
-    reads and writes (their sum is the prompt); writes also by TTL in `cache_creation`."""
+    reads and writes (their sum is the prompt); writes also by TTL in `cache_creation`. A request of several
+    sampling steps (a compaction) reports each in `iterations` and its last message step at the top (none when
+    it paused after compacting): a compaction step's tokens are only in `iterations` (anthropic SDK beta_usage.py)."""
+    steps = usage.get("iterations")
+    if steps:
+        answer = next((step for step in reversed(steps) if step["type"] == "message"), None)
+        top = {key: value for key, value in (answer or _NO_STEP).items() if key != "type"}
+        return {**top, "iterations": steps}
     details = usage.get("prompt_tokens_details") or {}
     read = details.get("cached_tokens") or 0
     written = usage.get("cache_creation_input_tokens")
@@ -298,6 +337,8 @@ def usage_fields(usage: dict[str, Any]) -> dict[str, Any]:
                                  "ephemeral_1h_input_tokens": by_ttl.get("ephemeral_1h_input_tokens", 0)}
     return out
 
+
+_NO_STEP = {"input_tokens": 0, "output_tokens": 0, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
 
 # Anthropic's error types by HTTP status (its "Errors" page); any other 4xx is an invalid request.
 _ERROR_KINDS = {401: "authentication_error", 403: "permission_error", 404: "not_found_error",

@@ -256,8 +256,8 @@ class _Handler(BaseHTTPRequestHandler):
         }, {LATENCY_HEADER: repr(simulated_duration_s(normalize_usage(usage)))})
 
     def _serve(self, model: str, user: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-               marks: CacheMarks | None, seed: int | None, now_s: float | None,
-               request: tuple[int, int] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+               marks: CacheMarks | None, seed: int | None, now_s: float | None, request: tuple[int, int] | None,
+               options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         """The mock's reply and usage for a valid request, in its session (the header's, else the body's user)."""
         session = self.headers.get(SESSION_HEADER) or user
         if request == (0, 0):
@@ -265,7 +265,7 @@ class _Handler(BaseHTTPRequestHandler):
         tools, messages = self.server.reuse(session, tools, messages)
         served = model.removeprefix("mock-")
         return self.server.provider.serve(served, messages, tools, self.server.session_config(session, served),
-                                          seed=seed, now_s=now_s, request=request, marks=marks)
+                                          seed=seed, now_s=now_s, request=request, marks=marks, options=options)
 
     def _refuse(self, refusal: BadRequest) -> None:
         self._send(refusal.status, refusal.payload(), refusal.headers)
@@ -277,6 +277,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             now_s, request, body = self._read()
             asked = anthropic_wire.read_request(body)
+            anthropic_wire.check_beta(asked, self.headers.get("anthropic-beta"))
             seed = self.headers.get(SEED_HEADER)
             seed = whole_number_header(SEED_HEADER, seed) if seed is not None else None  # the API has no seed field
         except BadRequest as refusal:
@@ -289,7 +290,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._due = arrived + self.server.latency_s
         try:
             reply, usage = self._serve(asked.served, asked.user, asked.messages, asked.tools, asked.marks, seed,
-                                       now_s, request)
+                                       now_s, request, asked.options)
         except litellm.ContextWindowExceededError as exc:
             self._send(400, anthropic_wire.error("invalid_request_error", anthropic_wire.overflow_message(exc)))
             return
