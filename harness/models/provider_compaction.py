@@ -7,7 +7,7 @@ the blocks as litellm gives them, so the view sends them back unchanged.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 FIELDS = "provider_specific_fields"
 BLOCKS = "compaction_blocks"
@@ -45,3 +45,28 @@ def paused(message: Mapping[str, Any]) -> bool:
     """A reply that holds a compaction block and nothing else: the provider compacted and paused
     (`pause_after_compaction`), and the next request continues the turn."""
     return bool(compaction_blocks(message)) and not message.get("tool_calls") and not message.get("content")
+
+
+def latest_compaction(messages: Sequence[Mapping[str, Any]]) -> int | None:
+    """Index of the last message holding a compaction summary: the API reads the request from its block on."""
+    return next((index for index in range(len(messages) - 1, -1, -1) if summary_of(messages[index])), None)
+
+
+def summary_message(summary: str) -> dict[str, Any]:
+    """The model-visible block of a compaction: its summary, as a message of its own, in the user's turn: the
+    context the model is handed, read as the mock agent reads every summary (ours: where the API places it for
+    the model is its own; litellm's polyfill puts it in the system prompt)."""
+    return {"role": "user", "content": summary}
+
+
+def provider_visible(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """What the model sees of a request carrying a compaction block: the system prompt, the latest block's summary,
+    the rest of that message and what follows; the API drops every earlier block."""
+    at = latest_compaction(messages)
+    if at is None:
+        return list(messages)
+    compacted = messages[at]
+    rest = {key: value for key, value in compacted.items() if key != FIELDS}
+    return [*(message for message in messages[:at] if message.get("role") == "system"),
+            summary_message(summary_of(compacted) or ""),
+            *([rest] if rest.get("content") or rest.get("tool_calls") else []), *messages[at + 1:]]

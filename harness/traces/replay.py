@@ -31,6 +31,7 @@ from harness.conversation.events import EventLog
 from harness.models.llm import LLMClient, is_context_window_error
 from harness.results.metrics import RunMetrics
 from harness.models.profiles import build_profiles
+from harness.models.provider_compaction import latest_compaction, provider_visible
 from harness.traces.references import ReferenceIndex, message_references
 from harness.run.runner import (add_tool_result, check_labels, check_profiles, crash_error, crash_termination,
                                 finish_row, request_fields, run_id_for)
@@ -150,8 +151,8 @@ class _Replay:
         while True:
             strategy.before_request(ctx)
             messages = ctx.view.to_messages()
-            forgotten = self.index.missing(uses)
             options = strategy.request_options(ctx)
+            forgotten = self._forgotten(messages, uses) if options else self.index.missing(uses)
             request = {**request_fields(ctx, self.main, messages, options), "trace_index": position,
                        "forgotten_references": len(forgotten),
                        **({"forgotten_examples": forgotten[:FORGOTTEN_EXAMPLES]} if forgotten else {})}
@@ -174,6 +175,15 @@ class _Replay:
             if result.paused:  # the provider paused after compacting: the recorded reply comes on the next request
                 continue
             return None
+
+    def _forgotten(self, messages: list[dict[str, Any]], uses: list[str]) -> list[str]:
+        """Those of `uses` the model does not see when the strategy asked the provider for something: a provider's
+        compaction leaves the view whole and the model sees it from the latest compaction on (provider_visible)."""
+        if latest_compaction(messages) is None:
+            return self.index.missing(uses)
+        held = frozenset().union(*(message_references(message, self.index.wanted)
+                                   for message in provider_visible(messages)))
+        return sorted(reference for reference in uses if reference not in held)
 
     def _tool_result(self, message: dict[str, Any]) -> None:
         call_id = message["tool_call_id"]

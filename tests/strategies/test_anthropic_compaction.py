@@ -91,3 +91,17 @@ def test_a_summary_that_keeps_nothing_makes_the_agent_fail(tmp_path):
                  "--out", str(out)]) == 0
     [row] = rows(out)
     assert not row["success"] and row["summaries"] >= 1
+
+
+def test_a_replayed_trace_counts_what_the_provider_compacted_away(tmp_path):
+    """In a trace replay the view stays whole (the client sends it all) but the model sees the request from the
+    latest compaction block on: references only the dropped messages held are forgotten."""
+    recorded = tmp_path / "recorded"
+    assert main(["run", "--suite", "default", "--task-ids", "work_queue-3", "--strategies", "none",
+                 "--no-progress", "--out", str(recorded)]) == 0
+    trace = next((recorded / "events").iterdir())
+    out = tmp_path / "replayed"
+    assert main(["traces", str(trace), "--strategies", NAME, "--window", "60000", "--no-progress",
+                 "--out", str(out)]) == 0
+    [row] = rows(out)
+    assert row["summaries"] >= 1 and row["forgotten_references"] > 0

@@ -15,7 +15,8 @@ beta_compaction_block.py, beta_usage.py):
 
 The summary is the mock summarizer's, written from what the request contained, as lossy as every summary here; the
 agent's own `notes_completeness` knob decides what it drops, as the same model summarizes itself. The model-visible
-context keeps the summary as its own block, so a later request's prefix can read it from the cache.
+context keeps the summary as its own block (harness.models.provider_compaction.summary_message), so a later request's
+prefix can read it from the cache.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from typing import Any, Mapping, Sequence
 
 from harness.models.cache_marks import Breakpoint, CacheMarks
 from harness.models.provider_compaction import (ANTHROPIC_DEFAULT_TRIGGER, ANTHROPIC_EDIT, ANTHROPIC_MIN_TRIGGER,
-                                                summary_of, with_blocks)
+                                                latest_compaction, provider_visible, summary_message, with_blocks)
 
 EDIT, DEFAULT_TRIGGER, MIN_TRIGGER = ANTHROPIC_EDIT, ANTHROPIC_DEFAULT_TRIGGER, ANTHROPIC_MIN_TRIGGER
 # Context edits the API knows; the simulated provider applies the compaction edit and refuses to pretend the others.
@@ -97,35 +98,19 @@ def _read_compact(edit: Mapping[str, Any], where: str) -> CompactEdit:
     return CompactEdit(trigger=value, instructions=instructions or None, pause_after_compaction=pause)
 
 
-def summary_block(summary: str) -> dict[str, Any]:
-    """The model-visible block of a compaction: its summary, as a message of its own, in the user's turn: the
-    context the model is handed, read as the mock agent reads every summary (ours: where the API places it for
-    the model is its own; litellm's polyfill puts it in the system prompt)."""
-    return {"role": "user", "content": summary}
-
-
 def visible_context(messages: Sequence[dict[str, Any]], marks: CacheMarks | None
                     ) -> tuple[list[dict[str, Any]], CacheMarks | None]:
-    """What the model sees of a request that carries a compaction block: the system prompt, the latest block's
-    summary, the rest of that assistant message, and what follows; every earlier message is dropped. The cache
-    marks move with their messages (a mark on a dropped message is dropped; one on the compacted message marks its
-    last part)."""
-    at = next((index for index in range(len(messages) - 1, -1, -1) if summary_of(messages[index])), None)
-    if at is None:
-        return list(messages), marks
-    system = [message for message in messages[:at] if message.get("role") == "system"]
+    """What the model sees of a request (harness.models.provider_compaction.provider_visible), with the request's
+    cache marks moved with their messages: a mark on a dropped message is dropped; one on the compacted message
+    marks its last part."""
+    at = latest_compaction(messages)
+    visible = provider_visible(messages)
+    if at is None or marks is None:
+        return visible, marks
     system_indexes = [index for index in range(at) if messages[index].get("role") == "system"]
-    compacted = messages[at]
-    rest = {key: value for key, value in compacted.items() if key != "provider_specific_fields"}
-    parts = [summary_block(summary_of(compacted) or "")]
-    if rest.get("content") or rest.get("tool_calls"):
-        parts.append(rest)
-    visible = [*system, *parts, *messages[at + 1:]]
-    if marks is None:
-        return visible, None
+    last_part = len(visible) - (len(messages) - at)  # the compacted message's last part: the summary or its rest
     moved: dict[int, int] = {old: new for new, old in enumerate(system_indexes)}
-    moved[at] = len(system) + len(parts) - 1
-    moved.update({old: old - at + len(system) + len(parts) - 1 for old in range(at + 1, len(messages))})
+    moved.update({old: last_part + old - at for old in range(at, len(messages))})
     breakpoints = tuple(mark if mark.block != "message" else Breakpoint("message", moved[mark.index], mark.ttl)
                         for mark in marks.breakpoints if mark.block != "message" or mark.index in moved)
     return visible, CacheMarks(breakpoints=breakpoints, automatic=marks.automatic,
@@ -134,7 +119,7 @@ def visible_context(messages: Sequence[dict[str, Any]], marks: CacheMarks | None
 
 def compacted_context(visible: Sequence[dict[str, Any]], summary: str) -> list[dict[str, Any]]:
     """The context the API answers from after compacting: the system prompt and the summary."""
-    return [*(message for message in visible if message.get("role") == "system"), summary_block(summary)]
+    return [*(message for message in visible if message.get("role") == "system"), summary_message(summary)]
 
 
 def compacted_marks(marks: CacheMarks | None, visible: Sequence[dict[str, Any]]) -> CacheMarks | None:

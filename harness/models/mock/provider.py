@@ -35,9 +35,10 @@ from harness.models.mock.faults import Faults, draw, garble_tool_calls, raise_er
 from harness.models.mock.summarizer import (SUMMARIZER_PREFIX, SummarizerKnobs, build_summarizer_knobs, is_summarizer,
                                      summarize)
 from harness.models.mock.compaction import (CompactEdit, CompactionRequestError, compacted_context, compacted_marks, compaction_reply,
-                                            default_instructions, iteration, read_edit, summary_block,
+                                            default_instructions, iteration, read_edit,
                                             visible_context)
 from harness.models.mock.wire_marks import read_marks
+from harness.models.provider_compaction import summary_message
 from harness.core.tokens import count_message, count_tools
 from harness.models.usage import DEFAULT_PRICE_MODEL, check_price_model
 
@@ -319,7 +320,7 @@ class MockProvider(CustomLLM):
         completeness = knobs.notes_completeness if isinstance(knobs, Knobs) else knobs.summary_completeness
         summary = summarize([*visible, instruction], seed=seed or 0,
                             knobs=SummarizerKnobs(summary_completeness=completeness))["content"]
-        summary_tokens = count_message(summary_block(summary))
+        summary_tokens = count_message(summary_message(summary))
         steps = [iteration("compaction", prompt_tokens + count_message(instruction), summary_tokens, use.read,
                            use.written, use.written_1h)]
         state.clock_s += simulated_latency_s(prompt_tokens - use.read, summary_tokens)
