@@ -13,7 +13,7 @@ from strategies import REGISTRY, comparison_strategies, strategy_class
 from adapter_helpers import requires
 from strategies.adapters import INSPECT_AI, OPENHANDS_SDK, PYDANTIC_AI_HARNESS, Library, LibraryError, apply_view
 
-ADAPTERS = sorted(name for name in REGISTRY if "." in name)
+ADAPTERS = sorted(name for name in REGISTRY if strategy_class(name).library is not None)
 LIBRARIES = (PYDANTIC_AI_HARNESS, INSPECT_AI, OPENHANDS_SDK)
 
 
