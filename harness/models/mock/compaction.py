@@ -138,12 +138,9 @@ def compaction_reply(summary: str, answer: dict[str, Any] | None) -> dict[str, A
     return with_blocks(reply, [{"type": "compaction", "content": summary}])
 
 
-def default_instructions() -> str:
-    """The summarizing instruction the API appends when the edit gives none. Anthropic's own is the server's; the
-    text litellm's polyfill quotes from Anthropic's docs stands in for it (it sizes the compaction step's input)."""
-    from litellm.llms.anthropic.messages.context_management.constants import COMPACT_DEFAULT_INSTRUCTIONS
-
-    return COMPACT_DEFAULT_INSTRUCTIONS
+# The summarizing instruction of the API's compaction step when the edit gives none: the API's own is the server's and
+# unpublished, so a neutral one of ours stands in (it only sizes the step's input, by a few tokens).
+DEFAULT_INSTRUCTIONS = "Summarize the conversation above so that the work can continue from the summary alone."
 
 
 def iteration(kind: str, prompt_tokens: int, output_tokens: int, read: int, written: int | None,

@@ -35,7 +35,7 @@ from harness.models.mock.faults import Faults, draw, garble_tool_calls, raise_er
 from harness.models.mock.summarizer import (SUMMARIZER_PREFIX, SummarizerKnobs, build_summarizer_knobs, is_summarizer,
                                      summarize)
 from harness.models.mock.compaction import (CompactEdit, CompactionRequestError, compacted_context, compacted_marks, compaction_reply,
-                                            default_instructions, iteration, read_edit,
+                                            DEFAULT_INSTRUCTIONS, iteration, read_edit,
                                             visible_context)
 from harness.models.mock.wire_marks import read_marks
 from harness.models.provider_compaction import summary_message
@@ -315,7 +315,7 @@ class MockProvider(CustomLLM):
                  ) -> tuple[dict[str, Any], dict[str, Any]]:
         """A request past the compaction trigger: the summarizing step over what the request showed, then (unless
         paused) the answer from the system prompt and the summary alone (harness.models.mock.compaction)."""
-        instruction = {"role": "user", "content": edit.instructions or default_instructions()}
+        instruction = {"role": "user", "content": edit.instructions or DEFAULT_INSTRUCTIONS}
         knobs = config.knobs_for(model)
         completeness = knobs.notes_completeness if isinstance(knobs, Knobs) else knobs.summary_completeness
         summary = summarize([*visible, instruction], seed=seed or 0,
