@@ -110,8 +110,9 @@ def _add_provider_options(parser: argparse.ArgumentParser) -> None:
                              "and the input budget of a real model's profile; `run` and `sweep` take several "
                              "(32000,200000) and run every cell at each")
     parser.add_argument("--cache-style", choices=CACHE_STYLES,
-                        help="prompt-cache simulation of the mock provider (default anthropic; in a --dry-run "
-                             "of a real model, its provider's: anthropic for Claude, else openai)")
+                        help="prompt-cache simulation of the mock provider (default anthropic; openai-breakpoints: "
+                             "OpenAI's GPT-5.6 and later; in a --dry-run of a real model, its provider's: anthropic "
+                             "for Claude, openai-breakpoints for GPT-5.6 and later, else openai)")
     parser.add_argument("--price-model", help="cost-map entry the run is billed as (mock default claude-sonnet-4-6)")
     parser.add_argument("--cache-policy", metavar="NAME_OR_JSON",
                         help="where requests ask the provider to cache: auto (default: Anthropic automatic caching "

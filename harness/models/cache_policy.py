@@ -1,7 +1,8 @@
 """Cache policies: where a request asks its provider to cache (harness.models.cache_marks), decided per request from
 its messages, its tools, the provider family and the simulated time since the previous request.
 
-Anthropic caches only what a request marks; OpenAI and most others cache a prefix on their own. A policy is
+Anthropic caches only what a request marks; OpenAI and most others cache a prefix on their own, and OpenAI's GPT-5.6
+family and later also at the breakpoints a request marks (harness.models.openai_breakpoints). A policy is
 plain data: a name (`"auto"`) or a mapping with options (`{"name": "inspect", "ttl": "1h"}`), checked once at
 the edge (`parse_policy`). The anchors' policies follow each library's own code (docs/caching.md cites the files
 and lines); `custom` places the breakpoints its options name, at most Anthropic's four.
@@ -11,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from harness.models import openai_breakpoints
 from harness.models.cache_marks import NO_MARKS, TTLS, Breakpoint, CacheMarks
 from harness.core.errors import ConfigError, did_you_mean
 
@@ -19,9 +21,11 @@ MAX_BREAKPOINTS = 4  # Anthropic refuses a request with more cache_control marke
 INSPECT_ESCALATION_GAP_S = 300.0  # Inspect AI's CACHE_TTL_ESCALATION_GAP: a gap past the 5m TTL
 
 # Provider families, as litellm names the provider of a model (litellm.get_llm_provider); COMPATIBLE: an
-# OpenAI-compatible endpoint that is not OpenAI's (vLLM, a proxy, serve-mock), to which litellm passes markers on
+# OpenAI-compatible endpoint that is not OpenAI's (vLLM, a proxy, serve-mock), to which litellm passes markers on;
+# OPENAI_BREAKPOINTS: OpenAI's GPT-5.6 family and later (by the model's name), whose cache takes breakpoints
 ANTHROPIC, BEDROCK, VERTEX, OPENAI, COMPATIBLE, OTHER = ("anthropic", "bedrock", "vertex", "openai",
                                                          "openai-compatible", "other")
+OPENAI_BREAKPOINTS = openai_breakpoints.STYLE  # also the mock's cache style imitating it (harness.models.mock.cache)
 MARKED_FAMILIES = (ANTHROPIC, BEDROCK, VERTEX)  # Claude: caches nothing a request does not mark
 
 POLICY_NAMES = ("auto", "none", "last", "inspect", "pydantic-ai", "openhands", "mini-swe-agent", "custom")
@@ -100,9 +104,12 @@ def _check(policy: CachePolicy, where: str) -> None:
 
 
 def provider_family(model: str, mock_cache: str | None = None, api_base: str | None = None) -> str:
-    """The caching family of a litellm model name at `api_base`; a mock's is its simulated cache's (`mock.cache`)."""
+    """The caching family of a litellm model name at `api_base`; a mock's is its simulated cache's (`mock.cache`).
+    An `openai/` or `azure/` model of the GPT-5.6 family or later is OPENAI_BREAKPOINTS at any api base: a proxy in
+    front of it passes the markers on, as litellm does once `prompt_cache_options` is set."""
     if model.startswith("mock/"):
-        return ANTHROPIC if (mock_cache or "anthropic") == "anthropic" else OPENAI
+        style = mock_cache or "anthropic"
+        return ANTHROPIC if style == "anthropic" else OPENAI_BREAKPOINTS if style == OPENAI_BREAKPOINTS else OPENAI
     import litellm
 
     try:
@@ -115,6 +122,8 @@ def provider_family(model: str, mock_cache: str | None = None, api_base: str | N
         return BEDROCK
     if provider.startswith("vertex_ai") and "claude" in model:
         return VERTEX
+    if provider in ("openai", "azure") and openai_breakpoints.takes_breakpoints(model):
+        return OPENAI_BREAKPOINTS
     if provider == "openai":
         from litellm.llms.openai.chat.gpt_transformation import targets_openai_hosted_endpoint
 
@@ -144,6 +153,8 @@ class CachePlanner:
               clock_s: float | None) -> CacheMarks:
         """The marks of the request about to be sent at `clock_s` (simulated seconds; None: no clock)."""
         self._note_gap(clock_s)
+        if self.family == OPENAI_BREAKPOINTS:  # one lifetime: the policy's TTL options are Anthropic's
+            return _openai_marks(self.policy, messages, self.session_key)
         ttl = "1h" if self._escalated else self.policy.ttl
         return _PLACERS[self.policy.name](self.policy, self.family, messages, tools or (), ttl, self.session_key)
 
@@ -303,6 +314,33 @@ _PLACERS = {"auto": _place_auto, "none": _place_none, "last": _place_last, "insp
             "mini-swe-agent": _place_mini_swe_agent, "custom": _place_custom}
 
 
+def _openai_marks(policy: CachePolicy, messages: Sequence[Mapping[str, Any]], session_key: str) -> CacheMarks:
+    """Each policy on OpenAI's GPT-5.6 family and later (docs/caching.md): `auto` keeps OpenAI's implicit breakpoint
+    and marks the system prompt (the end of the tool list and the instructions, which every request of a run and every
+    new conversation share) and the newest message, written even where OpenAI would place its own elsewhere, with
+    the run's key; `pydantic-ai`: implicit and the system prompt (its unified `cache` setting); `last` and `custom`:
+    their blocks in explicit mode (`custom` with `automatic`: implicit), the tool list having no breakpoint of its
+    own; `none` and the anchors whose libraries send OpenAI no breakpoint unasked: nothing. A breakpoint goes only
+    where OpenAI takes one (`openai_breakpoints.can_carry_breakpoint`)."""
+    ttl, name = openai_breakpoints.TTL, policy.name
+    if name == "auto":
+        newest = openai_breakpoints.newest_eligible(messages)
+        newest_mark = (Breakpoint("message", newest, ttl),) if newest is not None else ()
+        return CacheMarks(breakpoints=_dedupe(_system(messages, ttl) + newest_mark), prompt_cache_key=session_key,
+                          prompt_cache_mode="implicit")
+    if name == "pydantic-ai":
+        marks, mode = _system(messages, ttl), "implicit"
+    elif name == "last":
+        marks, mode = (Breakpoint("message", len(messages) - 1, ttl),) if messages else (), "explicit"
+    elif name == "custom":
+        marks = (_system(messages, ttl) if policy.system else ()) + _last_messages(messages, policy.messages, ttl)
+        mode = "implicit" if policy.automatic else "explicit"
+    else:
+        return NO_MARKS
+    kept = tuple(mark for mark in marks if openai_breakpoints.can_carry_breakpoint(messages[mark.index]))
+    return CacheMarks(breakpoints=_dedupe(kept), prompt_cache_mode=mode)
+
+
 # --- on the wire: litellm's OpenAI-format markers ---------------------------------------------------------------
 
 def cache_control(ttl: str) -> dict[str, str]:
@@ -314,21 +352,36 @@ def mark_request(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | N
                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None, dict[str, Any]]:
     """The request as litellm sends it with `marks`: new lists in which only the marked messages and tools are
     copies (the event log's messages are never touched), and the request's extra keyword arguments (top-level
-    `cache_control` for automatic caching, `prompt_cache_key`)."""
+    `cache_control` for automatic caching, `prompt_cache_key`, OpenAI's `prompt_cache_options`, which litellm puts in
+    the body as it is). Marks with a `prompt_cache_mode` are OpenAI's: `prompt_cache_breakpoint` on a message's
+    last content part, which litellm passes on to OpenAI (chat completions or, bridged, the Responses API)."""
     extra: dict[str, Any] = {}
     if marks.automatic:
         extra["cache_control"] = cache_control(marks.automatic)
     if marks.prompt_cache_key:
         extra["prompt_cache_key"] = marks.prompt_cache_key
+    if marks.prompt_cache_mode is not None:
+        extra["prompt_cache_options"] = openai_breakpoints.cache_options(marks.prompt_cache_mode)
     if not marks.breakpoints:
         return messages, tools, extra
     messages, tools = list(messages), list(tools) if tools is not None else None
     for mark in marks.breakpoints:
         if mark.block == "tool" and tools is not None:
             tools[mark.index] = {**tools[mark.index], "cache_control": cache_control(mark.ttl)}
+        elif mark.block == "message" and marks.prompt_cache_mode is not None:
+            messages[mark.index] = _with_breakpoint(messages[mark.index])
         elif mark.block == "message":
             messages[mark.index] = _marked_message(messages[mark.index], cache_control(mark.ttl))
     return messages, tools, extra
+
+
+def _with_breakpoint(message: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of `message` whose last content part carries OpenAI's `prompt_cache_breakpoint`, a plain text content
+    becoming one text part (the shape litellm gives a `cache_control` it renames for OpenAI)."""
+    content = message.get("content")
+    parts = content if isinstance(content, list) and content else [{"type": "text", "text": content or ""}]
+    return {**message, "content": [*parts[:-1], {**parts[-1], "prompt_cache_breakpoint":
+                                                 openai_breakpoints.breakpoint_marker()}]}
 
 
 def _marked_message(message: Mapping[str, Any], marker: dict[str, str]) -> dict[str, Any]:
@@ -364,8 +417,13 @@ def uncached_note(profile: Mapping[str, Any]) -> str | None:
     family = provider_family(model, mock.get("cache"), profile.get("api_base"))
     policy = parse_policy(profile.get("cache_policy"))
     probe = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
-    if not needs_markers(family) or CachePlanner(policy, family, "").marks(probe, [{}], None) != NO_MARKS:
-        return None
+    marks = CachePlanner(policy, family, "").marks(probe, [{}], None)
     billed = f" (billed as {profile['price_model']})" if model.startswith("mock/") and profile.get("price_model") else ""
+    if family == OPENAI_BREAKPOINTS and marks.prompt_cache_mode == "explicit" and not marks.breakpoints:
+        return (f"cache policy {policy_label(policy)!r} asks {model}{billed} to cache at explicit breakpoints only "
+                "(prompt_cache_options mode explicit) and places none: nothing is read from the cache, every "
+                "request pays full input price")
+    if not needs_markers(family) or marks != NO_MARKS:
+        return None
     return (f"cache policy {policy_label(policy)!r} sends no cache marker, and {model}{billed} caches only what a request "
             "marks (Anthropic's caching): nothing is read from the cache, every request pays full input price")

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from harness.core.errors import ConfigError, did_you_mean
+from harness.models import openai_breakpoints
 
 # The mock bills as this real model (a current Claude Sonnet entry of litellm's cost map).
 DEFAULT_PRICE_MODEL = "claude-sonnet-4-6"
@@ -83,7 +84,9 @@ def normalize_usage(usage: Any) -> Usage:
 
 @dataclass(frozen=True)
 class Pricing:
-    """USD per token, from litellm's cost map; cache_write is a 5m write's, cache_write_1h a 1h write's."""
+    """USD per token, from litellm's cost map; cache_write is a 5m write's (OpenAI's 30m write's), cache_write_1h a
+    1h write's. A write without a cost-map price costs the input price (OpenAI's writes before GPT-5.6: no fee),
+    or 1.25x it for an OpenAI model of the GPT-5.6 family or later (harness.models.openai_breakpoints)."""
 
     model: str
     input: float
@@ -100,12 +103,16 @@ class Pricing:
         if not entry or entry.get("input_cost_per_token") is None:
             return None
         price_in = float(entry["input_cost_per_token"])
+        write = entry.get("cache_creation_input_token_cost")
+        if write is None and entry.get("litellm_provider") in ("openai", "azure") \
+                and openai_breakpoints.takes_breakpoints(model):
+            write = price_in * openai_breakpoints.WRITE_PRICE_RATIO
         return cls(
             model=model,
             input=price_in,
             output=float(entry.get("output_cost_per_token") or 0.0),
             cache_read=float(entry.get("cache_read_input_token_cost") or price_in),
-            cache_write=float(entry.get("cache_creation_input_token_cost") or price_in),
+            cache_write=float(write or price_in),
             cache_write_1h=float(entry.get("cache_creation_input_token_cost_above_1hr")
                                  or entry.get("cache_creation_input_token_cost") or price_in),
         )

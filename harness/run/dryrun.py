@@ -22,12 +22,17 @@ SHOWN_RUN_IDS = 5
 
 def provider_cache_style(model: str) -> str:
     """How the model's provider caches prompts, as the mock simulates it: Anthropic's explicit
-    breakpoints with write premiums for Claude, else automatic prefix caching (OpenAI-style)."""
+    breakpoints with write premiums for Claude, OpenAI's breakpoints with write prices for its GPT-5.6 family and
+    later, else automatic prefix caching (OpenAI-style)."""
     import litellm
+
+    from harness.models import openai_breakpoints
 
     entry = litellm.model_cost.get(model) or litellm.model_cost.get(model.split("/", 1)[-1]) or {}
     provider = str(entry.get("litellm_provider", ""))
-    return "anthropic" if "anthropic" in provider or "claude" in model.lower() else "openai"
+    if "anthropic" in provider or "claude" in model.lower():
+        return "anthropic"
+    return openai_breakpoints.STYLE if openai_breakpoints.takes_breakpoints(model) else "openai"
 
 
 def stand_in_profiles(profiles: dict[str, dict[str, Any]], cache_style: str | None = None) -> dict[str, dict[str, Any]]:

@@ -229,10 +229,11 @@ def test_dry_run_runs_here_whatever_the_executor(capsys, monkeypatch):
 @pytest.mark.parametrize("argv, style", [
     (["--model", "gpt-4o"], "openai"), (["--model", "anthropic/claude-sonnet-4-5"], "anthropic"),
     (["--model", "gpt-4o", "--cache-style", "none"], "none"),
+    (["--model", "openai/gpt-5.6"], "openai-breakpoints"),
 ])
 def test_dry_run_caches_as_the_models_provider_unless_told(capsys, argv, style):
-    """Ours: a real model's dry run simulates its provider's prompt cache (Anthropic-style for Claude, else
-    automatic prefix caching), unless --cache-style is given."""
+    """Ours: a real model's dry run simulates its provider's prompt cache (Anthropic-style for Claude, OpenAI's
+    breakpoints for its GPT-5.6 family and later, else automatic prefix caching), unless --cache-style is given."""
     assert main(["run", "--suite", "smoke", "--family", "work_queue", "--strategies", "none", "--no-progress",
                  "--dry-run", *argv]) == 0
     assert f", {style}-style prompt caching, a " in capsys.readouterr().out

@@ -17,8 +17,8 @@ import httpx
 import pytest
 
 from harness.models.cache_marks import NO_MARKS, Breakpoint, CacheMarks
-from harness.models.cache_policy import (ANTHROPIC, BEDROCK, COMPATIBLE, OPENAI, POLICY_NAMES, VERTEX, CachePlanner,
-                                  mark_request, parse_policy, uncached_note)
+from harness.models.cache_policy import (ANTHROPIC, BEDROCK, COMPATIBLE, OPENAI, OPENAI_BREAKPOINTS, POLICY_NAMES, VERTEX,
+                                  CachePlanner, mark_request, parse_policy, uncached_note)
 from harness.core.errors import ConfigError
 from harness.models.llm import LLMClient, LLMProfile
 from harness.models.usage import Pricing, Usage, normalize_usage
@@ -55,6 +55,13 @@ OPENAI_REPLY = {
     "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "42"}}],
     "usage": {"prompt_tokens": 18, "completion_tokens": 2, "total_tokens": 20,
               "prompt_tokens_details": {"cached_tokens": 3, "cache_write_tokens": 5}}}
+RESPONSES_REPLY = {  # the Responses API's answer, to the requests litellm bridges there (gpt-5.4+ with tools)
+    "id": "resp_1", "object": "response", "created_at": 0, "model": "gpt-5.6", "status": "completed",
+    "output": [{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                "content": [{"type": "output_text", "text": "42", "annotations": []}]}],
+    "usage": {"input_tokens": 18, "output_tokens": 2, "total_tokens": 20,
+              "input_tokens_details": {"cached_tokens": 3, "cache_write_tokens": 5},
+              "output_tokens_details": {"reasoning_tokens": 0}}}
 CONVERSE_REPLY = {
     "output": {"message": {"role": "assistant", "content": [{"text": "42"}]}}, "stopReason": "end_turn",
     "usage": {"inputTokens": 10, "outputTokens": 2, "totalTokens": 12, "cacheReadInputTokens": 3,
@@ -125,7 +132,8 @@ def openai_http(monkeypatch):
 
     def send(self, request, **kwargs):
         sent.append({"url": str(request.url), "body": json.loads(request.content)})
-        return httpx.Response(200, json=OPENAI_REPLY, request=request)
+        reply = RESPONSES_REPLY if request.url.path.endswith("/responses") else OPENAI_REPLY
+        return httpx.Response(200, json=reply, request=request)
 
     monkeypatch.setattr(httpx.Client, "send", send)
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
@@ -146,14 +154,14 @@ def _check_golden(family: str, captured: dict[str, dict]) -> None:
     assert captured == json.loads(path.read_text(encoding="utf-8"))
 
 
-def _markers(body) -> list[str]:
-    """Where `cache_control` / `cachePoint` / `prompt_cache_key` sit in a body, as JSON paths."""
+def _markers(body, keys=("cache_control", "cachePoint", "prompt_cache_key")) -> list[str]:
+    """Where `keys` (by default `cache_control` / `cachePoint` / `prompt_cache_key`) sit in a body, as JSON paths."""
     found = []
 
     def walk(node, path):
         if isinstance(node, dict):
             for key, value in node.items():
-                if key in ("cache_control", "cachePoint", "prompt_cache_key"):
+                if key in keys:
                     found.append(f"{path}.{key}")
                 walk(value, f"{path}.{key}")
         elif isinstance(node, list):
@@ -185,6 +193,31 @@ def test_openai_request_bodies_per_policy_match_goldens(openai_http):
     assert _markers(captured["auto"]) == ["$.prompt_cache_key"] and captured["auto"]["prompt_cache_key"] == "run-1"
     assert all(_markers(body) == [] for policy, body in captured.items() if policy != "auto")
     _check_golden(OPENAI, captured)
+
+
+def test_openai_gpt_5_6_request_bodies_per_policy_match_goldens(openai_http):
+    """OpenAI's GPT-5.6 family: `prompt_cache_breakpoint` on content parts and `prompt_cache_options`, as the SDK
+    shapes them (chat_completion_content_part_text_param.py, completion_create_params.py); litellm 1.110.2 sends
+    a request with function tools to gpt-5.4+ at api.openai.com through the Responses API (responses/bridge_check.py
+    responses_api_bridge_check), the markers kept on the `input_text` parts (a tool result's in its output)."""
+    captured = {}
+    for policy in GOLDEN_POLICIES:
+        _send("openai/gpt-5.6", policy)
+        assert openai_http[-1]["url"] == "https://api.openai.com/v1/responses"
+        captured[policy] = openai_http[-1]["body"]
+    def breakpoints(body) -> list[str]:
+        return [path.removesuffix(".prompt_cache_breakpoint") for path in _markers(body, ("prompt_cache_breakpoint",))]
+
+    auto = captured["auto"]
+    assert breakpoints(auto) == ["$.input[0].content[0]", "$.input[6].output[0]"]
+    assert auto["prompt_cache_options"] == {"mode": "implicit", "ttl": "30m"} and auto["prompt_cache_key"] == "run-1"
+    assert breakpoints(captured["pydantic-ai"]) == ["$.input[0].content[0]"]
+    assert breakpoints(captured["last"]) == ["$.input[6].output[0]"]
+    assert captured["last"]["prompt_cache_options"] == {"mode": "explicit", "ttl": "30m"}
+    for policy in ("none", "inspect", "openhands", "mini-swe-agent"):
+        assert not breakpoints(captured[policy]) and "prompt_cache_options" not in captured[policy]
+    assert all("cache_control" not in json.dumps(body) for body in captured.values())
+    _check_golden(OPENAI_BREAKPOINTS, captured)
 
 
 def test_openai_compatible_endpoint_request_bodies_per_policy_match_goldens(recording_server, monkeypatch):

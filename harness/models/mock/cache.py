@@ -12,18 +12,26 @@ each with its prefix key and cumulative tokens, and everything is O(new blocks).
   written, for the breakpoint's TTL (5 minutes or 1 hour on the simulated clock; a read refreshes
   an entry for its own TTL). Prefixes under the model's minimum (`anthropic_min_tokens`) are never
   cached. Writes are reported in total and at the 1-hour TTL; no breakpoint, no cache.
+* ``openai-breakpoints``: OpenAI's GPT-5.6 family and later (harness.models.openai_breakpoints). Only at
+  breakpoints: the request's explicit ones and, in implicit mode, one at the newest message that can carry one.
+  A read is the longest prefix of the request that one of the conversation's latest 80 breakpoints wrote, matched
+  whole at that breakpoint however far back (never a shorter unmarked prefix, never rounded); the request writes
+  the implicit breakpoint and its latest three explicit ones, or its latest four explicit ones, each prefix from
+  1,024 tokens, for 30 minutes (a read refreshes its entry). Writes are reported.
 * ``none``: no cache; cached tokens 0, writes None.
 """
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any, Callable, Hashable, NamedTuple, Protocol, Sequence
 
+from harness.models import openai_breakpoints
 from harness.models.mock.prefix import shared_prefix
 
-CACHE_STYLES = ("anthropic", "openai", "none")
+CACHE_STYLES = ("anthropic", "openai", openai_breakpoints.STYLE, "none")
 
 
 class BlockChain:
@@ -73,7 +81,9 @@ class BlockChain:
         return running_tokens
 
 
-TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}  # Anthropic's cache lifetimes (harness.models.cache_marks.TTLS)
+# Anthropic's cache lifetimes (harness.models.cache_marks.TTLS), and OpenAI's one, for its breakpoints sent to a mock
+# of Anthropic's style
+TTL_SECONDS = {"5m": 300.0, "1h": 3600.0, openai_breakpoints.TTL: openai_breakpoints.TTL_S}
 LOOKBACK_BLOCKS = 20  # boundaries checked per breakpoint, the breakpoint's own counted as the first
 # Anthropic's minimum cacheable prompt length by model (name fragment, tokens; first match wins); any other
 # Claude model (Sonnet 4.6, 4.5, 4, 3.7; Opus 4.1, 4) caches from 1,024 tokens. Sources: docs/mock.md.
@@ -131,6 +141,7 @@ class PrefixCache:
     ttl_s: float = TTL_SECONDS["5m"]  # the OpenAI style's entry lifetime
     _entries: dict[int, tuple[int, float, float]] = field(default_factory=dict)  # key -> (tokens, expiry, ttl_s)
     _inside_tools: bool = False  # whether an entry ends inside a tool list: only then does a lookback look there
+    _latest: dict[int, None] = field(default_factory=dict)  # openai-breakpoints: keys of the latest, oldest first
 
     def request(self, keys: Sequence[Hashable], tokens: Sequence[int], now: float,
                 breakpoints: Sequence[tuple[int, str]] | None = None) -> CacheUse:
@@ -166,6 +177,38 @@ class PrefixCache:
         if total < self.min_tokens or matched < self.min_tokens:
             return 0
         return self.min_tokens + (matched - self.min_tokens) // self.step_tokens * self.step_tokens
+
+    def at_breakpoints(self, prefix_keys: Sequence[int], cumulative: Sequence[int], now: float,
+                       explicit: Sequence[int], implicit: int | None) -> CacheUse:
+        """The ``openai-breakpoints`` style for a request read into prefix keys and cumulative tokens (position 0
+        the tool list, then one per message): `explicit`, the positions of its breakpoints in ascending order;
+        `implicit`, the position of OpenAI's own (implicit mode), or None."""
+        entries, latest, ttl_s = self._entries, self._latest, openai_breakpoints.TTL_S
+        read, read_key = 0, None
+        for key in latest:  # the conversation's latest breakpoints, at most 80: no lookback limit
+            tokens, expiry, _ = entries[key]
+            if expiry >= now and tokens > read and _holds(prefix_keys, cumulative, key, tokens):
+                read, read_key = tokens, key
+        if read_key is not None:
+            entries[read_key] = (read, now + ttl_s, ttl_s)
+        last = openai_breakpoints.MAX_WRITTEN
+        written_at = sorted({implicit, *explicit[-(last - 1):]} if implicit is not None else explicit[-last:])
+        base = read
+        written = 0
+        for position in written_at:
+            tokens, key = cumulative[position], prefix_keys[position]
+            if tokens < self.min_tokens:
+                continue
+            entries[key] = (tokens, now + ttl_s, ttl_s)
+            latest.pop(key, None)
+            latest[key] = None
+            if tokens > base:
+                written += tokens - base
+                base = tokens
+        while len(latest) > openai_breakpoints.MATCHED:  # the oldest breakpoint is matched no more
+            oldest = next(iter(latest))
+            del latest[oldest], entries[oldest]
+        return CacheUse(read, written)
 
     def _anthropic(self, prefix_keys: Sequence[int], cumulative: Sequence[int], now: float,
                    breakpoints: Sequence[tuple[int, str]], layout: Layout) -> CacheUse:
@@ -207,3 +250,13 @@ class PrefixCache:
                 written_1h += tokens - base
             base = tokens
         return CacheUse(read, written, written_1h)
+
+
+def _holds(prefix_keys: Sequence[int], cumulative: Sequence[int], key: int, tokens: int) -> bool:
+    """Whether the request's prefix of `tokens` tokens is the one keyed `key` (found by its length: O(log n))."""
+    position = bisect_left(cumulative, tokens)
+    while position < len(cumulative) and cumulative[position] == tokens:
+        if prefix_keys[position] == key:
+            return True
+        position += 1
+    return False

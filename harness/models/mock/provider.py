@@ -20,6 +20,7 @@ import litellm
 from litellm import CustomLLM
 
 from harness.core.clock import simulated_latency_s
+from harness.models import openai_breakpoints
 from harness.models.cache_marks import NO_MARKS, Breakpoint, CacheMarks
 from harness.core.config import build_dataclass, require
 from harness.core.errors import ConfigError, did_you_mean
@@ -187,6 +188,20 @@ def breakpoint_slots(marks: CacheMarks, tools: int, messages: int) -> list[tuple
     return sorted(slots.items())
 
 
+def openai_breakpoint_positions(marks: CacheMarks, messages: list[dict[str, Any]]) -> tuple[list[int], int | None]:
+    """The marks as OpenAI's GPT-5.6 family reads them, as positions of the request's block chain (message i at
+    i + 1): the explicit breakpoints on messages in ascending order (a tool has none: the tool list is part of
+    the first message's prefix), and OpenAI's implicit one at the newest message that can carry a breakpoint,
+    unless the mode is explicit (None)."""
+    explicit = sorted({mark.index + 1 for mark in marks.breakpoints if mark.block == "message"})
+    if any(position > len(messages) for position in explicit):
+        raise ValueError(f"cache breakpoints {marks.breakpoints} are outside the request ({len(messages)} messages)")
+    if marks.prompt_cache_mode == "explicit":
+        return explicit, None
+    newest = openai_breakpoints.newest_eligible(messages)
+    return explicit, None if newest is None else newest + 1
+
+
 def _slot(mark: Breakpoint, tools: int, messages: int) -> int:
     size = tools if mark.block == "tool" else messages
     if mark.block not in ("tool", "message") or not 0 <= mark.index < size:
@@ -225,7 +240,8 @@ class MockProvider(CustomLLM):
         config = build_dataclass(MockConfig, optional_params.get("mock_config") or {}, "mock_config")
         messages, tools, marks = read_marks(messages, optional_params.get("tools") or [],
                                             optional_params.get("cache_control"),
-                                            optional_params.get("prompt_cache_key"))
+                                            optional_params.get("prompt_cache_key"),
+                                            optional_params.get("prompt_cache_options"))
         reply, usage = self.serve(model, messages, tools, config, seed=optional_params.get("seed"),
                                   now_s=optional_params.get("mock_clock_s"), reply=optional_params.get("mock_reply"),
                                   request=optional_params.get("mock_request"),
@@ -344,6 +360,9 @@ class MockProvider(CustomLLM):
     def _cache_use(state: _Session, tools: list[dict[str, Any]], messages: list[dict[str, Any]],
                    marks: CacheMarks) -> CacheUse:
         chain, cache = state.blocks, state.cache
+        if cache.style == openai_breakpoints.STYLE:
+            explicit, implicit = openai_breakpoint_positions(marks, messages)
+            return cache.at_breakpoints(chain.prefix_keys, chain.cumulative, state.clock_s, explicit, implicit)
         if cache.style != "anthropic":
             return cache.lookup(chain.prefix_keys, chain.cumulative, state.clock_s)
         slots = breakpoint_slots(marks, len(tools), len(messages))
@@ -351,8 +370,9 @@ class MockProvider(CustomLLM):
 
 
 def _usage(prompt_tokens: int, output_tokens: int, use: CacheUse, style: str) -> dict[str, Any]:
-    """Usage as litellm reports the provider's: OpenAI's cached tokens; Anthropic's reads and writes, the
-    writes also by TTL (`cache_creation_token_details`, from Anthropic's `cache_creation`)."""
+    """Usage as litellm reports the provider's: OpenAI's cached tokens, and from GPT-5.6 on its writes
+    (`cache_write_tokens`); Anthropic's reads and writes, the writes also by TTL (`cache_creation_token_details`,
+    from Anthropic's `cache_creation`)."""
     usage: dict[str, Any] = {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": output_tokens,
@@ -362,7 +382,9 @@ def _usage(prompt_tokens: int, output_tokens: int, use: CacheUse, style: str) ->
         return usage
     details: dict[str, Any] = {"cached_tokens": use.read}
     usage["prompt_tokens_details"] = details
-    if use.written is not None:
+    if style == openai_breakpoints.STYLE:
+        details["cache_write_tokens"] = use.written
+    elif use.written is not None:
         details["cache_creation_tokens"] = use.written
         details["cache_creation_token_details"] = {"ephemeral_5m_input_tokens": use.written - use.written_1h,
                                                    "ephemeral_1h_input_tokens": use.written_1h}

@@ -1,6 +1,7 @@
 """The OpenAI chat-completions request body serve-mock accepts, checked field by field before the mock reads it.
 
-OpenAI's documented request schema, for what the mock reads (model, messages, tools, seed, user) in full and for
+OpenAI's documented request schema, for what the mock reads (model, messages, tools, seed, user, the cache fields) in
+full and for
 every other documented argument by its type and range, as OpenAI's API refuses them: an argument it does not
 know is refused too ("Unrecognized request argument supplied"). Each refusal is a 400 naming the field, e.g.
 `messages[1].content`. A valid body is handed on unchanged: the mock sees exactly what was sent.
@@ -34,6 +35,7 @@ class ChatRequest:
     user: str
     cache_control: Any = None  # Anthropic-style automatic caching asked of the mock (harness.models.mock.wire_marks reads it)
     prompt_cache_key: str | None = None
+    prompt_cache_options: Any = None  # OpenAI's, from GPT-5.6 on (read by harness.models.mock.wire_marks)
 
 
 def _invalid(param: str, message: str) -> BadRequest:
@@ -204,10 +206,11 @@ _OTHER_ARGUMENTS: dict[str, Callable[[str, Any], Any]] = {
     "audio": _object,
     "prediction": _typed_object,
     "web_search_options": _object,
-    "prompt_cache_retention": _string,
+    "prompt_cache_retention": _one_of("in_memory", "24h"),
     "safety_identifier": _string,
 }
-_READ_ARGUMENTS = ("model", "messages", "tools", "seed", "user", "cache_control", "prompt_cache_key")
+_READ_ARGUMENTS = ("model", "messages", "tools", "seed", "user", "cache_control", "prompt_cache_key",
+                   "prompt_cache_options")
 
 
 def validate_chat_request(body: Any) -> ChatRequest:
@@ -241,8 +244,12 @@ def validate_chat_request(body: Any) -> ChatRequest:
     prompt_cache_key = body.get("prompt_cache_key")
     if prompt_cache_key is not None:
         _string("prompt_cache_key", prompt_cache_key)
+    if body.get("prompt_cache_options") is not None and body.get("prompt_cache_retention") is not None:
+        raise _invalid("prompt_cache_options", "prompt_cache_options.ttl supersedes prompt_cache_retention; "
+                       "send one of them, not both")
     return ChatRequest(model=model, messages=messages, tools=tools or [], seed=seed, user=user or "",
-                       cache_control=body.get("cache_control"), prompt_cache_key=prompt_cache_key)
+                       cache_control=body.get("cache_control"), prompt_cache_key=prompt_cache_key,
+                       prompt_cache_options=body.get("prompt_cache_options"))
 
 
 def _message(param: str, message: Any) -> None:

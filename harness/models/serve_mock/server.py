@@ -223,12 +223,13 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             now_s, request, body = self._read()
             chat = validate_chat_request(body)
-            messages, tools, marks = read_marks(chat.messages, chat.tools, chat.cache_control, chat.prompt_cache_key)
+            messages, tools, marks = read_marks(chat.messages, chat.tools, chat.cache_control, chat.prompt_cache_key,
+                                                chat.prompt_cache_options)
         except BadRequest as refusal:
             self._refuse(refusal)
             return
         except ValueError as exc:  # a cache marker read back (MarkerError) names its field
-            self._refuse(BadRequest(400, str(exc)))
+            self._refuse(BadRequest(400, str(exc), getattr(exc, "param", None)))
             return
         self._due = arrived + self.server.latency_s  # the answer goes out then, the mock's work included
         try:
