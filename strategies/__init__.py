@@ -30,6 +30,7 @@ REGISTRY: dict[str, str] = {
     "inspect.compaction_summary": "strategies.adapters.inspect_ai:CompactionSummaryAdapter",
     "openhands.llm_summarizing": "strategies.adapters.openhands:LLMSummarizingAdapter",
     "openhands.pipeline": "strategies.adapters.openhands:PipelineAdapter",
+    "litellm.context_management": "strategies.adapters.litellm_context_management:LitellmContextManagementAdapter",
 }
 
 COMPOSE_KEY = "with"

@@ -1,9 +1,9 @@
 """Adapters: the real libraries' own context-management code, run by ctxbench's runner.
 
 A native strategy is ctxbench's reading of a source; an adapter runs the source itself. Each
-module here wraps one library (`pydantic_ai`, `inspect_ai`, `openhands`): it converts the view
-to the library's own message or event types, calls the library's own entry point, and turns
-what the library returns into view ops (harness.conversation.view), recorded as events, so a saved log
+module here wraps one library (`pydantic_ai`, `inspect_ai`, `openhands`, `litellm_context_management`):
+it converts the view to the library's own message or event types, calls the library's own entry
+point, and turns what the library returns into view ops (harness.conversation.view), recorded as events, so a saved log
 replays without the library. Every model call the library makes goes through ctxbench's LLM
 layer as a side call of the `summary` profile (counted, cached, faulted, priced, mockable).
 
@@ -20,12 +20,13 @@ import contextlib
 import functools
 import importlib
 import importlib.metadata
+import re
 import sys
 import threading
 import time
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Awaitable, Iterator, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Awaitable, Iterator, Mapping, Sequence, TypeVar
 
 from harness.core.errors import ConfigError, CtxbenchError, StrategyFailed
 from harness.core.tokens import count_message
@@ -44,7 +45,8 @@ class LibraryError(CtxbenchError):
 
 @dataclass(frozen=True)
 class Library:
-    """A real library an adapter runs: its PyPI name, the ctxbench extra that installs it, its import."""
+    """A real library an adapter runs: its PyPI name, the ctxbench extra that installs it ("" for a core
+    dependency), its import."""
 
     distribution: str
     extra: str
@@ -53,6 +55,9 @@ class Library:
     # The library's own give-ups, (exception class name, start of its message): its strategy cannot fit the
     # window or refuses to condense. Raised in a call, one ends the run `strategy_failed`, not `error`.
     give_ups: tuple[tuple[str, str], ...] = ()
+    # The first release holding the code the adapter runs (None: any installed release): a core dependency's
+    # range admits older releases, which must be refused by name rather than fail on import.
+    min_version: str | None = None
 
     def gives_up(self, exc: BaseException) -> bool:
         """Whether `exc` is one of the library's give-ups rather than a fault."""
@@ -63,8 +68,13 @@ class Library:
         return installed_version(self.distribution)
 
     def available(self) -> bool:
-        """Whether it can run here: installed, on a Python it supports."""
-        return sys.version_info >= self.min_python and self.version() is not None
+        """Whether it can run here: installed (a release new enough), on a Python it supports."""
+        version = self.version()
+        return sys.version_info >= self.min_python and version is not None and not self.too_old(version)
+
+    def too_old(self, version: str) -> bool:
+        """Whether an installed release predates `min_version` (releases compared by their numbers)."""
+        return self.min_version is not None and _release(version) < _release(self.min_version)
 
     @property
     def label(self) -> str:
@@ -74,11 +84,17 @@ class Library:
         needs = "" if sys.version_info >= self.min_python else (
             f" (it needs Python >= {'.'.join(map(str, self.min_python))}; this is "
             f"{sys.version_info.major}.{sys.version_info.minor})")
+        if not self.extra:
+            return f"pip install -U '{self.distribution}>={self.min_version}'{needs}"
         return f"pip install -e '.[{self.extra}]'{needs}"
 
     def load(self, where: str, module: str | None = None) -> ModuleType:
         """Import the library (or one of its modules), or fail naming the extra to install."""
         if not self.available():
+            version = self.version()
+            if version is not None and self.too_old(version):
+                raise ConfigError(f"{where} runs {self.distribution}'s own code, which it has from release "
+                                  f"{self.min_version} on; this is {version}: {self.install_hint()}")
             raise ConfigError(f"{where} runs the real {self.distribution}, which is not installed: "
                               f"{self.install_hint()}")
         try:
@@ -127,7 +143,16 @@ INSPECT_AI = Library("inspect-ai", "inspect", "inspect_ai", give_ups=(("RuntimeE
 OPENHANDS_SDK = Library("openhands-sdk", "openhands", "openhands.sdk", min_python=(3, 12),
                         give_ups=(("NoCondensationAvailableException", ""),))
 
+# litellm's context-management polyfill (llms/anthropic/messages/context_management/), at this path and with the
+# names the adapter calls from 1.109.0 on (earlier releases kept it under anthropic/pass_through/).
+LITELLM = Library("litellm", "", "litellm.llms.anthropic.messages.context_management", min_version="1.109.0")
+
 _loops = threading.local()
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """A release's leading numbers ("1.109.0rc1" -> (1, 109, 0)), what `min_version` is compared on."""
+    return tuple(int(part) for part in re.findall(r"\d+", version.split("+")[0])[:3])
 
 
 @functools.cache
@@ -147,6 +172,15 @@ def run_sync(awaitable: Awaitable[T]) -> T:
     if loop is None or loop.is_closed():
         loop = _loops.loop = asyncio.new_event_loop()
     return loop.run_until_complete(awaitable)
+
+
+def content_text(content: Any) -> str:
+    """A chat message's content (or an Anthropic block's) as text: a string, or its parts' texts joined."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content if isinstance(part, Mapping))
 
 
 # An entry of the view a library asks for: (id of a logged message, or None for a new one;

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping
 
 from harness.core.config import build_dataclass, option, require
 from harness.core.errors import StrategyFailed
-from strategies.adapters import INSPECT_AI, LibraryError, Wanted, apply_view, run_sync
+from strategies.adapters import INSPECT_AI, LibraryError, Wanted, apply_view, content_text, run_sync
 from strategies.base import Strategy
 
 if TYPE_CHECKING:
@@ -88,15 +88,6 @@ SUMMARY_PROFILE = "summary"
 
 # ----- conversion, ctxbench -> Inspect
 
-def _text(content: Any) -> str:
-    """A ctxbench message's content as text (OpenAI-style parts joined)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    return "".join(part.get("text", "") for part in content if isinstance(part, Mapping))
-
-
 def _arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
     """Tool-call arguments as Inspect holds them: a dict, or {} with the parse error."""
     if isinstance(raw, dict):
@@ -115,7 +106,7 @@ def to_inspect(message: "Message", cid: int | None) -> Any:
 
     tags: dict[str, Any] = {"id": str(cid), "metadata": {CID: cid}} if cid is not None else {}
     role = message.get("role")
-    content = _text(message.get("content"))
+    content = content_text(message.get("content"))
     if role == "system":
         return ChatMessageSystem(content=content, **tags)
     if role == "tool":
@@ -195,7 +186,7 @@ def _model_api_class() -> type:
             result = self.adapter.side_call(self.model_name, input)
             usage = result.usage
             return ModelOutput.from_content(
-                model=self.model_name, content=_text(result.message.get("content")),
+                model=self.model_name, content=content_text(result.message.get("content")),
             ).model_copy(update={"usage": ModelUsage(input_tokens=usage.input_tokens or 0,
                                                      output_tokens=usage.output_tokens or 0)})
 

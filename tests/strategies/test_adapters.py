@@ -1,5 +1,6 @@
 """The adapters' shared base (strategies.adapters): what a missing library says, how a library's
 answer becomes view ops, and that the core never imports a library."""
+import re
 import subprocess
 import sys
 
@@ -11,10 +12,10 @@ from harness.conversation.view import fold
 from reset_helpers import context
 from strategies import REGISTRY, comparison_strategies, strategy_class
 from adapter_helpers import requires
-from strategies.adapters import INSPECT_AI, OPENHANDS_SDK, PYDANTIC_AI_HARNESS, Library, LibraryError, apply_view
+from strategies.adapters import INSPECT_AI, LITELLM, OPENHANDS_SDK, PYDANTIC_AI_HARNESS, Library, LibraryError, apply_view
 
 ADAPTERS = sorted(name for name in REGISTRY if strategy_class(name).library is not None)
-LIBRARIES = (PYDANTIC_AI_HARNESS, INSPECT_AI, OPENHANDS_SDK)
+LIBRARIES = (PYDANTIC_AI_HARNESS, INSPECT_AI, OPENHANDS_SDK, LITELLM)
 
 
 def _tool_history(ctx, results=3):
@@ -68,8 +69,21 @@ def test_a_message_the_library_made_is_logged_unplaced_then_set_into_the_view():
 @pytest.mark.parametrize("library", LIBRARIES, ids=lambda library: library.distribution)
 def test_a_missing_library_is_a_config_error_naming_the_extra_to_install(library, monkeypatch):
     monkeypatch.setattr(Library, "version", lambda self: None)
-    with pytest.raises(ConfigError, match=rf"pip install -e '\.\[{library.extra}\]'"):
+    hint = rf"pip install -e '\.\[{library.extra}\]'" if library.extra else re.escape(library.install_hint())
+    with pytest.raises(ConfigError, match=hint):
         library.load("strategy x")
+
+
+def test_a_release_older_than_the_code_the_adapter_runs_is_refused_by_name(monkeypatch):
+    """A core dependency's range admits releases without the code (litellm's polyfill from 1.109.0)."""
+    library = Library("ctxbench", "", "harness", min_version="1.109.0")
+    monkeypatch.setattr(Library, "version", lambda self: "1.108.14")
+    assert not library.available()
+    with pytest.raises(ConfigError, match=r"from release 1\.109\.0 on; this is 1\.108\.14: "
+                                          r"pip install -U 'ctxbench>=1\.109\.0'"):
+        library.load("strategy x")
+    monkeypatch.setattr(Library, "version", lambda self: "1.110.0rc1")
+    assert library.available()
 
 
 def test_what_the_library_raises_is_a_library_error_naming_it_and_its_version():
@@ -84,8 +98,8 @@ def test_what_the_library_raises_is_a_library_error_naming_it_and_its_version():
 
 def test_adapters_are_registered_but_left_out_of_the_native_comparison():
     assert ADAPTERS == ["inspect.compaction_edit", "inspect.compaction_summary", "inspect.compaction_trim",
-                        "openhands.llm_summarizing", "openhands.pipeline", "pai.tiered_compaction",
-                        "pai.tool_output_limits", "pai.warn_on_cache_busts"]
+                        "litellm.context_management", "openhands.llm_summarizing", "openhands.pipeline",
+                        "pai.tiered_compaction", "pai.tool_output_limits", "pai.warn_on_cache_busts"]
     assert not set(ADAPTERS) & set(comparison_strategies())
     for name in ADAPTERS:
         assert strategy_class(name).library in LIBRARIES
@@ -101,7 +115,7 @@ def test_the_strategy_list_names_each_adapters_library_and_its_version_or_how_to
         if library.available():
             assert f"runs {library.distribution} {library.version()}" in lines[name]
         else:
-            assert f"pip install -e '.[{library.extra}]'" in lines[name]
+            assert library.install_hint() in lines[name]
     assert "runs" not in lines["none"]
 
 
@@ -110,7 +124,8 @@ def test_the_core_never_imports_a_library():
             "import strategies; [strategies.strategy_class(n) for n in strategies.REGISTRY]; "
             "main(['strategies']); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('pydantic_ai_harness', 'pydantic_ai', 'inspect_ai', 'openhands')))")
+            "('pydantic_ai_harness', 'pydantic_ai', 'inspect_ai', 'openhands') "
+            "or m.startswith('litellm.llms.anthropic.messages.context_management')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"
 
@@ -154,6 +169,5 @@ def test_run_with_an_adapter_whose_library_is_missing_exits_2_naming_the_extra_a
     monkeypatch.setattr(Library, "version", lambda self: None)
     out = tmp_path / "r"
     assert main(["run", "--suite", "smoke", "--strategies", f"none,{name}", "--no-progress", "--out", str(out)]) == 2
-    extra = strategy_class(name).library.extra
-    assert f"pip install -e '.[{extra}]'" in capsys.readouterr().err
+    assert strategy_class(name).library.install_hint() in capsys.readouterr().err
     assert not (out / "runs.jsonl").exists()

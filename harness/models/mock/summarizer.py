@@ -2,7 +2,9 @@
 
 Its request holds previews of events in OpenHands' `<EVENT>` blocks (what OpenHands' condenser and
 ctxbench's summarizing strategies send, strategies.summaries), or it is the conversation itself
-followed by one instruction (Inspect AI's CompactionSummary). When a family agent recognizes a task statement in them,
+followed by one instruction (Inspect AI's CompactionSummary; litellm's compact_20260112, whose instruction
+ends the last user turn and asks for the summary inside a `<summary></summary>` block, which the reply then
+is, as a model following it writes it). When a family agent recognizes a task statement in them,
 the summary is that agent's `notes()` over the previews: the task and the facts it can see.
 Otherwise, not knowing the task, it keeps what the agent itself said (assistant previews),
 the body of any earlier summary of its own, and the shown lines that name an identifier
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.core.config import build_dataclass, require
+from harness.core.tokens import message_text
 from harness.models.mock.agents import AGENTS
 from harness.models.mock.agents.common import Knobs, Visible, Writer, text_reply
 from harness.models.mock.agents.memo import Readings
@@ -33,6 +36,9 @@ EVENT_OPEN, EVENT_CLOSE = "<EVENT>\n", "\n</EVENT>"
 EVENT_HEAD = re.compile(r"(\w+) \((\w+)\)\n")  # OPENHANDS_EVENT's header, matched right after EVENT_OPEN
 OPENHANDS_ROLES = {"ActionEvent": "assistant", "ObservationEvent": "tool", "CondensationSummaryEvent": "summary"}
 IDENTIFIER = re.compile(r"\b[A-Za-z][\w-]*\d[\w-]*\b")  # codes, ids, versioned names: words with a digit
+# An instruction asking for the summary inside a summary block (Anthropic's compaction prompt, which litellm's
+# compact_20260112 sends and reads the summary back out of: context_management/editors/compact.py).
+SUMMARY_BLOCK = re.compile(r"<summary>\s*</summary>")
 
 
 @dataclass(frozen=True)
@@ -130,10 +136,16 @@ def _transcript_previews(messages: list[dict[str, Any]]) -> list[tuple[str, str]
 def summarize(messages: list[dict[str, Any]], *, seed: int, knobs: SummarizerKnobs | None = None) -> dict[str, Any]:
     """The summary reply to one summary request: the facts shown, each kept as its knobs draw."""
     visible = Visible(messages, [], seed=seed, knobs=Knobs(), writer=(knobs or SummarizerKnobs()).writer)
+    asked_for_block = bool(messages) and SUMMARY_BLOCK.search(message_text(messages[-1])) is not None
     for agent in AGENTS:
         task = agent.find_task(visible)
         if task is not None:
-            return text_reply(HEADER + agent.notes(visible, task))
+            return _reply(HEADER + agent.notes(visible, task), asked_for_block)
     shown = _kept_without_task(openhands_previews("\n".join(visible.texts())) or _transcript_previews(messages))
     kept = [line for line in shown if visible.keeps(line)]
-    return text_reply(HEADER + ("\n".join(kept) if kept else "(nothing to keep in the events shown)"))
+    return _reply(HEADER + ("\n".join(kept) if kept else "(nothing to keep in the events shown)"), asked_for_block)
+
+
+def _reply(summary: str, in_block: bool) -> dict[str, Any]:
+    """The summary, inside the summary block its instruction asked for, if it asked for one."""
+    return text_reply(f"<summary>\n{summary}\n</summary>" if in_block else summary)

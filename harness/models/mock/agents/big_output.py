@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.models.mock.agents.common import Fold, Found, Visible, text_reply
+from harness.models.mock.agents.common import TOLD, Fold, Found, Visible, text_reply
 from harness.models.mock.agents.memo import Pattern, remember
 from harness.models.mock.agents.reading import ReadableFold, failed_pages, page_call, reading
 
@@ -38,7 +38,7 @@ class Task:
 class Assignment(Fold):
     """The latest opening (how many dumps) and the highest-numbered question (the latest of equal numbers)."""
 
-    roles = ("user", "tool")
+    roles = (*TOLD, "tool")
 
     def __init__(self) -> None:
         super().__init__()

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.models.mock.agents.common import Exchange, Visible
+from harness.models.mock.agents.common import TOLD, Exchange, Visible
 from harness.models.mock.agents.memo import Pattern, Readings
 from harness.models.mock.agents.reading import (PAGER, ReadableFold, is_clamped, page_call, page_calls, reading,
                                         shows_whole_file)
@@ -40,7 +40,7 @@ def find_task(visible: Visible) -> Task | None:
 class Records(ReadableFold):
     """Every record line readable in its context: code -> (weight, successor), the latest line winning."""
 
-    roles = ("assistant", "tool", "user")
+    roles = ("assistant", "tool", *TOLD)
 
     writes_blindly = True  # each record line is put as it reads, whatever was known before
     order_free = True  # records are looked up by key, never listed in order

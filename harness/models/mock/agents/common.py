@@ -19,6 +19,10 @@ from harness.core.fast_json import sorted_json
 from harness.core.tokens import stable_hash
 
 ALL_ROLES = ("system", "user", "assistant", "tool")
+# The roles of what the agent was told: the user's messages and the system prompt, which a gateway that
+# compacts fills with its summary (litellm's compact_20260112 puts it in front of the system prompt), so a
+# fold reading what the user said reads the system prompt too.
+TOLD = ("system", "user")
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.models.mock.agents.common import Exchange, Fold, Visible, _content, answered, same_shape, text_reply
+from harness.models.mock.agents.common import TOLD, Exchange, Fold, Visible, _content, answered, same_shape, text_reply
 from harness.models.mock.agents.memo import Pattern, remember
 from harness.models.mock.agents.reading import obtain, reading, shows_whole_file
 
@@ -44,7 +44,7 @@ class Statements(Fold):
         self.recorded: dict[str, int] = {}
 
     def text(self, visible: Visible, message: dict[str, Any]) -> tuple[str | None, bool]:
-        if message.get("role") == "user" or (message.get("role") == "tool" and answered(visible, message)
+        if message.get("role") in TOLD or (message.get("role") == "tool" and answered(visible, message)
                                              and _is_notes_read(visible.exchange(message.get("tool_call_id")))):
             return _content(message), False
         return None, False

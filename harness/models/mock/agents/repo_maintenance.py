@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.models.mock.agents.common import Exchange, Visible
+from harness.models.mock.agents.common import TOLD, Exchange, Visible
 from harness.models.mock.agents.memo import LinePattern, Pattern
 from harness.models.mock.agents.reading import obtain, reading, shows_whole_file
 
@@ -30,7 +30,7 @@ STATED_FAILURE = LinePattern(r"\b(\w+) in (\S+) should be (-?\d+)\b")
 SET = Pattern(r"Setting (\w+) to -?\d+ in (\S+)\.")
 ALREADY = Pattern(r"(\w+) in (\S+) already reads -?\d+;")
 NOTED_LINE = Pattern(r"^Line of (\w+) in (\S+): (.+)$", re.MULTILINE)
-NOTES_ROLES = ("user", "tool")  # where its notes are read back: a notes file's read, a summary
+NOTES_ROLES = (*TOLD, "tool")  # where its notes are read back: a notes file's read, a summary
 ASSIGNED = re.compile(r"(\w+) = ")  # the constant an edit's new line sets
 
 
@@ -43,7 +43,7 @@ STATEMENT = (TASK,)  # find_task finds a task only in a message whose content as
 
 
 def find_task(visible: Visible) -> Task | None:
-    return Task() if visible.first(TASK, ("user", "tool")) else None
+    return Task() if visible.first(TASK, (*TOLD, "tool")) else None
 
 
 def _edits(visible: Visible) -> list[Exchange]:
@@ -54,8 +54,7 @@ def _edits(visible: Visible) -> list[Exchange]:
 def _fixed(visible: Visible, after: int) -> set[tuple[str, str]]:
     """(constant, path) pairs fixed by a visible edit after message position `after`, or noted as fixed
     (its notes' "Fixed" lines, or a summary carrying its narration of the edit)."""
-    done = set(visible.found(FIXED, NOTES_ROLES)) | set(visible.found(SET, ("user",))) | set(
-        visible.found(ALREADY, ("user",)))
+    done = set(visible.found(FIXED, NOTES_ROLES)) | set(visible.found(SET, TOLD)) | set(visible.found(ALREADY, TOLD))
     for edit in _edits(visible):
         if edit.position > after:
             match = ASSIGNED.match(str(edit.args.get("new", "")))

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.models.mock.agents.common import Fold, Found, Visible, text_reply
+from harness.models.mock.agents.common import TOLD, Fold, Found, Visible, text_reply
 from harness.models.mock.agents.memo import LinePattern, Pattern
 from harness.models.mock.agents.reading import ReadableFold, obtain
 
@@ -34,7 +34,7 @@ class Task:
 class Tickets(Fold):
     """The highest-numbered ticket visible (the first seen of equal numbers)."""
 
-    roles = ("user", "tool")
+    roles = (*TOLD, "tool")
 
     def __init__(self) -> None:
         super().__init__()
@@ -81,7 +81,7 @@ class Known:
 class Records(ReadableFold):
     """Order, customer and price records readable in its context, the latest line of each winning."""
 
-    roles = ("user", "assistant", "tool")
+    roles = (*TOLD, "assistant", "tool")
 
     writes_blindly = True  # each record line is put as it reads, whatever was known before
     order_free = True  # records are looked up by key, never listed in order
