@@ -15,7 +15,8 @@ from typing import Any
 import harness  # noqa: F401  (offline environment first)
 from harness.models.mock import DEFAULT_MOCK_WINDOW
 from harness.models.cache_marks import NO_MARKS, CacheMarks
-from harness.models.provider_compaction import BLOCKS, FIELDS, paused
+from harness.models.provider_compaction import BLOCKS, FIELDS, ITEMS, paused
+from harness.models import responses_api
 from harness.models.cache_policy import CachePlanner, mark_request, parse_policy, provider_family
 from harness.core.clock import CLOCK_HEADER, LATENCY_HEADER, simulated_latency_s
 from harness.core.config import build_dataclass, require
@@ -152,6 +153,7 @@ class LLMResult:
     latency_s: float
     from_cache: bool = False  # replayed from the response cache: no request was made
     duration_s: float = 0.0  # the request's time on the run's clock: simulated by a mock, else latency_s
+    window: list[dict[str, Any]] | None = None  # a `/responses/compact` call's compacted window (`message` its last)
 
     @property
     def paused(self) -> bool:
@@ -184,10 +186,17 @@ def _message_dict(message: Any) -> dict[str, Any]:
     if calls:
         out["tool_calls"] = FrozenList([_call_dict(call) for call in calls])
     provider_fields = field(FIELDS)
-    blocks = provider_fields.get(BLOCKS) if isinstance(provider_fields, dict) else None
-    if blocks:  # a provider's compaction, sent back with the message on later requests
-        out[FIELDS] = freeze({BLOCKS: [dict(block) for block in blocks]})
+    if isinstance(provider_fields, dict):  # a provider's compaction, sent back with the message on later requests
+        kept = {key: [dict(entry) for entry in provider_fields[key]] for key in (BLOCKS, ITEMS)
+                if provider_fields.get(key)}
+        if kept:
+            out[FIELDS] = freeze(kept)
     return FrozenDict(out)
+
+
+def _window_message(message: dict[str, Any]) -> FrozenDict:
+    """A message a compacted window kept (a user message), read-only as a reply is."""
+    return freeze({"role": message["role"], "content": message.get("content") or ""})
 
 
 def _call_dict(call: Any) -> FrozenDict:
@@ -274,14 +283,18 @@ class LLMClient:
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
                  clock_s: float | None = None, reply: dict[str, Any] | None = None,
-                 options: dict[str, Any] | None = None) -> LLMResult:
+                 options: dict[str, Any] | None = None, compact: bool = False) -> LLMResult:
         """One request; `clock_s`: the run's simulated clock as it is sent (a mock expires its cache on it);
         `reply`: for a mock, the response it must give (a trace replay's recorded message), never cached;
         `options`: provider parameters a strategy adds (Strategy.request_options), sent as litellm sends them
-        (the mock in process takes them as `mock_options`)."""
+        (the mock in process takes them as `mock_options`); a request that needs the Responses API goes there
+        (harness.models.responses_api). `compact`: OpenAI's `POST /responses/compact` instead, whose compacted
+        window is the result's `window`."""
         kwargs = self._kwargs(tools)
         if options:
             kwargs = {**kwargs, **({"mock_options": options} if self._mock is not None else options)}
+        if compact:
+            kwargs = {**kwargs, responses_api.COMPACT: True}
         marks = self.cache_planner.marks(messages, tools, clock_s)
         if reply is not None:
             if self._mock is None:
@@ -305,7 +318,7 @@ class LLMClient:
         if stored is not None:
             return LLMResult(message=stored["message"], usage=Usage(**stored["usage"]), cost_usd=stored["cost_usd"],
                              cost_usd_uncached=stored["cost_usd_uncached"], latency_s=0.0, from_cache=True,
-                             duration_s=stored.get("duration_s", 0.0))
+                             duration_s=stored.get("duration_s", 0.0), window=stored.get("window"))
         try:
             result = self._send(messages, kwargs, clock_s, marks)
         except Exception:
@@ -313,7 +326,8 @@ class LLMClient:
             raise
         self._cache.put(key, repeat, self.profile.model, {
             "message": result.message, "usage": result.usage.as_dict(), "cost_usd": result.cost_usd,
-            "cost_usd_uncached": result.cost_usd_uncached, "duration_s": result.duration_s})
+            "cost_usd_uncached": result.cost_usd_uncached, "duration_s": result.duration_s,
+            **({"window": result.window} if result.window is not None else {})})
         return result
 
     def _send(self, messages: list[dict[str, Any]], kwargs: dict[str, Any], clock_s: float | None,
@@ -349,11 +363,23 @@ class LLMClient:
         with model_slot(self.profile.endpoint, limit) if limit is not None else _NO_SLOT:
             started = time.perf_counter()
             served_latency = None  # serve-mock's simulated latency, from its response header
-            if direct:
+            window = None
+            if self._mock is not None and kwargs.get(responses_api.COMPACT):  # litellm has no mock compact route
+                window, raw_usage = self._mock.compact(self.profile.model, messages, [], self._mock_config,  # no tools
+                                                       seed=kwargs.get("seed"), now_s=clock_s, request=request,
+                                                       marks=marks)
+                reply = window[-1]
+            elif direct:
                 reply, raw_usage = self._mock.serve(self.profile.model, messages, kwargs.get("tools") or [],
                                                     self._mock_config, seed=kwargs.get("seed"), now_s=clock_s,
                                                     reply=kwargs.get("mock_reply"), request=request, marks=marks,
                                                     options=kwargs.get("mock_options"))
+            elif self._mock is None and responses_api.wanted(kwargs, messages):
+                output, raw_usage, response = responses_api.send(self.profile.model, messages,
+                                                                 {**self._litellm_prices, **kwargs}, marks,
+                                                                 self._sends_cache_key)
+                reply, window = output[-1], (output if kwargs.get(responses_api.COMPACT) else None)
+                served_latency = _served_latency_s(response)
             else:
                 sent, marked = self._marked(messages, kwargs, marks)
                 response = quiet_litellm().completion(model=self.profile.model, messages=sent,
@@ -376,6 +402,7 @@ class LLMClient:
             cost_usd_uncached=uncached,
             latency_s=latency,
             duration_s=duration,
+            window=None if window is None else [*map(_window_message, window[:-1]), _message_dict(reply)],
         )
 
     def _marked(self, messages: list[dict[str, Any]], kwargs: dict[str, Any], marks: CacheMarks

@@ -4,10 +4,20 @@ Anthropic's server-side compaction returns a `compaction` content block holding 
 assistant message's `provider_specific_fields.compaction_blocks` and, sent back in a later request, puts it first in
 that message's content (litellm prompt_templates/factory.py), where the API drops every block before it. ctxbench logs
 the blocks as litellm gives them, so the view sends them back unchanged.
+
+OpenAI's Responses compaction returns an opaque `compaction` output item (`{"type": "compaction", "id",
+"encrypted_content"}`: openai SDK types/responses/response_compaction_item.py:11-26) that the client keeps in its input
+and that only the provider which made it can read. litellm's chat format has no place for one (its chat->Responses
+bridge drops it), so ctxbench keeps the items in the assistant message's `provider_specific_fields.compaction_items`,
+in the order the reply gave them, and sends them back as input items (harness.models.responses_api).
 """
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Mapping, Sequence
+
+from harness.core.tokens import stable_hash
+from harness.models.mock.sealing import unseal
 
 FIELDS = "provider_specific_fields"
 BLOCKS = "compaction_blocks"
@@ -17,6 +27,13 @@ ANTHROPIC_EDIT = "compact_20260112"
 ANTHROPIC_BETA = "compact-2026-01-12"
 ANTHROPIC_DEFAULT_TRIGGER = 150_000
 ANTHROPIC_MIN_TRIGGER = 50_000
+
+ITEMS = "compaction_items"
+# OpenAI's Responses compaction: `context_management: [{"type": "compaction", "compact_threshold": N}]` (openai SDK
+# types/responses/response_create_params.py:64,398-403); N at least 1,000 (litellm types/llms/openai.py:1362).
+OPENAI_COMPACTION = "compaction"
+OPENAI_MIN_THRESHOLD = 1_000
+INSTRUCTION_ROLES = ("system", "developer")  # what an OpenAI compaction leaves in place: the client's instructions
 
 
 def compaction_blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -36,6 +53,18 @@ def summary_of(message: Mapping[str, Any]) -> str | None:
     return None
 
 
+def compaction_items(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The message's OpenAI compaction items, in order (none for a message without)."""
+    fields = message.get(FIELDS)
+    items = fields.get(ITEMS) if isinstance(fields, Mapping) else None
+    return [item for item in items or () if isinstance(item, Mapping) and item.get("type") == OPENAI_COMPACTION]
+
+
+def with_items(message: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
+    """The message with these OpenAI compaction items."""
+    return {**message, FIELDS: {**(message.get(FIELDS) or {}), ITEMS: items}} if items else message
+
+
 def with_blocks(message: dict[str, Any], blocks: list[dict[str, Any]]) -> dict[str, Any]:
     """The message with these compaction blocks, as litellm returns them."""
     return {**message, FIELDS: {**(message.get(FIELDS) or {}), BLOCKS: blocks}} if blocks else message
@@ -47,9 +76,53 @@ def paused(message: Mapping[str, Any]) -> bool:
     return bool(compaction_blocks(message)) and not message.get("tool_calls") and not message.get("content")
 
 
+def user_key(message: Mapping[str, Any]) -> str:
+    """A user message's identity in a compaction item's kept list: the hash of its content."""
+    return stable_hash(["user", message.get("content")])
+
+
+def _readable(message: Mapping[str, Any]) -> tuple[str, tuple[str, ...], bool] | None:
+    """(summary, kept, OpenAI's) of the message's latest compaction: an Anthropic block's summary (keeps nothing),
+    or an OpenAI item the simulated provider can read (a foreign item is none: the provider refuses it first)."""
+    summary = summary_of(message)
+    if summary:
+        return summary, (), False
+    for item in reversed(compaction_items(message)):
+        try:
+            return (*unseal(item.get("encrypted_content")), True)
+        except (ValueError, TypeError, AttributeError):
+            continue
+    return None
+
+
+def compaction_at(messages: Sequence[Mapping[str, Any]]) -> tuple[int, str, list[int]] | None:
+    """(index, summary, kept) of the request's latest compaction: the message holding it, its summary, and the
+    indexes before it the model still sees. Anthropic: the system prompt (the API drops every earlier block);
+    OpenAI: the instructions (system and developer messages, which litellm keeps before a compaction too:
+    responses/litellm_completion_transformation/compaction_items.py:195-200,276-277) and the user messages a
+    `/responses/compact` window kept (openai SDK types/responses/compacted_response.py:28-31)."""
+    for at in range(len(messages) - 1, -1, -1):
+        found = _readable(messages[at])
+        if found is None:
+            continue
+        summary, kept, openai = found
+        wanted = Counter(kept)
+        indexes = []
+        for index in range(at):
+            role = messages[index].get("role")
+            if role == "system" or (openai and role in INSTRUCTION_ROLES):
+                indexes.append(index)
+            elif openai and role == "user" and wanted[key := user_key(messages[index])] > 0:
+                wanted[key] -= 1
+                indexes.append(index)
+        return at, summary, indexes
+    return None
+
+
 def latest_compaction(messages: Sequence[Mapping[str, Any]]) -> int | None:
-    """Index of the last message holding a compaction summary: the API reads the request from its block on."""
-    return next((index for index in range(len(messages) - 1, -1, -1) if summary_of(messages[index])), None)
+    """Index of the last message holding a compaction: the API reads the request from it on."""
+    found = compaction_at(messages)
+    return None if found is None else found[0]
 
 
 def summary_message(summary: str) -> dict[str, Any]:
@@ -60,13 +133,12 @@ def summary_message(summary: str) -> dict[str, Any]:
 
 
 def provider_visible(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """What the model sees of a request carrying a compaction block: the system prompt, the latest block's summary,
-    the rest of that message and what follows; the API drops every earlier block."""
-    at = latest_compaction(messages)
-    if at is None:
+    """What the model sees of a request carrying a compaction: what precedes the latest one and is kept
+    (`compaction_at`), its summary, the rest of that message and what follows; the API drops everything else."""
+    found = compaction_at(messages)
+    if found is None:
         return list(messages)
-    compacted = messages[at]
-    rest = {key: value for key, value in compacted.items() if key != FIELDS}
-    return [*(message for message in messages[:at] if message.get("role") == "system"),
-            summary_message(summary_of(compacted) or ""),
+    at, summary, kept = found
+    rest = {key: value for key, value in messages[at].items() if key != FIELDS}
+    return [*(messages[index] for index in kept), summary_message(summary),
             *([rest] if rest.get("content") or rest.get("tool_calls") else []), *messages[at + 1:]]

@@ -25,7 +25,7 @@ from typing import Any, Mapping, Sequence
 
 from harness.models.cache_marks import Breakpoint, CacheMarks
 from harness.models.provider_compaction import (ANTHROPIC_DEFAULT_TRIGGER, ANTHROPIC_EDIT, ANTHROPIC_MIN_TRIGGER,
-                                                latest_compaction, provider_visible, summary_message, with_blocks)
+                                                compaction_at, provider_visible, summary_message, with_blocks)
 
 EDIT, DEFAULT_TRIGGER, MIN_TRIGGER = ANTHROPIC_EDIT, ANTHROPIC_DEFAULT_TRIGGER, ANTHROPIC_MIN_TRIGGER
 # Context edits the API knows; the simulated provider applies the compaction edit and refuses to pretend the others.
@@ -103,13 +103,13 @@ def visible_context(messages: Sequence[dict[str, Any]], marks: CacheMarks | None
     """What the model sees of a request (harness.models.provider_compaction.provider_visible), with the request's
     cache marks moved with their messages: a mark on a dropped message is dropped; one on the compacted message
     marks its last part."""
-    at = latest_compaction(messages)
+    found = compaction_at(messages)
     visible = provider_visible(messages)
-    if at is None or marks is None:
+    if found is None or marks is None:
         return visible, marks
-    system_indexes = [index for index in range(at) if messages[index].get("role") == "system"]
+    at, _, kept = found
     last_part = len(visible) - (len(messages) - at)  # the compacted message's last part: the summary or its rest
-    moved: dict[int, int] = {old: new for new, old in enumerate(system_indexes)}
+    moved: dict[int, int] = {old: new for new, old in enumerate(kept)}
     moved.update({old: last_part + old - at for old in range(at, len(messages))})
     breakpoints = tuple(mark if mark.block != "message" else Breakpoint("message", moved[mark.index], mark.ttl)
                         for mark in marks.breakpoints if mark.block != "message" or mark.index in moved)

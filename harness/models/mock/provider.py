@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 import harness  # noqa: F401
 import litellm
@@ -38,6 +38,7 @@ from harness.models.mock.summarizer import (SUMMARIZER_PREFIX, SummarizerKnobs, 
 from harness.models.mock.compaction import (CompactEdit, CompactionRequestError, compacted_context, compacted_marks, compaction_reply,
                                             DEFAULT_INSTRUCTIONS, iteration, read_edit,
                                             visible_context)
+from harness.models.mock import responses_compaction as responses
 from harness.models.mock.wire_marks import read_marks
 from harness.models.provider_compaction import summary_message
 from harness.core.tokens import count_message, count_tools
@@ -257,7 +258,7 @@ class MockProvider(CustomLLM):
     def serve(self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], config: MockConfig,
               seed: int | None, now_s: float | None = None, reply: dict[str, Any] | None = None,
               request: tuple[int, int] | None = None, marks: CacheMarks | None = None,
-              options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+              options: dict[str, Any] | None = None, window: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
         """One request: window check, cache accounting, agent reply, usage (as litellm reports the provider's).
 
         `marks`: where the request asks to be cached (harness.models.cache_marks: placed by the client's cache policy, or
@@ -275,19 +276,30 @@ class MockProvider(CustomLLM):
         without it, the session's count of requests received and attempt 0.
 
         `options`: the provider parameters a strategy added (Strategy.request_options): Anthropic's
-        `context_management` with its compaction edit (harness.models.mock.compaction). A request carrying a
-        compaction block is seen from that block on, edit or not, as the API drops what precedes it.
+        `context_management` with its compaction edit (harness.models.mock.compaction), or OpenAI's Responses
+        `context_management` list (harness.models.mock.responses_compaction). A request carrying a compaction block
+        or item is seen from it on, edit or not, as the API drops what precedes it.
+
+        `window`: OpenAI's `POST /responses/compact` (see `compact`): the reply is the compaction item alone.
         """
         if reply is None and model == REPLAY_MODEL:
             raise ValueError(f"{REPLAY_MODEL} answers only with a reply it is given (harness.traces.replay)")
         state = self.session(config.session, config.cache, config.price_model)
         with state.lock:
-            return self._serve(state, model, messages, tools, config, seed, now_s, reply, request, marks, options)
+            return self._serve(state, model, messages, tools, config, seed, now_s, reply, request, marks, options,
+                               window)
+
+    def compact(self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], config: MockConfig,
+                seed: int | None, **kwargs: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """OpenAI's `POST /responses/compact`: the compacted window (the user messages the model saw, then the
+        compaction item as a message of its own) and the pass's usage; `kwargs` as `serve` takes them."""
+        reply, usage = self.serve(model, messages, tools, config, seed, window=True, **kwargs)
+        return [*responses.window_users(messages), reply], usage
 
     def _serve(self, state: _Session, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                config: MockConfig, seed: int | None, now_s: float | None, reply: dict[str, Any] | None,
                request: tuple[int, int] | None, marks: CacheMarks | None,
-               options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+               options: dict[str, Any] | None = None, window: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
         """`serve` within its session's lock."""
         if now_s is not None:
             state.clock_s = now_s
@@ -297,10 +309,12 @@ class MockProvider(CustomLLM):
         if fault.error:
             raise_error(fault.error, model)
         try:
-            edit = read_edit(options.get("context_management")) if options else None
+            edit, kind = _compaction_asked(options, window)
+            responses.check_items(messages)
+            kept = responses.window_users(messages) if window else ()
+            messages, marks = visible_context(messages, marks)
         except CompactionRequestError as exc:  # what the API answers 400 to
             raise litellm.BadRequestError(message=str(exc), model=model, llm_provider="mock") from None
-        messages, marks = visible_context(messages, marks)
         prompt_tokens = state.blocks.read([tools or _NO_TOOLS, *messages], key_of=_block_key, tokens_of=_block_tokens)
         if prompt_tokens > config.window:
             raise litellm.ContextWindowExceededError(
@@ -311,7 +325,7 @@ class MockProvider(CustomLLM):
         use = self._cache_use(state, tools or _NO_TOOLS, messages, NO_MARKS if marks is None else marks)
         if edit is not None and prompt_tokens > edit.trigger:
             return self._compact(state, model, messages, tools, config, seed, reply, marks, edit, prompt_tokens, use,
-                                 fault.malformed)
+                                 fault.malformed, kind, kept)
         cached = use.read
         if reply is None:  # told what to answer, the window, the cache and the usage are simulated all the same
             knobs = config.knobs_for(model)
@@ -327,10 +341,12 @@ class MockProvider(CustomLLM):
 
     def _compact(self, state: _Session, model: str, visible: list[dict[str, Any]], tools: list[dict[str, Any]],
                  config: MockConfig, seed: int | None, reply: dict[str, Any] | None, marks: CacheMarks | None,
-                 edit: CompactEdit, prompt_tokens: int, use: CacheUse, malformed: bool
-                 ) -> tuple[dict[str, Any], dict[str, Any]]:
+                 edit: CompactEdit, prompt_tokens: int, use: CacheUse, malformed: bool, kind: str,
+                 kept: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
         """A request past the compaction trigger: the summarizing step over what the request showed, then (unless
-        paused) the answer from the system prompt and the summary alone (harness.models.mock.compaction)."""
+        paused) the answer from the system prompt and the summary alone (harness.models.mock.compaction). `kind`:
+        whose compaction (ANTHROPIC, OPENAI, or WINDOW: `/responses/compact`, whose item keeps `kept` verbatim);
+        OpenAI reports the steps' usage summed, Anthropic each step in `iterations` too."""
         instruction = {"role": "user", "content": edit.instructions or DEFAULT_INSTRUCTIONS}
         knobs = config.knobs_for(model)
         completeness = knobs.notes_completeness if isinstance(knobs, Knobs) else knobs.summary_completeness
@@ -354,7 +370,13 @@ class MockProvider(CustomLLM):
             steps.append(iteration("message", answer_prompt, output_tokens, answer_use.read, answer_use.written,
                                    answer_use.written_1h))
             state.clock_s += simulated_latency_s(answer_prompt - answer_use.read, output_tokens)
-        return compaction_reply(summary, answer), _iterations_usage(steps, config.cache)
+        usage = _iterations_usage(steps, config.cache)
+        if kind == ANTHROPIC:
+            return compaction_reply(summary, answer), usage
+        del usage["iterations"]
+        if kind == WINDOW:
+            return responses.compaction_message(summary, kept), usage
+        return responses.compaction_reply(summary, answer), usage
 
     @staticmethod
     def _cache_use(state: _Session, tools: list[dict[str, Any]], messages: list[dict[str, Any]],
@@ -367,6 +389,24 @@ class MockProvider(CustomLLM):
             return cache.lookup(chain.prefix_keys, chain.cumulative, state.clock_s)
         slots = breakpoint_slots(marks, len(tools), len(messages))
         return cache.lookup(chain.prefix_keys, chain.cumulative, state.clock_s, slots, _Layout(tools, messages, state))
+
+
+ANTHROPIC, OPENAI, WINDOW = "anthropic", "openai", "window"  # whose compaction a request asks for
+_WINDOW_PASS = CompactEdit(trigger=0, pause_after_compaction=True)  # `/responses/compact`: always, the item alone
+
+
+def _compaction_asked(options: dict[str, Any] | None, window: bool) -> tuple[CompactEdit | None, str]:
+    """The compaction a request asks for and whose rules apply: `/responses/compact`, OpenAI's
+    `context_management` (a list), or Anthropic's (an object with edits); raises CompactionRequestError."""
+    options = options or {}
+    responses.check_truncation(options.get("truncation"))
+    if window:
+        return _WINDOW_PASS, WINDOW
+    asked = options.get("context_management")
+    if isinstance(asked, list):
+        threshold = responses.read_threshold(asked)
+        return (CompactEdit(trigger=threshold) if threshold is not None else None), OPENAI
+    return read_edit(asked), ANTHROPIC
 
 
 def _usage(prompt_tokens: int, output_tokens: int, use: CacheUse, style: str) -> dict[str, Any]:

@@ -1,5 +1,6 @@
-"""`ctxbench serve-mock`: the mock provider as an OpenAI-compatible HTTP endpoint on loopback, and as
-Anthropic's Messages API (`POST /v1/messages`: harness.models.serve_mock.anthropic_wire) for `--model anthropic/<name>
+"""`ctxbench serve-mock`: the mock provider as an OpenAI-compatible HTTP endpoint on loopback, as OpenAI's Responses
+API (`POST /v1/responses`, `POST /v1/responses/compact`: harness.models.serve_mock.responses_wire), and as Anthropic's
+Messages API (`POST /v1/messages`: harness.models.serve_mock.anthropic_wire) for `--model anthropic/<name>
 --api-base http://127.0.0.1:N`.
 
 The same MockProvider.serve that answers `mock/...` in process answers here, so a run with
@@ -28,6 +29,7 @@ harness.models.serve_mock.chat_request for this one); every refusal is a 4xx in 
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import sys
@@ -49,7 +51,7 @@ from harness.models.serve_mock.http_bounds import (BadRequest, clock_header, err
                                  whole_number_header)
 from harness.models.llm import (ATTEMPT_HEADER, REQUEST_HEADER, SEED_HEADER, SERVED_MOCK_MODELS, SESSION_HEADER,
                          normalize_usage, simulated_duration_s)
-from harness.models.serve_mock import anthropic_wire
+from harness.models.serve_mock import anthropic_wire, responses_wire
 from harness.models.mock.provider import MockConfig, MockProvider
 from harness.models.mock.summarizer import SUMMARIZER_PREFIX, is_summarizer
 from harness.models.mock.wire_marks import read_marks
@@ -181,6 +183,8 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.rstrip("/")
         if path in anthropic_wire.ROUTES:
             serve = self._messages
+        elif path in responses_wire.ROUTES or path in responses_wire.COMPACT_ROUTES:
+            serve = functools.partial(self._responses, path in responses_wire.COMPACT_ROUTES)
         elif path in CHAT_ROUTES:
             serve = self._chat
         else:
@@ -234,17 +238,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._due = arrived + self.server.latency_s  # the answer goes out then, the mock's work included
         try:
             reply, usage = self._serve(chat.model, chat.user, messages, tools, marks, chat.seed, now_s, request)
-        except litellm.ContextWindowExceededError as exc:
-            self._error(400, str(exc), "invalid_request_error", code="context_length_exceeded")
-            return
         except Exception as exc:
-            for error_type, status, kind in _FAULT_STATUS:
-                if isinstance(exc, error_type):
-                    self._error(status, str(exc), kind)
-                    return
-            print(f"ctxbench serve-mock: the mock failed on a request: {type(exc).__name__}", file=sys.stderr,
-                  flush=True)
-            self._error(500, "the mock failed to answer this request (an internal error)", "server_error")
+            self._failed(exc)
             return
         self._send(200, {
             "id": self.server.response_id(),
@@ -257,16 +252,22 @@ class _Handler(BaseHTTPRequestHandler):
         }, {LATENCY_HEADER: repr(simulated_duration_s(normalize_usage(usage)))})
 
     def _serve(self, model: str, user: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-               marks: CacheMarks | None, seed: int | None, now_s: float | None, request: tuple[int, int] | None,
-               options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The mock's reply and usage for a valid request, in its session (the header's, else the body's user)."""
+               marks: CacheMarks | None, seed: int | None, now_s: float | None,
+               request: tuple[int, int] | None, options: dict[str, Any] | None = None,
+               compact: bool = False) -> tuple[Any, dict[str, Any]]:
+        """The mock's reply and usage for a valid request, in its session (the header's, else the body's user);
+        `compact`: a `/responses/compact` call, answered with the compacted window."""
         session = self.headers.get(SESSION_HEADER) or user
         if request == (0, 0):
             self.server.end_session(session)
         tools, messages = self.server.reuse(session, tools, messages)
         served = model.removeprefix("mock-")
-        return self.server.provider.serve(served, messages, tools, self.server.session_config(session, served),
-                                          seed=seed, now_s=now_s, request=request, marks=marks, options=options)
+        config = self.server.session_config(session, served)
+        if compact:
+            return self.server.provider.compact(served, messages, tools, config, seed=seed, now_s=now_s,
+                                                request=request, marks=marks)
+        return self.server.provider.serve(served, messages, tools, config, seed=seed, now_s=now_s, request=request,
+                                          marks=marks, options=options)
 
     def _refuse(self, refusal: BadRequest) -> None:
         self._send(refusal.status, refusal.payload(), refusal.headers)
@@ -300,6 +301,47 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._send(200, anthropic_wire.response(reply, usage, asked.model, "msg_" + self.server.response_id()[9:]),
                    {LATENCY_HEADER: repr(simulated_duration_s(normalize_usage(usage)))})
+
+    def _responses(self, compact: bool) -> None:
+        """OpenAI's Responses API (harness.models.serve_mock.responses_wire): the same bounds, headers, faults and
+        error shape as `_chat`; the seed from its header, as the API has no seed field."""
+        arrived = time.monotonic()
+        try:
+            now_s, request, body = self._read()
+            asked = responses_wire.read_request(body, compact)
+            seed = self.headers.get(SEED_HEADER)
+            seed = whole_number_header(SEED_HEADER, seed) if seed is not None else None
+        except BadRequest as refusal:
+            self._refuse(refusal)
+            return
+        self._due = arrived + self.server.latency_s
+        try:
+            answer, usage = self._serve(asked.served, asked.user, asked.messages, asked.tools, asked.marks, seed,
+                                        now_s, request, asked.options, compact)
+        except Exception as exc:
+            self._failed(exc)
+            return
+        response_id = "resp_" + self.server.response_id()[9:]
+        payload = (responses_wire.compacted(answer, usage, response_id) if compact else
+                   responses_wire.response(answer, usage, asked.model, response_id))
+        self._send(200, payload, {LATENCY_HEADER: repr(simulated_duration_s(normalize_usage(usage)))})
+
+    def _failed(self, exc: Exception) -> None:
+        """A request the mock refused or failed, in OpenAI's shape: an overflow, a refusal (400), a fault's status,
+        else a 500 naming no internals."""
+        if isinstance(exc, litellm.ContextWindowExceededError):
+            self._error(400, str(exc), "invalid_request_error", code="context_length_exceeded")
+            return
+        if isinstance(exc, litellm.BadRequestError):  # what the simulated provider refuses (a compaction request)
+            self._error(400, str(exc), "invalid_request_error")
+            return
+        for error_type, status, kind in _FAULT_STATUS:
+            if isinstance(exc, error_type):
+                self._error(status, str(exc), kind)
+                return
+        print(f"ctxbench serve-mock: the mock failed on a request: {type(exc).__name__}", file=sys.stderr,
+              flush=True)
+        self._error(500, "the mock failed to answer this request (an internal error)", "server_error")
 
     def _error(self, status: int, message: str, kind: str, code: str | None = None) -> None:
         self._send(status, error_payload(message, kind, code=code or kind))
@@ -344,7 +386,8 @@ class _Handler(BaseHTTPRequestHandler):
 def _no_route(path: str, method: str) -> BadRequest:
     """404 for a path served by no route, 405 for a method a served path does not take."""
     route = path.split("?", 1)[0].rstrip("/")
-    allowed = "POST" if route in CHAT_ROUTES else "GET" if route in MODELS_ROUTES else None
+    posted = CHAT_ROUTES + responses_wire.ROUTES + responses_wire.COMPACT_ROUTES
+    allowed = "POST" if route in posted else "GET" if route in MODELS_ROUTES else None
     if allowed is None:
         return BadRequest(404, f"no route {path[:200]}", code="not_found")
     return BadRequest(405, f"{route} takes {allowed}, not {method}", code="method_not_allowed",

@@ -1,0 +1,160 @@
+"""OpenAI's Responses API for serve-mock: `POST /v1/responses` and `POST /v1/responses/compact`, a request read into
+the mock's chat-format messages, tools and options, the mock's answer written as the API's response.
+
+The items are read by the same translation the client writes them with (harness.models.responses_items), so a run
+through the Responses route hands the mock the messages the in-process client hands it; `instructions`, a system
+message inserted into the model's context (openai SDK types/responses/response_create_params.py), becomes a leading
+system message. The mock reads `context_management` and `truncation` (its options: harness.models.mock.provider), the
+cache key, the tools; every other documented argument is checked by its type, as the API checks it, and an unknown
+one refused ("Unknown parameter"). serve-mock keeps no state a request could point to: `previous_response_id`,
+`conversation` and `background` are refused; the client sends its whole input each time. A compaction item this
+provider did not make is refused before the mock reads anything (harness.models.mock.responses_compaction).
+
+Model names: one containing "summarizer" is answered by the mock summarizer, any other (`gpt-5.6`, `mock-agent`) by
+the mock agent. Refusals are 4xx in OpenAI's error shape naming `param`; the seed travels in its ctxbench header (the
+API has no seed field), as for Anthropic's route.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from harness.models.cache_marks import CacheMarks
+from harness.models.mock.compaction import CompactionRequestError
+from harness.models.mock.responses_compaction import check_item, check_truncation, read_threshold
+from harness.models.responses_items import ItemError, chat_messages, chat_tools, input_items
+from harness.models.serve_mock.anthropic_wire import served_model
+from harness.models.serve_mock.chat_request import (_OTHER_ARGUMENTS as CHAT_ARGUMENTS, _boolean, _integer_in, _invalid,
+                                                    _object, _string, _strings, _typed_object)
+from harness.models.serve_mock.http_bounds import BadRequest
+from harness.core.user_files import INT64_MAX
+
+ROUTES = ("/v1/responses", "/responses")
+COMPACT_ROUTES = ("/v1/responses/compact", "/responses/compact")
+
+
+def _stateless(param: str, value: Any) -> Any:
+    raise _invalid(param, "serve-mock keeps no responses or conversations: send the whole input each time")
+
+
+def _no_background(param: str, value: Any) -> Any:
+    if _boolean(param, value):
+        raise _invalid(param, "serve-mock answers in the foreground only; send background false or leave it out")
+    return value
+
+
+def _tool_choice(param: str, value: Any) -> Any:
+    """Responses' tool choice: a mode, or an object with a `type` (a function's is named at its top level)."""
+    if isinstance(value, str):
+        return CHAT_ARGUMENTS["tool_choice"](param, value)
+    choice = _typed_object(param, value)
+    if choice["type"] == "function":
+        _string(f"{param}.name", choice.get("name"))
+    return value
+
+
+# Documented arguments the mock does not read (types/responses/response_create_params.py and
+# response_compact_params.py), checked by type and range.
+_SHARED = {name: CHAT_ARGUMENTS[name] for name in ("service_tier", "safety_identifier", "prompt_cache_retention")}
+_SHARED.update({"prompt_cache_options": _object, "image": _object, "previous_response_id": _stateless})
+_CREATE = {**_SHARED, **{name: CHAT_ARGUMENTS[name] for name in ("temperature", "top_p", "metadata", "store",
+                                                                  "parallel_tool_calls", "stream", "top_logprobs")},
+           "max_output_tokens": _integer_in(16, INT64_MAX), "max_tool_calls": _integer_in(1, INT64_MAX),
+           "tool_choice": _tool_choice, "text": _object, "reasoning": _object, "include": _strings,
+           "prompt": _object, "stream_options": _object, "conversation": _stateless, "background": _no_background}
+_READ = ("model", "input", "instructions", "tools", "user", "prompt_cache_key", "context_management", "truncation")
+_COMPACT_READ = ("model", "input", "instructions", "prompt_cache_key")
+
+
+@dataclass
+class ResponsesRequest:
+    """A Responses request as the mock reads it."""
+
+    model: str  # as asked, echoed in the response
+    served: str  # the mock model that answers: "summarizer" or "agent"
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    options: dict[str, Any]  # the provider parameters the mock applies (context_management, truncation)
+    marks: CacheMarks | None  # the cache key, if any: the API takes no cache markers
+    user: str  # the session when no session header names one
+
+
+def read_request(body: Any, compact: bool = False) -> ResponsesRequest:
+    """The request, checked and translated; raises BadRequest naming the first malformed field."""
+    if not isinstance(body, dict):
+        raise BadRequest(400, "request body must be a JSON object")
+    documented, read = (_SHARED, _COMPACT_READ) if compact else (_CREATE, _READ)
+    for name in body:
+        if name not in documented and name not in read:
+            raise BadRequest(400, f"Unknown parameter: '{name[:100]}'.", name[:100], code="unknown_parameter")
+    for name, check in documented.items():
+        if body.get(name) is not None:  # the API takes null as leaving an argument out
+            check(name, body[name])
+    if "model" not in body:
+        raise _invalid("model", "required")
+    model = _string("model", body["model"])
+    instructions = body.get("instructions")
+    try:
+        messages = chat_messages(body.get("input", []))
+        tools = chat_tools(body.get("tools"))
+        options = {name: body[name] for name in ("context_management", "truncation") if body.get(name) is not None}
+        read_threshold(options.get("context_management"))
+        check_truncation(options.get("truncation"))
+        _check_items(body.get("input"))
+    except (ItemError, CompactionRequestError) as exc:
+        raise _invalid(exc.param, str(exc).removeprefix(f"{exc.param}: ")) from None
+    if instructions is not None:
+        messages.insert(0, {"role": "system", "content": _string("instructions", instructions)})
+    if not messages:
+        raise _invalid("input", "expected at least one input item")
+    key = body.get("prompt_cache_key")
+    user = body.get("user") or body.get("safety_identifier") or ""
+    return ResponsesRequest(model=model, served=served_model(model), messages=messages, tools=tools, options=options,
+                            marks=CacheMarks(prompt_cache_key=_string("prompt_cache_key", key)) if key else None,
+                            user=_string("user", user))
+
+
+def _check_items(items: Any) -> None:
+    """Refuse a compaction item the simulated provider did not make (the API reads only its own)."""
+    for index, item in enumerate(items if isinstance(items, list) else ()):
+        if item.get("type") == "compaction":
+            check_item(item, f"input[{index}]")
+
+
+def response(reply: dict[str, Any], usage: dict[str, Any], model: str, response_id: str) -> dict[str, Any]:
+    """The mock's reply and usage as a Responses API response (types/responses/response.py): its compaction items,
+    its text as an `output_text` part, its calls as `function_call` items."""
+    output = []
+    for number, item in enumerate(input_items([reply])):
+        if item["type"] == "message":
+            item = {"type": "message", "id": f"msg_{response_id[5:]}", "role": "assistant", "status": "completed",
+                    "content": [{"type": "output_text", "text": item["content"], "annotations": []}]}
+        elif item["type"] == "function_call":
+            item = {**item, "id": f"fc_{response_id[5:]}_{number}", "status": "completed"}
+        output.append(item)
+    return {"id": response_id, "object": "response", "created_at": int(time.time()), "status": "completed",
+            "model": model, "output": output, "usage": usage_fields(usage), "parallel_tool_calls": True,
+            "tool_choice": "auto", "tools": [], "error": None, "incomplete_details": None}
+
+
+def compacted(window: list[dict[str, Any]], usage: dict[str, Any], response_id: str) -> dict[str, Any]:
+    """A `/responses/compact` answer (types/responses/compacted_response.py): the window's user messages, then the
+    compaction item, and the pass's usage."""
+    return {"id": response_id, "object": "response.compaction", "created_at": int(time.time()),
+            "output": input_items(window), "usage": usage_fields(usage)}
+
+
+def usage_fields(usage: dict[str, Any]) -> dict[str, Any]:
+    """The mock's usage in the Responses fields (types/responses/response_usage.py): input tokens with the cached
+    and written ones in `input_tokens_details` where the mock's cache reports them (none under `--cache-style none`;
+    no writes under OpenAI's automatic caching), output tokens (no reasoning)."""
+    out: dict[str, Any] = {"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"],
+                           "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": usage["total_tokens"]}
+    details = usage.get("prompt_tokens_details")
+    if details is not None:
+        out["input_tokens_details"] = {"cached_tokens": details.get("cached_tokens") or 0}
+        written = details.get("cache_write_tokens", usage.get("cache_creation_input_tokens"))
+        if written is not None:
+            out["input_tokens_details"]["cache_write_tokens"] = written
+    return out
