@@ -21,6 +21,8 @@ REGISTRY: dict[str, str] = {
     "llm_summarizing": "strategies.llm_summarizing:LLMSummarizing",
     # A provider's own compaction, asked for in the request: the provider forgets.
     "anthropic.compaction": "strategies.anthropic_compaction:AnthropicCompaction",
+    "openai.compaction": "strategies.openai_compaction:OpenAICompaction",
+    "openai.compact": "strategies.openai_compact:OpenAICompact",
     # Adapters: the real libraries' code (strategies.adapters), each needing its extra.
     "pai.tiered_compaction": "strategies.adapters.pydantic_ai:TieredCompactionAdapter",
     "pai.tool_output_limits": "strategies.adapters.pydantic_ai:ToolOutputLimitsAdapter",

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Callable
 
 from harness.core.clock import ClockConfig, RunClock
 from harness.conversation.events import EventLog
@@ -12,7 +12,7 @@ from harness.models.llm import LLMClient, LLMProfile, LLMResult
 from harness.models.usage import Usage
 from harness.models.retry import RetryListener
 from harness.core.tokens import count_tools, stable_hash
-from harness.models.profiles import MAIN_PROFILE
+from harness.models.profiles import COMPACT_PROFILE, MAIN_PROFILE
 from harness.conversation.view import Message, ViewState
 
 
@@ -35,6 +35,7 @@ class RunContext:
         self.side_call_cpu_s = 0.0  # CPU of this run's thread inside side calls (summaries)
         self.library_cpu_s = 0.0  # CPU inside a wrapped library's own code (adapters), side calls left out
         self._clients: dict[str, LLMClient] = {}
+        self.main_client: LLMClient | None = None  # the runner's client of the main model (its session), once made
         self._budget_of: LLMProfile | None = None  # the main profile `_budget` was worked out for
         self._budget: int | None = None
 
@@ -113,10 +114,23 @@ class RunContext:
         """A side call (e.g. a summary), logged as an llm_call of its profile and counted in the totals;
         it takes time on the run's clock too."""
         client = self.client(profile_name)
+        return self._side_call(profile_name, client, purpose,
+                               lambda clock_s: client.complete(messages, None, clock_s=clock_s))
+
+    def call_compact(self, messages: list[Message], purpose: str) -> LLMResult:
+        """OpenAI's `POST /responses/compact` on the main model with `messages` (its window: the result's
+        `window`), through the main model's own client and session (the provider's prompt cache is the
+        conversation's); a side call like a summary, logged under the profile COMPACT_PROFILE."""
+        client = self.main_client or self.client(MAIN_PROFILE)
+        return self._side_call(COMPACT_PROFILE, client, purpose,
+                               lambda clock_s: client.complete(messages, None, clock_s=clock_s, compact=True))
+
+    def _side_call(self, profile_name: str, client: LLMClient, purpose: str,
+                   call: Callable[[float], LLMResult]) -> LLMResult:
         started = time.thread_time()
         clock_s = self.clock.now_s
         try:
-            result = client.complete(messages, None, clock_s=clock_s)
+            result = call(clock_s)
         except Exception as exc:
             self.side_call_cpu_s += time.thread_time() - started
             self.log.append("llm_call", profile=profile_name, model=client.profile.model, purpose=purpose, ok=False,

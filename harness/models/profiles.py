@@ -9,6 +9,9 @@ from harness.core.errors import ConfigError
 from harness.models.llm import LLMProfile
 
 MAIN_PROFILE = "main"  # the agent's model; a strategy's side calls name their own profiles ("summary", ...)
+# What a side call on the main model's own `/responses/compact` endpoint is logged as (RunContext.call_compact): the
+# main model, counted as a side call beside the summaries; not a profile a user can define (build_profiles).
+COMPACT_PROFILE = "main/compact"
 
 
 def _seed_profile_keys(value: Any, where: str) -> Any:
@@ -25,6 +28,8 @@ def _seed_profile_keys(value: Any, where: str) -> Any:
 def build_profiles(data: dict[str, dict[str, Any]]) -> dict[str, LLMProfile]:
     if MAIN_PROFILE not in data:
         raise ConfigError(f"profiles: a {MAIN_PROFILE!r} profile is required")
+    if COMPACT_PROFILE in data:
+        raise ConfigError(f"profiles: {COMPACT_PROFILE!r} names the main model's compaction calls; pick another name")
     profiles = {name: build_dataclass(LLMProfile, _seed_profile_keys(value, f"profiles.{name}"), f"profiles.{name}")
                 for name, value in data.items()}
     for name, profile in profiles.items():

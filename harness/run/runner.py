@@ -128,8 +128,8 @@ def _run_cell(cell: Cell, client: Callable[..., LLMClient]) -> dict[str, Any]:
     profiles = build_profiles(cell.profiles)
     clock = RunClock(build_dataclass(ClockConfig, cell.clock, "clock"), [cell.task.task_id, cell.seed])
     ctx = RunContext(log, profiles, run_id=cell.run_id, seed=cell.seed, clock=clock)
-    main = client(profiles[MAIN_PROFILE], session=cell.run_id, seed=cell.seed,
-                  on_retry=ctx.retry_listener(MAIN_PROFILE))
+    main = ctx.main_client = client(profiles[MAIN_PROFILE], session=cell.run_id, seed=cell.seed,
+                                    on_retry=ctx.retry_listener(MAIN_PROFILE))
     termination, error, transient = "error", None, False
     environment = None
     libraries: list[str] = []

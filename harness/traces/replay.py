@@ -212,7 +212,8 @@ def replay_cell(cell: TraceCell) -> dict[str, Any]:
     profiles = build_profiles(cell.profiles)
     clock = RunClock(ClockConfig(), [cell.trace.trace_id, SEED])  # advanced by simulated model time alone
     ctx = RunContext(log, profiles, run_id=cell.run_id, seed=SEED, clock=clock)
-    main = LLMClient(profiles[MAIN_PROFILE], session=cell.run_id, seed=SEED, on_retry=ctx.retry_listener(MAIN_PROFILE))
+    main = ctx.main_client = LLMClient(profiles[MAIN_PROFILE], session=cell.run_id, seed=SEED,
+                                       on_retry=ctx.retry_listener(MAIN_PROFILE))
     termination, error, libraries = "error", None, []
     try:
         label = f"strategy {cell.strategy.display}"

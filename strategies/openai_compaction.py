@@ -1,0 +1,95 @@
+"""openai.compaction: OpenAI's server-side compaction, switched on in the request (Responses `context_management`).
+
+The provider forgets, not the client: every main request carries `context_management: [{"type": "compaction",
+"compact_threshold": N}]` (openai SDK types/responses/response_create_params.py:64,398-403), which sends it through the
+Responses API (harness.models.responses_api). When a request's rendered input crosses N, the server compacts in the
+same response: its output starts with an opaque `compaction` item, and the answer comes from the compacted context
+(OpenAI's "Compaction" guide). The client appends the output as it is, item included, and sends the whole history
+again; the guide lets a client drop what precedes the latest item, and the server reads past it anyway. So the view
+never shrinks here: the provider's usage shows what the model saw.
+
+Threshold: OpenAI documents no default (the field is optional, with none given; litellm's docstring shows 200,000 as
+an example, types/llms/openai.py:1405). Ours: 0.75 x the run's input budget, 150,000 at a 200k window, Anthropic's
+default trigger, so the two providers' compactions compare at one threshold; never below the API's minimum of 1,000
+(litellm types/llms/openai.py:1362: an explicit smaller value is refused, a scaled one raised to it).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from harness.core.config import option, require
+from harness.core.errors import ConfigError
+from harness.models.cache_policy import COMPATIBLE, OPENAI, provider_family
+from harness.models.provider_compaction import OPENAI_COMPACTION, OPENAI_MIN_THRESHOLD as MIN_THRESHOLD, compaction_items
+from strategies import thresholds
+from strategies.base import Strategy
+
+if TYPE_CHECKING:
+    from harness.conversation.context import RunContext
+    from harness.models.llm import LLMProfile, LLMResult
+
+
+def check_openai(profile: "LLMProfile", where: str, what: str) -> None:
+    """Refuse a main model OpenAI's Responses API does not serve: only the provider that made a compaction item can
+    read it. The mock (in process, or behind serve-mock's Responses route as openai/<name>) serves it."""
+    if profile.is_mock or provider_family(profile.model, None, profile.api_base) in (OPENAI, COMPATIBLE):
+        return
+    raise ConfigError(f"{where}: {what} is OpenAI's own compaction (the Responses API), and {profile.model} is not "
+                      "served by OpenAI's API; use an openai/... model (serve-mock: --model openai/<name> --api-base "
+                      "http://127.0.0.1:N/v1), or litellm.context_management for another provider")
+
+
+@dataclass
+class OpenAICompactionConfig:
+    compact_threshold: int | None = option(help="the server compacts once a request's input passes this many tokens "
+                                                "(ours: OpenAI documents no default; at least its minimum, 1,000)",
+                                           of_budget=0.75)
+
+    def __post_init__(self) -> None:
+        require(self.compact_threshold is None or self.compact_threshold >= MIN_THRESHOLD,
+                f"compact_threshold must be at least {MIN_THRESHOLD:,} tokens (OpenAI's minimum), "
+                f"got {self.compact_threshold}")
+
+
+class OpenAICompaction(Strategy):
+    name = "openai.compaction"
+    summary = "OpenAI's server-side compaction: past a token threshold the Responses API compacts into an opaque item"
+    source = "OpenAI compaction guide (context_management on POST /responses); openai SDK 3.63 types"
+    Config = OpenAICompactionConfig
+    provider = "openai"
+
+    def check_main(self, profile: "LLMProfile", where: str) -> None:
+        check_openai(profile, where, "server-side compaction")
+
+    def on_run_start(self, ctx: "RunContext") -> None:
+        self.limits = at_least_minimum(thresholds.resolved(self.config, ctx.budget()))
+
+    def threshold_values(self, budget: int | None) -> dict[str, int]:
+        return {"compact_threshold": at_least_minimum(thresholds.resolved(self.config, budget)).compact_threshold}
+
+    def threshold_warnings(self, budget: int | None, label: str) -> list[str]:
+        return never_acts(self.threshold_values(budget)["compact_threshold"], budget, label, "the provider")
+
+    def request_options(self, ctx: "RunContext") -> dict[str, Any]:
+        return {"context_management": [{"type": OPENAI_COMPACTION, "compact_threshold": self.limits.compact_threshold}]}
+
+    def after_response(self, ctx: "RunContext", result: "LLMResult") -> None:
+        items = compaction_items(result.message)
+        if items:
+            ctx.emit("condensation", kind="summary", by="provider", request_id=ctx.last_request_id,
+                     item_ids=[item.get("id") for item in items])
+
+
+def at_least_minimum(config: Any) -> Any:
+    """A scaled threshold below the API's minimum is raised to it (ours: the API would refuse it)."""
+    return config if config.compact_threshold >= MIN_THRESHOLD else replace(config, compact_threshold=MIN_THRESHOLD)
+
+
+def never_acts(threshold: int, budget: int | None, label: str, who: str) -> list[str]:
+    """The warning for a threshold not below the window's input budget: it can never be passed in this run."""
+    if budget is None or threshold < budget:
+        return []
+    return [f"{label}: the compaction threshold ({threshold:,} input tokens; OpenAI's minimum is {MIN_THRESHOLD:,}) "
+            f"is not below the window's input budget ({budget:,}): {who} can never compact in this run, which then "
+            "behaves as `none`"]
