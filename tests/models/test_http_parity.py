@@ -147,3 +147,54 @@ def test_window_is_read_without_the_urls_credentials(mock_server):
     server = mock_server(window=SMALL_WINDOW)
     host = server.url.split("://", 1)[1]
     assert served_mock_window(f"http://user:pw@{host}?api_key=k", "openai/mock-agent") == SMALL_WINDOW
+
+
+OPENAI_STRATEGIES = ["openai.compaction", "openai.compact"]
+GPT = "openai/gpt-5.6"
+
+
+def run_over_responses(server, tmp_path, *args) -> list[dict]:
+    """OpenAI's compaction strategies in process (`mock/agent`, OpenAI's automatic caching, billed as gpt-5.6) and
+    through serve-mock's Responses route with a GPT-5.x model (`--model openai/gpt-5.6 --api-base URL`, the server's
+    window and cache style given): rows equal field by field."""
+    base = ["run", "--strategies", ",".join(OPENAI_STRATEGIES), "--no-progress", "--price-model", "gpt-5.6", *args]
+    assert main([*base, "--workers", "1", "--cache-style", "openai", "--out", str(tmp_path / "local")]) == 0
+    assert main([*base, "--workers", "4", "--model", GPT, "--api-base", server.url, "--window", str(server.config.window),
+                 "--out", str(tmp_path / "http")]) == 0
+    local = {row["run_id"]: row for row in read_runs(tmp_path / "local")}
+    remote = {row["run_id"]: row for row in read_runs(tmp_path / "http")}
+    assert sorted(remote) == sorted(local)
+    for run_id, row in local.items():
+        assert {k: v for k, v in remote[run_id].items() if k not in HOST_CLOCKS | TRANSPORT_NAMED} == \
+               {k: v for k, v in row.items() if k not in HOST_CLOCKS | TRANSPORT_NAMED}, run_id
+        assert same_error(row["error"], remote[run_id]["error"])
+    assert {row["model"] for row in remote.values()} == {GPT}
+    return list(local.values())
+
+
+def test_openai_compaction_over_the_responses_route_matches_in_process(mock_server, tmp_path, monkeypatch):
+    """A task of the default suite past the threshold: each strategy compacts (server-side, or through
+    /responses/compact), and every main request went through the Responses route."""
+    from harness.models.serve_mock import responses_wire
+
+    paths = []  # per Responses request: whether it was a /responses/compact call
+    read = responses_wire.read_request
+
+    def recording(body, compact=False):
+        paths.append(compact)
+        return read(body, compact)
+
+    monkeypatch.setattr(responses_wire, "read_request", recording)
+    server = mock_server(cache="openai")
+    rows = run_over_responses(server, tmp_path, "--suite", "default", "--task-ids", "work_queue-2")
+    assert all(row["summaries"] >= 1 and row["termination"] == "submitted" for row in rows)
+    compact_row = next(row for row in rows if row["strategy"] == "openai.compact")
+    assert paths.count(True) == compact_row["summarizer_requests"] >= 1
+    assert paths.count(False) == sum(row["requests"] for row in rows)
+
+
+@pytest.mark.slow
+def test_default_suite_over_the_responses_route_matches_in_process(mock_server, tmp_path):
+    rows = run_over_responses(mock_server(cache="openai"), tmp_path, "--suite", "default")
+    assert len(rows) == 20 * len(OPENAI_STRATEGIES)
+    assert all(row["termination"] != "error" for row in rows)
