@@ -8,8 +8,9 @@ request sends it, and the provider reads the opaque item. The call is a side cal
 (`summarizer_requests`, logged under the profile `main/compact`), billed by the pass's own usage (lines 34-37).
 
 Every main request goes through the Responses API, which alone reads compaction items: the strategy asks for
-`truncation: "disabled"`, the API's default (an input past the window is refused, never cut), a parameter only the
-Responses API takes (harness.models.responses_api).
+`truncation: "disabled"`, the API's default (an input past the window is refused, never cut: openai SDK
+types/responses/response_create_params.py:337-346), a parameter only the Responses API takes
+(harness.models.responses_api).
 
 When to compact is the client's choice (the guide leaves it to the caller). Ours: 0.75 x the run's input budget,
 150,000 at a 200k window, the threshold of openai.compaction; at most one compaction per main request (a request
