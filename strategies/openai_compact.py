@@ -23,54 +23,27 @@ Nothing left to trim: the strategy gives up (`strategy_failed`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.core.config import option, require
 from harness.core.errors import StrategyFailed
 from harness.models.llm import is_context_window_error
-from harness.models.provider_compaction import OPENAI_MIN_THRESHOLD as MIN_THRESHOLD, compaction_items
-from strategies import thresholds
+from harness.models.provider_compaction import INSTRUCTION_ROLES, compaction_items
 from strategies.adapters import apply_view
-from strategies.base import Strategy
-from strategies.openai_compaction import at_least_minimum, check_openai, never_acts
+from strategies.openai_compaction import OpenAIThreshold
 
 if TYPE_CHECKING:
     from harness.conversation.context import RunContext
-    from harness.models.llm import LLMProfile
-
-INSTRUCTION_ROLES = ("system", "developer")
 
 
-@dataclass
-class OpenAICompactConfig:
-    compact_threshold: int | None = option(help="the client calls /responses/compact once the provider reported more "
-                                                "input tokens than this for the last request (ours)", of_budget=0.75)
-
-    def __post_init__(self) -> None:
-        require(self.compact_threshold is None or self.compact_threshold >= MIN_THRESHOLD,
-                f"compact_threshold must be at least {MIN_THRESHOLD:,} tokens, got {self.compact_threshold}")
-
-
-class OpenAICompact(Strategy):
+class OpenAICompact(OpenAIThreshold):
     name = "openai.compact"
     summary = "the client calls OpenAI's /responses/compact past a token threshold and carries on from its window"
     source = "OpenAI compaction guide (POST /responses/compact); openai SDK 3.63 compacted_response.py"
-    Config = OpenAICompactConfig
-    provider = "openai"
-
-    def check_main(self, profile: "LLMProfile", where: str) -> None:
-        check_openai(profile, where, "/responses/compact")
+    what, who = "/responses/compact", "the client"
 
     def on_run_start(self, ctx: "RunContext") -> None:
-        self.limits = at_least_minimum(thresholds.resolved(self.config, ctx.budget()))
+        super().on_run_start(ctx)
         self.compacted_at = -1  # ctx.requests when the last compaction was made
-
-    def threshold_values(self, budget: int | None) -> dict[str, int]:
-        return {"compact_threshold": at_least_minimum(thresholds.resolved(self.config, budget)).compact_threshold}
-
-    def threshold_warnings(self, budget: int | None, label: str) -> list[str]:
-        return never_acts(self.threshold_values(budget)["compact_threshold"], budget, label, "the client")
 
     def request_options(self, ctx: "RunContext") -> dict[str, Any]:
         return {"truncation": "disabled"}

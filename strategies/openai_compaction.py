@@ -16,7 +16,7 @@ default trigger, so the two providers' compactions compare at one threshold; nev
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.core.config import option, require
 from harness.core.errors import ConfigError
@@ -30,20 +30,10 @@ if TYPE_CHECKING:
     from harness.models.llm import LLMProfile, LLMResult
 
 
-def check_openai(profile: "LLMProfile", where: str, what: str) -> None:
-    """Refuse a main model OpenAI's Responses API does not serve: only the provider that made a compaction item can
-    read it. The mock (in process, or behind serve-mock's Responses route as openai/<name>) serves it."""
-    if profile.is_mock or provider_family(profile.model, None, profile.api_base) in (OPENAI, COMPATIBLE):
-        return
-    raise ConfigError(f"{where}: {what} is OpenAI's own compaction (the Responses API), and {profile.model} is not "
-                      "served by OpenAI's API; use an openai/... model (serve-mock: --model openai/<name> --api-base "
-                      "http://127.0.0.1:N/v1), or litellm.context_management for another provider")
-
-
 @dataclass
 class OpenAICompactionConfig:
-    compact_threshold: int | None = option(help="the server compacts once a request's input passes this many tokens "
-                                                "(ours: OpenAI documents no default; at least its minimum, 1,000)",
+    compact_threshold: int | None = option(help="compaction once a request's input passes this many tokens (ours: "
+                                                "OpenAI documents no default; at least its minimum, 1,000)",
                                            of_budget=0.75)
 
     def __post_init__(self) -> None:
@@ -52,15 +42,23 @@ class OpenAICompactionConfig:
                 f"got {self.compact_threshold}")
 
 
-class OpenAICompaction(Strategy):
-    name = "openai.compaction"
-    summary = "OpenAI's server-side compaction: past a token threshold the Responses API compacts into an opaque item"
-    source = "OpenAI compaction guide (context_management on POST /responses); openai SDK 3.63 types"
+class OpenAIThreshold(Strategy):
+    """What OpenAI's two compactions share: the Responses API as the main model, `compact_threshold` scaled to the
+    window and never below the API's minimum."""
+
     Config = OpenAICompactionConfig
     provider = "openai"
+    what: ClassVar[str] = ""  # the compaction, as a refusal names it
+    who: ClassVar[str] = ""  # who compacts, as the warning names it
 
     def check_main(self, profile: "LLMProfile", where: str) -> None:
-        check_openai(profile, where, "server-side compaction")
+        """Only the provider that made a compaction item can read it; the mock (in process, or behind serve-mock's
+        Responses route as openai/<name>) serves it too."""
+        if profile.is_mock or provider_family(profile.model, None, profile.api_base) in (OPENAI, COMPATIBLE):
+            return
+        raise ConfigError(f"{where}: {self.what} is OpenAI's own compaction (the Responses API), and {profile.model} "
+                          "is not served by OpenAI's API; use an openai/... model (serve-mock: --model openai/<name> "
+                          "--api-base http://127.0.0.1:N/v1), or litellm.context_management for another provider")
 
     def on_run_start(self, ctx: "RunContext") -> None:
         self.limits = at_least_minimum(thresholds.resolved(self.config, ctx.budget()))
@@ -69,7 +67,19 @@ class OpenAICompaction(Strategy):
         return {"compact_threshold": at_least_minimum(thresholds.resolved(self.config, budget)).compact_threshold}
 
     def threshold_warnings(self, budget: int | None, label: str) -> list[str]:
-        return never_acts(self.threshold_values(budget)["compact_threshold"], budget, label, "the provider")
+        threshold = self.threshold_values(budget)["compact_threshold"]
+        if budget is None or threshold < budget:
+            return []
+        return [f"{label}: the compaction threshold ({threshold:,} input tokens; OpenAI's minimum is "
+                f"{MIN_THRESHOLD:,}) is not below the window's input budget ({budget:,}): {self.who} can never "
+                "compact in this run, which then behaves as `none`"]
+
+
+class OpenAICompaction(OpenAIThreshold):
+    name = "openai.compaction"
+    summary = "OpenAI's server-side compaction: past a token threshold the Responses API compacts into an opaque item"
+    source = "OpenAI compaction guide (context_management on POST /responses); openai SDK 3.63 types"
+    what, who = "server-side compaction", "the provider"
 
     def request_options(self, ctx: "RunContext") -> dict[str, Any]:
         return {"context_management": [{"type": OPENAI_COMPACTION, "compact_threshold": self.limits.compact_threshold}]}
@@ -81,15 +91,6 @@ class OpenAICompaction(Strategy):
                      item_ids=[item.get("id") for item in items])
 
 
-def at_least_minimum(config: Any) -> Any:
+def at_least_minimum(config: OpenAICompactionConfig) -> OpenAICompactionConfig:
     """A scaled threshold below the API's minimum is raised to it (ours: the API would refuse it)."""
     return config if config.compact_threshold >= MIN_THRESHOLD else replace(config, compact_threshold=MIN_THRESHOLD)
-
-
-def never_acts(threshold: int, budget: int | None, label: str, who: str) -> list[str]:
-    """The warning for a threshold not below the window's input budget: it can never be passed in this run."""
-    if budget is None or threshold < budget:
-        return []
-    return [f"{label}: the compaction threshold ({threshold:,} input tokens; OpenAI's minimum is {MIN_THRESHOLD:,}) "
-            f"is not below the window's input budget ({budget:,}): {who} can never compact in this run, which then "
-            "behaves as `none`"]

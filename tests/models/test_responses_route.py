@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import urllib.error
 import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import httpx
 import litellm
 import pytest
 
@@ -51,32 +50,20 @@ COMPACTED = {"id": "resp_2", "object": "response.compaction", "created_at": 0, "
 
 @pytest.fixture
 def recorder(monkeypatch):
-    """A loopback server answering as OpenAI's Responses API, recording each request's path, ctxbench and
-    content-type headers, and body."""
+    """httpx (litellm's client and the OpenAI SDK's) answering as OpenAI's Responses API without a network: each
+    request's path, ctxbench, content-type and authorization headers, and body recorded."""
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     sent: list[dict] = []
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            headers = {key.lower(): value for key, value in self.headers.items()
-                       if key.lower().startswith("x-ctxbench") or key.lower() in ("content-type", "authorization")}
-            sent.append({"path": self.path, "headers": headers, "body": body})
-            data = json.dumps(COMPACTED if self.path.endswith("/compact") else REPLY).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def send(self, request, **kwargs):
+        headers = {key: value for key, value in request.headers.items()
+                   if key.startswith("x-ctxbench") or key in ("content-type", "authorization")}
+        sent.append({"path": request.url.path, "headers": headers, "body": json.loads(request.content)})
+        reply = COMPACTED if request.url.path.endswith("/compact") else REPLY
+        return httpx.Response(200, json=reply, request=request)
 
-        def log_message(self, *args) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/v1", sent
-    server.shutdown()
-    server.server_close()
+    monkeypatch.setattr(httpx.Client, "send", send)
+    return "http://127.0.0.1:9/v1", sent
 
 
 def test_request_bodies_and_headers_match_the_golden(recorder):

@@ -17,14 +17,13 @@ API has no seed field), as for Anthropic's route.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from harness.models.cache_marks import CacheMarks
 from harness.models.mock.compaction import CompactionRequestError
 from harness.models.mock.responses_compaction import check_item, check_truncation, read_threshold
 from harness.models.responses_items import ItemError, chat_messages, chat_tools, input_items
-from harness.models.serve_mock.anthropic_wire import served_model
+from harness.models.serve_mock.anthropic_wire import MessagesRequest, served_model
 from harness.models.serve_mock.chat_request import (_OTHER_ARGUMENTS as CHAT_ARGUMENTS, _boolean, _integer_in, _invalid,
                                                     _object, _string, _strings, _typed_object)
 from harness.models.serve_mock.http_bounds import BadRequest
@@ -67,21 +66,9 @@ _READ = ("model", "input", "instructions", "tools", "user", "prompt_cache_key", 
 _COMPACT_READ = ("model", "input", "instructions", "prompt_cache_key")
 
 
-@dataclass
-class ResponsesRequest:
-    """A Responses request as the mock reads it."""
-
-    model: str  # as asked, echoed in the response
-    served: str  # the mock model that answers: "summarizer" or "agent"
-    messages: list[dict[str, Any]]
-    tools: list[dict[str, Any]]
-    options: dict[str, Any]  # the provider parameters the mock applies (context_management, truncation)
-    marks: CacheMarks | None  # the cache key, if any: the API takes no cache markers
-    user: str  # the session when no session header names one
-
-
-def read_request(body: Any, compact: bool = False) -> ResponsesRequest:
-    """The request, checked and translated; raises BadRequest naming the first malformed field."""
+def read_request(body: Any, compact: bool = False) -> MessagesRequest:
+    """The request, checked and translated, as the mock reads any route's (`marks`: the cache key, if any);
+    raises BadRequest naming the first malformed field."""
     if not isinstance(body, dict):
         raise BadRequest(400, "request body must be a JSON object")
     documented, read = (_SHARED, _COMPACT_READ) if compact else (_CREATE, _READ)
@@ -110,7 +97,7 @@ def read_request(body: Any, compact: bool = False) -> ResponsesRequest:
         raise _invalid("input", "expected at least one input item")
     key = body.get("prompt_cache_key")
     user = body.get("user") or body.get("safety_identifier") or ""
-    return ResponsesRequest(model=model, served=served_model(model), messages=messages, tools=tools, options=options,
+    return MessagesRequest(model=model, served=served_model(model), messages=messages, tools=tools, options=options,
                             marks=CacheMarks(prompt_cache_key=_string("prompt_cache_key", key)) if key else None,
                             user=_string("user", user))
 
