@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.core.config import option, require
 from harness.core.errors import ConfigError
-from harness.models.cache_policy import COMPATIBLE, OPENAI, provider_family
+from harness.models.cache_policy import COMPATIBLE, OPENAI, OPENAI_BREAKPOINTS, provider_family
 from harness.models.provider_compaction import OPENAI_COMPACTION, OPENAI_MIN_THRESHOLD as MIN_THRESHOLD, compaction_items
 from strategies import thresholds
 from strategies.base import Strategy
@@ -42,6 +42,9 @@ class OpenAICompactionConfig:
                 f"got {self.compact_threshold}")
 
 
+OPENAI_FAMILIES = (OPENAI, OPENAI_BREAKPOINTS, COMPATIBLE)  # models litellm sends to OpenAI's API (or a compatible one)
+
+
 class OpenAIThreshold(Strategy):
     """What OpenAI's two compactions share: the Responses API as the main model, `compact_threshold` scaled to the
     window and never below the API's minimum."""
@@ -54,7 +57,7 @@ class OpenAIThreshold(Strategy):
     def check_main(self, profile: "LLMProfile", where: str) -> None:
         """Only the provider that made a compaction item can read it; the mock (in process, or behind serve-mock's
         Responses route as openai/<name>) serves it too."""
-        if profile.is_mock or provider_family(profile.model, None, profile.api_base) in (OPENAI, COMPATIBLE):
+        if profile.is_mock or provider_family(profile.model, None, profile.api_base) in OPENAI_FAMILIES:
             return
         raise ConfigError(f"{where}: {self.what} is OpenAI's own compaction (the Responses API), and {profile.model} "
                           "is not served by OpenAI's API; use an openai/... model (serve-mock: --model openai/<name> "

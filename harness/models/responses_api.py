@@ -12,7 +12,9 @@ and :969-970) and has no way to send one back (tests/models/test_responses_trans
 
 The request: the messages as items (a system prompt stays a `system` message item), the tools as function tools,
 `store: false` (the whole input is sent each time: nothing needs storing, and the compaction guide names it for
-zero data retention), the cache key where the cache policy gives one. Responses has no `seed`: serve-mock takes the
+zero data retention), the cache key where the cache policy gives one and, for the GPT-5.6 family and later, its
+`prompt_cache_breakpoint` markers on content parts and `prompt_cache_options` (harness.models.openai_breakpoints), as
+on chat completions; the Responses API takes no Anthropic-style markers. Responses has no `seed`: serve-mock takes the
 run's seed from its header, as for Anthropic. Usage comes back in the Responses fields and is read through litellm's
 own mapping to chat usage (responses/utils.py:1291).
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from harness.models.cache_marks import CacheMarks
+from harness.models.cache_policy import mark_request
 from harness.models.provider_compaction import compaction_items, with_items
 from harness.models.responses_items import chat_messages, function_tools, input_items
 from harness.models.usage import quiet_litellm
@@ -43,6 +46,9 @@ def send(model: str, messages: Sequence[Mapping[str, Any]], kwargs: Mapping[str,
     litellm = quiet_litellm()
     params = {key: value for key, value in kwargs.items() if key not in _NOT_SENT}
     limit = kwargs.get("max_completion_tokens") or kwargs.get("max_tokens")
+    if marks.prompt_cache_mode is not None:  # GPT-5.6 and later: breakpoints on content parts, as on chat
+        messages, _, extra = mark_request(list(messages), None, marks)
+        params.update({key: value for key, value in extra.items() if key not in params})
     if marks.prompt_cache_key and sends_cache_key:
         params.setdefault("prompt_cache_key", marks.prompt_cache_key)
     items = input_items(messages)

@@ -24,6 +24,7 @@ from typing import Any, Mapping, Sequence
 from harness.models.provider_compaction import OPENAI_COMPACTION, compaction_items, with_items
 
 INPUT_ROLES = ("system", "developer", "user", "assistant")
+BREAKPOINT = "prompt_cache_breakpoint"  # OpenAI's cache marker on a content part (GPT-5.6 and later)
 
 
 class ItemError(ValueError):
@@ -70,14 +71,16 @@ def _assistant_items(message: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _parts(content: Any, kind: str) -> str | list[dict[str, Any]]:
-    """Text content as the Responses API takes it: a string as it is, text parts as `kind` parts."""
+    """Text content as the Responses API takes it: a string as it is, text parts as `kind` parts (with their
+    `prompt_cache_breakpoint`: openai SDK types/responses/response_input_text_param.py:32)."""
     if content is None or isinstance(content, str):
         return content or ""
     parts = []
     for part in content:
         if not isinstance(part, Mapping) or part.get("type") != "text":
             raise ValueError(f"only text content parts have a Responses form, got {part!r:.80}")
-        parts.append({"type": kind, "text": part.get("text", "")})
+        marker = {BREAKPOINT: part[BREAKPOINT]} if BREAKPOINT in part else {}
+        parts.append({"type": kind, "text": part.get("text", ""), **marker})
     return parts
 
 
@@ -219,7 +222,8 @@ def _content(content: Any, where: str, kinds: tuple[str, ...], joined: bool = Fa
         _object(part, at)
         if part.get("type") not in kinds:
             raise ItemError(f"{at}.type", f"serve-mock reads {' and '.join(kinds)} parts, got {part.get('type')!r}")
-        parts.append({"type": "text", "text": _text(part.get("text"), f"{at}.text")})
+        marker = {BREAKPOINT: part[BREAKPOINT]} if BREAKPOINT in part else {}  # read by the cache marks' reader
+        parts.append({"type": "text", "text": _text(part.get("text"), f"{at}.text"), **marker})
     return "".join(part["text"] for part in parts) if joined else parts
 
 

@@ -154,11 +154,12 @@ GPT = "openai/gpt-5.6"
 
 
 def run_over_responses(server, tmp_path, *args) -> list[dict]:
-    """OpenAI's compaction strategies in process (`mock/agent`, OpenAI's automatic caching, billed as gpt-5.6) and
-    through serve-mock's Responses route with a GPT-5.x model (`--model openai/gpt-5.6 --api-base URL`, the server's
-    window and cache style given): rows equal field by field."""
+    """OpenAI's compaction strategies in process (`mock/agent` caching as GPT-5.6 does, at the breakpoints the cache
+    policy places, billed as gpt-5.6) and through serve-mock's Responses route with a GPT-5.x model (`--model
+    openai/gpt-5.6 --api-base URL`, the server's window given; the breakpoints travel on the input items): rows
+    equal field by field."""
     base = ["run", "--strategies", ",".join(OPENAI_STRATEGIES), "--no-progress", "--price-model", "gpt-5.6", *args]
-    assert main([*base, "--workers", "1", "--cache-style", "openai", "--out", str(tmp_path / "local")]) == 0
+    assert main([*base, "--workers", "1", "--cache-style", server.config.cache, "--out", str(tmp_path / "local")]) == 0
     assert main([*base, "--workers", "4", "--model", GPT, "--api-base", server.url, "--window", str(server.config.window),
                  "--out", str(tmp_path / "http")]) == 0
     local = {row["run_id"]: row for row in read_runs(tmp_path / "local")}
@@ -185,9 +186,10 @@ def test_openai_compaction_over_the_responses_route_matches_in_process(mock_serv
         return read(body, compact)
 
     monkeypatch.setattr(responses_wire, "read_request", recording)
-    server = mock_server(cache="openai")
+    server = mock_server(cache="openai-breakpoints")
     rows = run_over_responses(server, tmp_path, "--suite", "default", "--task-ids", "work_queue-2")
     assert all(row["summaries"] >= 1 and row["termination"] == "submitted" for row in rows)
+    assert all(row["cached_tokens"] and row["cache_write_tokens"] for row in rows)
     compact_row = next(row for row in rows if row["strategy"] == "openai.compact")
     assert paths.count(True) == compact_row["summarizer_requests"] >= 1
     assert paths.count(False) == sum(row["requests"] for row in rows)
@@ -195,6 +197,6 @@ def test_openai_compaction_over_the_responses_route_matches_in_process(mock_serv
 
 @pytest.mark.slow
 def test_default_suite_over_the_responses_route_matches_in_process(mock_server, tmp_path):
-    rows = run_over_responses(mock_server(cache="openai"), tmp_path, "--suite", "default")
+    rows = run_over_responses(mock_server(cache="openai-breakpoints"), tmp_path, "--suite", "default")
     assert len(rows) == 20 * len(OPENAI_STRATEGIES)
     assert all(row["termination"] != "error" for row in rows)

@@ -11,7 +11,8 @@ from harness.core.tokens import count_message
 from harness.models.mock import provider as provider_module
 from harness.models.mock import responses_compaction as rc
 from harness.models.mock.provider import MockConfig, MockProvider
-from harness.models.provider_compaction import ITEMS, OPENAI_MIN_THRESHOLD, compaction_items
+from harness.models.mock.sealing import seal, unseal
+from harness.models.provider_compaction import ITEMS, OPENAI_MIN_THRESHOLD, compaction_items, user_key
 
 SYSTEM = {"role": "system", "content": "You are a careful agent."}
 TASK = {"role": "user", "content": "Start at record AB-1234 and follow the successor chain; submit the sum. " * 80}
@@ -76,7 +77,7 @@ def test_past_the_threshold_the_reply_starts_with_an_opaque_item_and_answers_fro
     reply, usage = serve(MockProvider(), [SYSTEM, TASK], compacting())
     (item,) = reply["provider_specific_fields"][ITEMS]
     assert set(item) == {"type", "id", "encrypted_content"} and item["type"] == "compaction"
-    summary, kept = rc.unseal(item["encrypted_content"])
+    summary, kept = unseal(item["encrypted_content"])
     assert kept == ()  # a server-side item keeps nothing verbatim: it stands for all that precedes it
     assert summary and summary not in item["encrypted_content"] and "AB-1234" not in item["encrypted_content"]
     assert seen == [[SYSTEM, {"role": "user", "content": summary}]]  # the answer saw the system prompt and summary
@@ -89,7 +90,7 @@ def test_the_compaction_step_is_billed_in_the_usage_fields_the_responses_api_rep
     provider = MockProvider()
     plain, plain_usage = serve(provider, [SYSTEM, TASK], session="plain")
     reply, usage = serve(provider, [SYSTEM, TASK], compacting(), session="compacting")
-    summary, _ = rc.unseal(reply["provider_specific_fields"][ITEMS][0]["encrypted_content"])
+    summary, _ = unseal(reply["provider_specific_fields"][ITEMS][0]["encrypted_content"])
     answer = {key: value for key, value in reply.items() if key != "provider_specific_fields"}
     assert "iterations" not in usage
     assert usage["prompt_tokens"] > plain_usage["prompt_tokens"]  # the pass read the whole input, then the answer
@@ -102,7 +103,7 @@ def test_a_later_request_sees_the_summary_and_what_follows_the_latest_item_only(
     the summary, and what follows: a message before the item (EARLY_FACT) reaches the agent only through the summary."""
     provider = MockProvider()
     first, _ = serve(provider, [SYSTEM, TASK, EARLY_FACT, LATER], compacting())
-    summary, _ = rc.unseal(first["provider_specific_fields"][ITEMS][0]["encrypted_content"])
+    summary, _ = unseal(first["provider_specific_fields"][ITEMS][0]["encrypted_content"])
     seen.clear()
     serve(provider, [SYSTEM, TASK, EARLY_FACT, LATER, first, {"role": "user", "content": "And now?"}])
     rest = {key: value for key, value in first.items() if key != "provider_specific_fields"}
@@ -118,15 +119,15 @@ def test_responses_compact_returns_all_user_messages_then_one_item():
     assert window[:2] == [TASK, LATER]
     assert len(window) == 3 and window[2]["role"] == "assistant" and not window[2]["content"]
     (item,) = compaction_items(window[2])
-    summary, kept = rc.unseal(item["encrypted_content"])
-    assert kept == (rc.user_key(TASK), rc.user_key(LATER))
+    summary, kept = unseal(item["encrypted_content"])
+    assert kept == (user_key(TASK), user_key(LATER))
     assert usage["prompt_tokens"] > 0 and usage["completion_tokens"] > 0 and "iterations" not in usage
 
 
 def test_a_window_sent_back_keeps_its_user_messages_verbatim_and_drops_the_rest(seen):
     provider = MockProvider()
     window, _ = provider.compact("agent", [SYSTEM, TASK, EARLY_FACT, LATER], [], MockConfig(session="w"), seed=0)
-    summary, _ = rc.unseal(compaction_items(window[2])[0]["encrypted_content"])
+    summary, _ = unseal(compaction_items(window[2])[0]["encrypted_content"])
     stale = {"role": "user", "content": "a user message the window did not keep"}
     serve(provider, [SYSTEM, stale, *window], session="w")
     assert seen[-1] == [SYSTEM, TASK, LATER, {"role": "user", "content": summary}]
@@ -146,13 +147,13 @@ def test_an_item_this_provider_did_not_make_is_refused(foreign):
 
 
 def test_an_altered_item_is_refused_and_sealing_is_deterministic():
-    item = rc.seal("the summary", ())
-    assert rc.seal("the summary", ()) == item  # in process and over HTTP, the same item
-    assert rc.unseal(item["encrypted_content"]) == ("the summary", ())
+    item = seal("the summary", ())
+    assert seal("the summary", ()) == item  # in process and over HTTP, the same item
+    assert unseal(item["encrypted_content"]) == ("the summary", ())
     raw = bytearray(item["encrypted_content"].encode())
     raw[30] = ord("A") if raw[30] != ord("A") else ord("B")
     with pytest.raises(ValueError, match="could not be verified"):
-        rc.unseal(bytes(raw).decode())
+        unseal(bytes(raw).decode())
 
 
 def test_truncation_auto_is_refused_as_the_provider_would_change_the_view_behind_the_strategy():

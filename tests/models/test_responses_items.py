@@ -4,7 +4,7 @@ types/responses (easy_input_message_param.py, response_function_tool_call_param.
 FunctionCallOutput, function_tool_param.py, response_compaction_item_param_param.py)."""
 import pytest
 
-from harness.models.mock.responses_compaction import seal
+from harness.models.mock.sealing import seal
 from harness.models.provider_compaction import ITEMS
 from harness.models.responses_items import ItemError, chat_messages, chat_tools, function_tools, input_items
 

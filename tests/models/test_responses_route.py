@@ -17,7 +17,7 @@ import litellm
 import pytest
 
 from harness.models.llm import LLMClient, LLMProfile, is_context_window_error
-from harness.models.mock.responses_compaction import seal
+from harness.models.mock.sealing import seal
 from harness.models.provider_compaction import ITEMS, compaction_items
 
 GOLDEN = Path(__file__).parents[1] / "goldens" / "responses" / "requests.json"
@@ -118,15 +118,17 @@ def test_litellms_chat_bridge_cannot_carry_compaction(recorder):
     assert "cmp_2" not in json.dumps(reply.model_dump())
 
 
-def test_over_http_the_answers_equal_the_in_process_mocks(mock_server):
+@pytest.mark.parametrize("style", ["openai", "openai-breakpoints"])
+def test_over_http_the_answers_equal_the_in_process_mocks(mock_server, style):
     """Server-side compaction, a later request carrying the item, and `/responses/compact`, through litellm's
-    Responses client and serve-mock, answer as the mock in process does."""
-    server = mock_server(cache="openai")
+    Responses client and serve-mock, answer as the mock in process does, under OpenAI's automatic caching and under
+    GPT-5.6's breakpoints (carried on the input items' content parts)."""
+    server = mock_server(cache=style)
     task = {"role": "user", "content": "Start at record AB-1234 and follow the successor chain; submit the sum. " * 60}
     messages = [VIEW[0], task]
     options = {"context_management": [{"type": "compaction", "compact_threshold": 1_000}]}
     results = {}
-    for name, profile in (("local", LLMProfile(model="mock/agent", mock={"cache": "openai"})),
+    for name, profile in (("local", LLMProfile(model="mock/agent", mock={"cache": style})),
                           ("http", LLMProfile(model=MODEL, api_base=server.url))):
         client = LLMClient(profile, session=f"s-{name}", seed=1)
         first = client.complete(messages, TOOLS, clock_s=0.0, options=options)
@@ -167,6 +169,10 @@ def post(server, path, body, headers=None):
     ("/v1/responses", {"model": "gpt-5.6", "input": [{"type": "function_call", "call_id": 1}]}, "input[0].call_id"),
     ("/v1/responses", {"model": "gpt-5.6", "input": "hi", "tools": [{"type": "web_search"}]}, "tools[0].type"),
     ("/v1/responses/compact", {"model": "gpt-5.6", "input": "hi", "tools": []}, "tools"),
+    ("/v1/responses", {"model": "gpt-5.6", "input": "hi", "prompt_cache_options": {"mode": "implicit"},
+                       "prompt_cache_retention": "24h"}, "prompt_cache_options"),
+    ("/v1/responses", {"model": "gpt-5.6", "input": "hi", "prompt_cache_options": {"mode": "always"}},
+     "prompt_cache_options.mode"),
 ])
 def test_refusals_are_openai_errors_naming_the_param(mock_server, path, body, param):
     server = mock_server()

@@ -20,7 +20,7 @@ prefix can read it from the cache.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 from harness.models.cache_marks import Breakpoint, CacheMarks
@@ -113,8 +113,7 @@ def visible_context(messages: Sequence[dict[str, Any]], marks: CacheMarks | None
     moved.update({old: last_part + old - at for old in range(at, len(messages))})
     breakpoints = tuple(mark if mark.block != "message" else Breakpoint("message", moved[mark.index], mark.ttl)
                         for mark in marks.breakpoints if mark.block != "message" or mark.index in moved)
-    return visible, CacheMarks(breakpoints=breakpoints, automatic=marks.automatic,
-                               prompt_cache_key=marks.prompt_cache_key)
+    return visible, replace(marks, breakpoints=breakpoints)
 
 
 def compacted_context(visible: Sequence[dict[str, Any]], summary: str) -> list[dict[str, Any]]:
@@ -129,7 +128,7 @@ def compacted_marks(marks: CacheMarks | None, visible: Sequence[dict[str, Any]])
         return None
     system = sum(1 for message in visible if message.get("role") == "system")
     kept = tuple(mark for mark in marks.breakpoints if mark.block != "message" or mark.index < system)
-    return CacheMarks(breakpoints=kept, automatic=marks.automatic, prompt_cache_key=marks.prompt_cache_key)
+    return replace(marks, breakpoints=kept)  # OpenAI's mode too: the compacted context is read as the request asked
 
 
 def compaction_reply(summary: str, answer: dict[str, Any] | None) -> dict[str, Any]:

@@ -5,7 +5,8 @@ The items are read by the same translation the client writes them with (harness.
 through the Responses route hands the mock the messages the in-process client hands it; `instructions`, a system
 message inserted into the model's context (openai SDK types/responses/response_create_params.py), becomes a leading
 system message. The mock reads `context_management` and `truncation` (its options: harness.models.mock.provider), the
-cache key, the tools; every other documented argument is checked by its type, as the API checks it, and an unknown
+tools, the cache key, and OpenAI's `prompt_cache_breakpoint` markers with `prompt_cache_options` (GPT-5.6 and later,
+read back as on the chat route: harness.models.mock.wire_marks); every other documented argument is checked by its type, as the API checks it, and an unknown
 one refused ("Unknown parameter"). serve-mock keeps no state a request could point to: `previous_response_id`,
 `conversation` and `background` are refused; the client sends its whole input each time. A compaction item this
 provider did not make is refused before the mock reads anything (harness.models.mock.responses_compaction).
@@ -19,9 +20,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from harness.models.cache_marks import CacheMarks
 from harness.models.mock.compaction import CompactionRequestError
 from harness.models.mock.responses_compaction import check_item, check_truncation, read_threshold
+from harness.models.mock.wire_marks import MarkerError, read_marks
 from harness.models.responses_items import ItemError, chat_messages, chat_tools, input_items
 from harness.models.serve_mock.anthropic_wire import MessagesRequest, served_model
 from harness.models.serve_mock.chat_request import (_OTHER_ARGUMENTS as CHAT_ARGUMENTS, _boolean, _integer_in, _invalid,
@@ -56,14 +57,15 @@ def _tool_choice(param: str, value: Any) -> Any:
 # Documented arguments the mock does not read (types/responses/response_create_params.py and
 # response_compact_params.py), checked by type and range.
 _SHARED = {name: CHAT_ARGUMENTS[name] for name in ("service_tier", "safety_identifier", "prompt_cache_retention")}
-_SHARED.update({"prompt_cache_options": _object, "image": _object, "previous_response_id": _stateless})
+_SHARED.update({"image": _object, "previous_response_id": _stateless})
 _CREATE = {**_SHARED, **{name: CHAT_ARGUMENTS[name] for name in ("temperature", "top_p", "metadata", "store",
                                                                   "parallel_tool_calls", "stream", "top_logprobs")},
            "max_output_tokens": _integer_in(16, INT64_MAX), "max_tool_calls": _integer_in(1, INT64_MAX),
            "tool_choice": _tool_choice, "text": _object, "reasoning": _object, "include": _strings,
            "prompt": _object, "stream_options": _object, "conversation": _stateless, "background": _no_background}
-_READ = ("model", "input", "instructions", "tools", "user", "prompt_cache_key", "context_management", "truncation")
-_COMPACT_READ = ("model", "input", "instructions", "prompt_cache_key")
+_CACHE = ("prompt_cache_key", "prompt_cache_options")
+_READ = ("model", "input", "instructions", "tools", "user", "context_management", "truncation", *_CACHE)
+_COMPACT_READ = ("model", "input", "instructions", *_CACHE)
 
 
 def read_request(body: Any, compact: bool = False) -> MessagesRequest:
@@ -82,24 +84,31 @@ def read_request(body: Any, compact: bool = False) -> MessagesRequest:
         raise _invalid("model", "required")
     model = _string("model", body["model"])
     instructions = body.get("instructions")
+    key = body.get("prompt_cache_key")
+    if key is not None:
+        _string("prompt_cache_key", key)
+    if body.get("prompt_cache_options") is not None and body.get("prompt_cache_retention") is not None:
+        raise _invalid("prompt_cache_options", "prompt_cache_options.ttl supersedes prompt_cache_retention; send one "
+                                               "of them, not both")
     try:
         messages = chat_messages(body.get("input", []))
+        if instructions is not None:
+            messages.insert(0, {"role": "system", "content": _string("instructions", instructions)})
         tools = chat_tools(body.get("tools"))
         options = {name: body[name] for name in ("context_management", "truncation") if body.get(name) is not None}
         read_threshold(options.get("context_management"))
         check_truncation(options.get("truncation"))
         _check_items(body.get("input"))
+        messages, tools, marks = read_marks(messages, tools, None, key, body.get("prompt_cache_options"))
     except (ItemError, CompactionRequestError) as exc:
         raise _invalid(exc.param, str(exc).removeprefix(f"{exc.param}: ")) from None
-    if instructions is not None:
-        messages.insert(0, {"role": "system", "content": _string("instructions", instructions)})
+    except MarkerError as exc:  # a cache marker read back names its field (in the chat messages' indexes)
+        raise BadRequest(400, str(exc), exc.param) from None
     if not messages:
         raise _invalid("input", "expected at least one input item")
-    key = body.get("prompt_cache_key")
     user = body.get("user") or body.get("safety_identifier") or ""
     return MessagesRequest(model=model, served=served_model(model), messages=messages, tools=tools, options=options,
-                            marks=CacheMarks(prompt_cache_key=_string("prompt_cache_key", key)) if key else None,
-                            user=_string("user", user))
+                           marks=marks, user=_string("user", user))
 
 
 def _check_items(items: Any) -> None:
