@@ -28,15 +28,16 @@ from harness.models.provider_compaction import compaction_items, with_items
 from harness.models.responses_items import chat_messages, function_tools, input_items
 from harness.models.usage import quiet_litellm
 
-RESPONSES_ONLY = ("context_management", "truncation")  # provider parameters the chat completions API does not take
 COMPACT = "responses_compact"  # the client's own flag (never sent): the request is a `/responses/compact` call
 _NOT_SENT = ("seed", "tools", "max_tokens", "max_completion_tokens", COMPACT)
 
 
 def wanted(kwargs: Mapping[str, Any], messages: Sequence[Mapping[str, Any]]) -> bool:
-    """Whether a request needs the Responses API."""
-    return bool(kwargs.get(COMPACT)) or any(key in kwargs for key in RESPONSES_ONLY) or \
-        any(compaction_items(message) for message in messages)
+    """Whether a request needs the Responses API: a `/responses/compact` call, a parameter only that API takes
+    (`truncation`; `context_management` as its list of entries: Anthropic's is an object with edits, sent on
+    Anthropic's Messages API), or a compaction item to send back."""
+    return bool(kwargs.get(COMPACT)) or "truncation" in kwargs or isinstance(kwargs.get("context_management"), list) \
+        or any(compaction_items(message) for message in messages)
 
 
 def send(model: str, messages: Sequence[Mapping[str, Any]], kwargs: Mapping[str, Any], marks: CacheMarks,

@@ -16,6 +16,7 @@ import httpx
 import litellm
 import pytest
 
+from harness.models import responses_api
 from harness.models.llm import LLMClient, LLMProfile, is_context_window_error
 from harness.models.mock.sealing import seal
 from harness.models.provider_compaction import ITEMS, compaction_items
@@ -97,6 +98,10 @@ def test_a_reply_keeps_its_compaction_item_and_a_compact_call_its_window(recorde
 
 
 def test_a_request_needing_nothing_of_the_responses_api_stays_on_chat_completions(recorder):
+    """Only a Responses-only parameter, a compaction item or a compact call selects the Responses API; Anthropic's
+    `context_management` (an object with edits) goes to Anthropic's Messages API."""
+    assert not responses_api.wanted({"context_management": {"edits": []}, "seed": 1}, VIEW[:2])
+    assert responses_api.wanted({"truncation": "disabled"}, VIEW[:2]) and responses_api.wanted({}, VIEW)
     base, sent = recorder
     client = LLMClient(LLMProfile(model=MODEL, api_base=base, retry={"max_retries": 0}), session="run-1")
     with pytest.raises(Exception):  # the recorder answers in the Responses shape only
