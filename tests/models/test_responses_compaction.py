@@ -12,7 +12,7 @@ from harness.models.mock import provider as provider_module
 from harness.models.mock import responses_compaction as rc
 from harness.models.mock.provider import MockConfig, MockProvider
 from harness.models.mock.sealing import seal, unseal
-from harness.models.provider_compaction import ITEMS, OPENAI_MIN_THRESHOLD, compaction_items, user_key
+from harness.models.provider_compaction import ITEMS, OPENAI_MIN_THRESHOLD, compaction_items, provider_visible, user_key
 
 SYSTEM = {"role": "system", "content": "You are a careful agent."}
 TASK = {"role": "user", "content": "Start at record AB-1234 and follow the successor chain; submit the sum. " * 80}
@@ -160,3 +160,16 @@ def test_truncation_auto_is_refused_as_the_provider_would_change_the_view_behind
     with pytest.raises(litellm.BadRequestError, match="truncation"):
         serve(MockProvider(), [SYSTEM, TASK], {"truncation": "auto"})
     serve(MockProvider(), [SYSTEM, TASK], {"truncation": "disabled"})
+
+
+def test_what_the_model_sees_is_shared_with_trace_replays():
+    """provider_visible (harness.models.provider_compaction), which trace replays count forgotten references with,
+    reads OpenAI's items as the simulated provider does; an item it cannot read is no compaction there (the provider
+    refuses it before)."""
+    reply, _ = serve(MockProvider(), [SYSTEM, TASK], compacting())
+    summary, _ = unseal(reply["provider_specific_fields"][ITEMS][0]["encrypted_content"])
+    rest = {key: value for key, value in reply.items() if key != "provider_specific_fields"}
+    assert provider_visible([SYSTEM, TASK, reply, LATER]) == [SYSTEM, {"role": "user", "content": summary}, rest, LATER]
+    foreign = {"role": "assistant", "content": "", "provider_specific_fields": {
+        ITEMS: [{"type": "compaction", "encrypted_content": "Zm9yZWlnbg=="}]}}
+    assert provider_visible([SYSTEM, TASK, foreign]) == [SYSTEM, TASK, foreign]
