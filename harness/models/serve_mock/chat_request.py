@@ -241,15 +241,22 @@ def validate_chat_request(body: Any) -> ChatRequest:
     user = body.get("user")
     if user is not None:
         _string("user", user)
-    prompt_cache_key = body.get("prompt_cache_key")
-    if prompt_cache_key is not None:
-        _string("prompt_cache_key", prompt_cache_key)
-    if body.get("prompt_cache_options") is not None and body.get("prompt_cache_retention") is not None:
-        raise _invalid("prompt_cache_options", "prompt_cache_options.ttl supersedes prompt_cache_retention; "
-                       "send one of them, not both")
+    prompt_cache_key = cache_key(body)
     return ChatRequest(model=model, messages=messages, tools=tools or [], seed=seed, user=user or "",
                        cache_control=body.get("cache_control"), prompt_cache_key=prompt_cache_key,
                        prompt_cache_options=body.get("prompt_cache_options"))
+
+
+def cache_key(body: dict[str, Any]) -> str | None:
+    """The body's `prompt_cache_key`, a string or None, once `prompt_cache_options` and `prompt_cache_retention` are
+    not both given (the first's ttl supersedes the second: OpenAI refuses both; the Responses route's too)."""
+    key = body.get("prompt_cache_key")
+    if key is not None:
+        _string("prompt_cache_key", key)
+    if body.get("prompt_cache_options") is not None and body.get("prompt_cache_retention") is not None:
+        raise _invalid("prompt_cache_options", "prompt_cache_options.ttl supersedes prompt_cache_retention; "
+                       "send one of them, not both")
+    return key
 
 
 def _message(param: str, message: Any) -> None:

@@ -26,7 +26,7 @@ from harness.models.mock.wire_marks import MarkerError, read_marks
 from harness.models.responses_items import ItemError, chat_messages, chat_tools, input_items
 from harness.models.serve_mock.anthropic_wire import MessagesRequest, served_model
 from harness.models.serve_mock.chat_request import (_OTHER_ARGUMENTS as CHAT_ARGUMENTS, _boolean, _integer_in, _invalid,
-                                                    _object, _string, _strings, _typed_object)
+                                                    _object, _string, _strings, _typed_object, cache_key)
 from harness.models.serve_mock.http_bounds import BadRequest
 from harness.core.user_files import INT64_MAX
 
@@ -84,12 +84,7 @@ def read_request(body: Any, compact: bool = False) -> MessagesRequest:
         raise _invalid("model", "required")
     model = _string("model", body["model"])
     instructions = body.get("instructions")
-    key = body.get("prompt_cache_key")
-    if key is not None:
-        _string("prompt_cache_key", key)
-    if body.get("prompt_cache_options") is not None and body.get("prompt_cache_retention") is not None:
-        raise _invalid("prompt_cache_options", "prompt_cache_options.ttl supersedes prompt_cache_retention; send one "
-                                               "of them, not both")
+    key = cache_key(body)
     try:
         messages = chat_messages(body.get("input", []))
         if instructions is not None:
