@@ -398,7 +398,8 @@ def serve(port: int, config: MockConfig, *, latency_s: float = 0.0,
           summarizer_knobs: dict[str, Any] | None = None) -> None:
     """Serve until interrupted, printing the base URL first."""
     server = MockServer(port, config, latency_s=latency_s, summarizer_knobs=summarizer_knobs)
-    print(f"ctxbench serve-mock: {server.url} (models: {', '.join(MODEL_IDS)}); Anthropic's Messages API at "
+    print(f"ctxbench serve-mock: {server.url} (models: {', '.join(MODEL_IDS)}); OpenAI's Responses API at "
+          f"{server.url}/responses; Anthropic's Messages API at "
           f"{server.url}/messages for --model anthropic/<name> --api-base {server.url.removesuffix('/v1')}; "
           "Ctrl-C stops", flush=True)
     try:
