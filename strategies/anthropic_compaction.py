@@ -14,7 +14,7 @@ replace the API's summarizing prompt; pause_after_compaction answers with the bl
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.core.config import option, require
@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 @dataclass
 class AnthropicCompactionConfig:
     trigger: int | None = option(help="the API compacts once a request's input passes this many tokens (Anthropic's "
-                                      "150,000 at a 200k window; never below its minimum, 50,000)", of_budget=0.75)
+                                      "150,000 at a 200k window; never below its minimum, 50,000)", of_budget=0.75,
+                                 at_least=MIN_TRIGGER)
     instructions: str | None = option(None, "replaces the API's own summarizing prompt")
     pause_after_compaction: bool = option(False, "the API answers with the compaction block alone; the next request "
                                                  "continues the turn")
@@ -63,18 +64,7 @@ class AnthropicCompaction(Strategy):
                           "--api-base URL), or litellm.context_management for another provider")
 
     def on_run_start(self, ctx: "RunContext") -> None:
-        self.limits = _at_least_minimum(thresholds.resolved(self.config, ctx.budget()))
-
-    def threshold_values(self, budget: int | None) -> dict[str, int]:
-        return {"trigger": _at_least_minimum(thresholds.resolved(self.config, budget)).trigger}
-
-    def threshold_warnings(self, budget: int | None, label: str) -> list[str]:
-        trigger = self.threshold_values(budget)["trigger"]
-        if budget is None or trigger < budget:
-            return []
-        return [f"{label}: the compaction trigger ({trigger:,} input tokens; the API's minimum is {MIN_TRIGGER:,}) "
-                f"is not below the window's input budget ({budget:,}): the provider can never compact in this run, "
-                "which then behaves as `none`"]
+        self.limits = thresholds.resolved(self.config, ctx.budget())
 
     def request_options(self, ctx: "RunContext") -> dict[str, Any]:
         edit: dict[str, Any] = {"type": EDIT, "trigger": {"type": "input_tokens", "value": self.limits.trigger}}
@@ -91,7 +81,3 @@ class AnthropicCompaction(Strategy):
         ctx.emit("condensation", kind="summary", by="provider", request_id=ctx.last_request_id,
                  summary_tokens=count_text(summary), paused=result.paused)
 
-
-def _at_least_minimum(config: AnthropicCompactionConfig) -> AnthropicCompactionConfig:
-    """A scaled trigger below the API's minimum is raised to it (ours: the API would refuse it)."""
-    return config if config.trigger >= MIN_TRIGGER else replace(config, trigger=MIN_TRIGGER)

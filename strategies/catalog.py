@@ -12,7 +12,7 @@ import textwrap
 from dataclasses import MISSING, Field, is_dataclass
 from typing import Any, get_args
 
-from harness.core.config import budget_fraction, config_fields, field_help, type_text
+from harness.core.config import budget_fraction, config_fields, field_help, least_default, type_text
 from strategies import COMPOSE_KEY, REGISTRY, comparison_strategies, strategy_class
 from strategies.base import Strategy
 from strategies.thresholds import default_text
@@ -110,7 +110,8 @@ def _nested_config(hint: Any) -> type | None:
 def _default_text(field_: Field) -> str:
     fraction = budget_fraction(field_)
     if fraction is not None:  # a token threshold that scales with the run's input budget
-        return default_text(fraction)
+        floor = least_default(field_)
+        return default_text(fraction) + (f", at least {floor:,}" if floor else "")
     if field_.default is not MISSING:
         value = field_.default
     elif field_.default_factory is not MISSING:  # type: ignore[misc]

@@ -39,7 +39,7 @@ class OpenAICompact(OpenAIThreshold):
     name = "openai.compact"
     summary = "the client calls OpenAI's /responses/compact past a token threshold and carries on from its window"
     source = "OpenAI compaction guide (POST /responses/compact); openai SDK 3.63 compacted_response.py"
-    what, who = "/responses/compact", "the client"
+    what = "/responses/compact"
 
     def on_run_start(self, ctx: "RunContext") -> None:
         super().on_run_start(ctx)

@@ -15,7 +15,7 @@ default trigger, so the two providers' compactions compare at one threshold; nev
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.core.config import option, require
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 class OpenAICompactionConfig:
     compact_threshold: int | None = option(help="compaction once a request's input passes this many tokens (ours: "
                                                 "OpenAI documents no default; at least its minimum, 1,000)",
-                                           of_budget=0.75)
+                                           of_budget=0.75, at_least=MIN_THRESHOLD)
 
     def __post_init__(self) -> None:
         require(self.compact_threshold is None or self.compact_threshold >= MIN_THRESHOLD,
@@ -52,7 +52,6 @@ class OpenAIThreshold(Strategy):
     Config = OpenAICompactionConfig
     provider = "openai"
     what: ClassVar[str] = ""  # the compaction, as a refusal names it
-    who: ClassVar[str] = ""  # who compacts, as the warning names it
 
     def check_main(self, profile: "LLMProfile", where: str) -> None:
         """Only the provider that made a compaction item can read it; the mock (in process, or behind serve-mock's
@@ -64,25 +63,13 @@ class OpenAIThreshold(Strategy):
                           "--api-base http://127.0.0.1:N/v1), or litellm.context_management for another provider")
 
     def on_run_start(self, ctx: "RunContext") -> None:
-        self.limits = at_least_minimum(thresholds.resolved(self.config, ctx.budget()))
-
-    def threshold_values(self, budget: int | None) -> dict[str, int]:
-        return {"compact_threshold": at_least_minimum(thresholds.resolved(self.config, budget)).compact_threshold}
-
-    def threshold_warnings(self, budget: int | None, label: str) -> list[str]:
-        threshold = self.threshold_values(budget)["compact_threshold"]
-        if budget is None or threshold < budget:
-            return []
-        return [f"{label}: the compaction threshold ({threshold:,} input tokens; OpenAI's minimum is "
-                f"{MIN_THRESHOLD:,}) is not below the window's input budget ({budget:,}): {self.who} can never "
-                "compact in this run, which then behaves as `none`"]
-
+        self.limits = thresholds.resolved(self.config, ctx.budget())
 
 class OpenAICompaction(OpenAIThreshold):
     name = "openai.compaction"
     summary = "OpenAI's server-side compaction: past a token threshold the Responses API compacts into an opaque item"
     source = "OpenAI compaction guide (context_management on POST /responses); openai SDK 3.63 types"
-    what, who = "server-side compaction", "the provider"
+    what = "server-side compaction"
 
     def request_options(self, ctx: "RunContext") -> dict[str, Any]:
         return {"context_management": [{"type": OPENAI_COMPACTION, "compact_threshold": self.limits.compact_threshold}]}
@@ -93,7 +80,3 @@ class OpenAICompaction(OpenAIThreshold):
             ctx.emit("condensation", kind="summary", by="provider", request_id=ctx.last_request_id,
                      item_ids=[item.get("id") for item in items])
 
-
-def at_least_minimum(config: OpenAICompactionConfig) -> OpenAICompactionConfig:
-    """A scaled threshold below the API's minimum is raised to it (ours: the API would refuse it)."""
-    return config if config.compact_threshold >= MIN_THRESHOLD else replace(config, compact_threshold=MIN_THRESHOLD)

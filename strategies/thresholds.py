@@ -12,7 +12,7 @@ import copy
 from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
-from harness.core.config import TOKENS, budget_fraction
+from harness.core.config import TOKENS, budget_fraction, least_default
 
 # The window the sources' documented values were set for: a fraction is chosen to give them here, and a
 # run whose model's window is unknown resolves against it.
@@ -27,9 +27,9 @@ class OfBudget:
     fraction: float
 
 
-def scaled(fraction: float, budget: int | None) -> int:
-    """fraction x budget in whole tokens (at least 1); an unknown budget is REFERENCE_BUDGET."""
-    return max(1, int(fraction * (budget or REFERENCE_BUDGET)))
+def scaled(fraction: float, budget: int | None, at_least: int | None = None) -> int:
+    """fraction x budget in whole tokens (at least 1, or `at_least`); an unknown budget is REFERENCE_BUDGET."""
+    return max(at_least or 1, int(fraction * (budget or REFERENCE_BUDGET)))
 
 
 def resolved(config: Any, budget: int | None) -> Any:
@@ -37,7 +37,7 @@ def resolved(config: Any, budget: int | None) -> Any:
     `budget` (the config itself when it has none). Not re-validated: the values came from checked ones."""
     if not is_dataclass(config):
         return config
-    defaults = {field_.name: scaled(fraction, budget) for field_ in fields(config)
+    defaults = {field_.name: scaled(fraction, budget, least_default(field_)) for field_ in fields(config)
                 if (fraction := budget_fraction(field_)) is not None and getattr(config, field_.name) is None}
     if not defaults:
         return config
@@ -64,16 +64,23 @@ def default_text(fraction: float) -> str:
 def warnings(config: Any, budget: int | None, label: str) -> list[str]:
     """A token threshold set at or above the input budget never acts before the context overflows: one
     line per such key, naming its value and one that would act (its scaled default, else just under the
-    budget). Nothing when the budget is unknown."""
+    budget); a default held at a provider's minimum that is at or above the budget cannot act at all. Nothing
+    when the budget is unknown."""
     if not is_dataclass(config) or not budget:
         return []
     lines = []
     for field_ in fields(config):
         value = getattr(config, field_.name)
+        fraction, floor = budget_fraction(field_), least_default(field_)
+        if value is None and floor is not None and scaled(fraction, budget, floor) >= budget:
+            lines.append(f"strategy {label}: {field_.name} cannot be under the provider's minimum, {floor:,} tokens, "
+                         f"which is at or above the {budget:,}-token input budget: it never acts in this run, which "
+                         "then behaves as without it")
+            continue
         if not field_.metadata.get(TOKENS) or not isinstance(value, int) or isinstance(value, bool) or value < budget:
             continue
-        fraction = budget_fraction(field_)
-        acting = f"{scaled(fraction, budget):,} ({fraction:g} x budget, its default)" if fraction else f"{budget - 1:,}"
+        acting = (f"{scaled(fraction, budget, floor):,} ({fraction:g} x budget, its default)" if fraction
+                  else f"{budget - 1:,}")
         lines.append(f"strategy {label}: {field_.name} {value:,} is at or above the {budget:,}-token input budget, "
                      f"so it never acts before the context overflows; {acting} would act")
     return lines

@@ -1,5 +1,8 @@
+import json
 import os
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -97,3 +100,38 @@ def no_model_calls(monkeypatch):
         raise AssertionError("a model was called despite bad input")
     monkeypatch.setattr(litellm, "completion", refuse)
     monkeypatch.setattr(MockProvider, "serve", refuse)
+
+
+@pytest.fixture
+def recording_server():
+    """A loopback HTTP server that records each request it is sent (path, headers, JSON body) and answers with the
+    given reply: what leaves the process, captured at the HTTP boundary."""
+    servers = []
+
+    def _start(reply: dict) -> tuple[str, list[dict]]:
+        bodies: list[dict] = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", 0))
+                bodies.append({"path": self.path, "headers": dict(self.headers),
+                               "body": json.loads(self.rfile.read(length))})
+                data = json.dumps(reply).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_port}", bodies
+
+    yield _start
+    for server in servers:
+        server.shutdown()
+        server.server_close()

@@ -17,6 +17,7 @@ T = TypeVar("T")
 HELP = "help"  # a config field's metadata key: its one-line meaning (`ctxbench strategies NAME`)
 TOKENS = "tokens"  # a config field's metadata key: the field counts tokens, so it is at most MAX_TOKENS
 BUDGET_FRACTION = "of_budget"  # a config field's metadata key: its default, a fraction of the run's input budget
+AT_LEAST = "at_least"  # a config field's metadata key: the least its scaled default comes to (a provider's minimum)
 MAX_TOKENS = 10**9  # 100x the largest context window offered (10M tokens): a token count past it is a mistake
 
 
@@ -144,12 +145,13 @@ def _check_tokens(field_: Field, value: Any, where: str) -> None:
 
 
 def option(default: Any = MISSING, help: str = "", *, factory: Callable[[], Any] | None = None,
-           tokens: bool = False, of_budget: float | None = None) -> Any:
+           tokens: bool = False, of_budget: float | None = None, at_least: int | None = None) -> Any:
     """A config dataclass field with its meaning beside it: the one schema that both validates
     (build_dataclass reads the type hint, and bounds a `tokens` field by MAX_TOKENS) and documents
     (`ctxbench strategies NAME` reads the help). `of_budget`: a token threshold whose default (None)
-    is that fraction of the run's main input budget (strategies.thresholds resolves it at run start)."""
-    metadata = {HELP: help, TOKENS: tokens or of_budget is not None, BUDGET_FRACTION: of_budget}
+    is that fraction of the run's main input budget (strategies.thresholds resolves it at run start), and never
+    less than `at_least` (a provider's minimum, which it refuses a smaller value under)."""
+    metadata = {HELP: help, TOKENS: tokens or of_budget is not None, BUDGET_FRACTION: of_budget, AT_LEAST: at_least}
     if of_budget is not None:
         default = None
     if factory is not None:
@@ -182,6 +184,11 @@ def type_text(annotation: Any) -> str:
 def budget_fraction(field_: Field) -> float | None:
     """The fraction of the input budget a token threshold defaults to (None: not budget-scaled)."""
     return field_.metadata.get(BUDGET_FRACTION)
+
+
+def least_default(field_: Field) -> int | None:
+    """The least a budget-scaled default comes to (None: no floor)."""
+    return field_.metadata.get(AT_LEAST)
 
 
 def config_fields(cls: type) -> list[tuple[Field, Any]]:

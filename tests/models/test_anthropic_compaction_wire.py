@@ -9,8 +9,6 @@ in their assistant message)."""
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import litellm
 import pytest
@@ -125,38 +123,13 @@ ANTHROPIC_REPLY = {
                               "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}]}}
 
 
-@pytest.fixture
-def anthropic_endpoint(monkeypatch):
-    """A loopback server answering as Anthropic's Messages API, recording each request's headers and body."""
+def test_a_compaction_request_carries_the_edit_and_the_beta_header_and_sends_the_block_back(recording_server,
+                                                                                           monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    sent: list[dict] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-            sent.append({"beta": self.headers.get("anthropic-beta"), "body": body})
-            data = json.dumps(ANTHROPIC_REPLY).encode()
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}", sent
-    server.shutdown()
-    server.server_close()
-
-
-def test_a_compaction_request_carries_the_edit_and_the_beta_header_and_sends_the_block_back(anthropic_endpoint):
-    url, sent = anthropic_endpoint
+    url, sent = recording_server(ANTHROPIC_REPLY)
     client = LLMClient(LLMProfile(model="anthropic/claude-sonnet-4-6", api_base=url), session="s", seed=0)
     first = client.complete([SYSTEM, TASK], None, clock_s=0.0, options=edit())
-    assert sent[0]["beta"] == ANTHROPIC_BETA
+    assert sent[0]["headers"]["anthropic-beta"] == ANTHROPIC_BETA
     assert sent[0]["body"]["context_management"] == edit()["context_management"]
     # kept as litellm returns it, billed over both steps
     assert summary_of(first.message) == SUMMARY

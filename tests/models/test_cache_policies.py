@@ -9,8 +9,6 @@ import copy
 import json
 import os
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -66,39 +64,6 @@ CONVERSE_REPLY = {
     "output": {"message": {"role": "assistant", "content": [{"text": "42"}]}}, "stopReason": "end_turn",
     "usage": {"inputTokens": 10, "outputTokens": 2, "totalTokens": 12, "cacheReadInputTokens": 3,
               "cacheWriteInputTokens": 5}}
-
-
-@pytest.fixture
-def recording_server():
-    """A loopback HTTP server that records each JSON body it is sent and answers with the given reply."""
-    servers = []
-
-    def _start(reply: dict) -> tuple[str, list[dict]]:
-        bodies: list[dict] = []
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length", 0))
-                bodies.append({"path": self.path, "body": json.loads(self.rfile.read(length))})
-                data = json.dumps(reply).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args) -> None:
-                pass
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return f"http://127.0.0.1:{server.server_port}", bodies
-
-    yield _start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture

@@ -49,7 +49,7 @@ def test_the_threshold_is_ours_scaled_to_the_window_and_never_below_openais_mini
 def test_a_window_too_small_for_the_threshold_is_said_before_the_run(cls):
     assert cls().threshold_warnings(200_000, "strategy x") == []
     (warning,) = cls().threshold_warnings(1_000, "strategy x")
-    assert "can never compact in this run" in warning and "1,000" in warning
+    assert "never acts in this run" in warning and "1,000" in warning
     assert cls.from_config({"compact_threshold": 300_000}).threshold_warnings(200_000, "strategy x")
 
 
