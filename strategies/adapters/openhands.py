@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping
 
 from harness.core.config import build_dataclass, option, require
 from harness.core.errors import ConfigError
-from harness.core.tokens import message_text
 from strategies.adapters import OPENHANDS_SDK, apply_view
 from strategies.base import ManualCondensation, Strategy
 
