@@ -168,7 +168,8 @@ class ScriptedClient(LLMClient):
     script: Script
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
-                 clock_s: float | None = None, reply: dict[str, Any] | None = None) -> LLMResult:
+                 clock_s: float | None = None, reply: dict[str, Any] | None = None,
+                 options: dict[str, Any] | None = None) -> LLMResult:
         last = messages[-1]
         part = self.script.next_part(last.get("content") if last.get("role") == "tool" else None)
         if part is None:
@@ -179,7 +180,7 @@ class ScriptedClient(LLMClient):
         message = {"role": "assistant", "content": "", "tool_calls": [
             {"id": f"call_{len(self.script.stamps)}", "type": "function",
              "function": {"name": name, "arguments": json.dumps(arguments)}}]}
-        return super().complete(messages, tools, clock_s, reply=message)
+        return super().complete(messages, tools, clock_s, reply=message, options=options)
 
 
 def ctxbench_run(workload: Workload, clear_at: int | None = None) -> dict[str, Any]:
