@@ -27,6 +27,8 @@ ANTHROPIC_EDIT = "compact_20260112"
 ANTHROPIC_BETA = "compact-2026-01-12"
 ANTHROPIC_DEFAULT_TRIGGER = 150_000
 ANTHROPIC_MIN_TRIGGER = 50_000
+# The SDK's compaction request (`compaction: {"type": "summarize"}`; anthropic SDK 2.x lib/tools/_beta_runner.py).
+ANTHROPIC_SUMMARIZE_BETA = "compact-2026-09-04"
 
 ITEMS = "compaction_items"
 # OpenAI's Responses compaction: `context_management: [{"type": "compaction", "compact_threshold": N}]` (openai SDK

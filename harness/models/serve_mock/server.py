@@ -180,9 +180,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         self._body_read = not self._has_body()
-        path = self.path.rstrip("/")
+        path = self.path.split("?", 1)[0].rstrip("/")  # the SDK's beta resources add `?beta=true`
         if path in anthropic_wire.ROUTES:
             serve = self._messages
+        elif path in anthropic_wire.COUNT_ROUTES:
+            serve = self._count_tokens
         elif path in responses_wire.ROUTES or path in responses_wire.COMPACT_ROUTES:
             serve = functools.partial(self._responses, path in responses_wire.COMPACT_ROUTES)
         elif path in CHAT_ROUTES:
@@ -274,33 +276,40 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _messages(self) -> None:
         """Anthropic's Messages API: the same bounds and the same session, request, attempt and clock headers as
-        `_chat`; refusals in Anthropic's error shape."""
+        `_chat`; refusals in Anthropic's error shape (harness.models.serve_mock.anthropic_wire.answer)."""
         arrived = time.monotonic()
         try:
             now_s, request, body = self._read()
-            asked = anthropic_wire.read_request(body)
-            anthropic_wire.check_beta(asked, self.headers.get("anthropic-beta"))
             seed = self.headers.get(SEED_HEADER)
             seed = whole_number_header(SEED_HEADER, seed) if seed is not None else None  # the API has no seed field
         except BadRequest as refusal:
             self._send(refusal.status, anthropic_wire.error(anthropic_wire.error_kind(refusal.status), refusal.message),
                        refusal.headers)
             return
-        except ValueError as exc:  # a WireError names the field
-            self._send(400, anthropic_wire.error("invalid_request_error", f"malformed request: {exc}"))
+        answered = anthropic_wire.answer(
+            body, self.headers.get("anthropic-beta"),
+            lambda asked: self._serve(asked.served, asked.user, asked.messages, asked.tools, asked.marks, seed, now_s,
+                                      request, asked.options),
+            lambda: "msg_" + self.server.response_id()[9:])
+        if answered.usage is None:
+            self._send(answered.status, answered.payload)
             return
-        self._due = arrived + self.server.latency_s
+        self._due = arrived + self.server.latency_s  # the answer goes out then, the mock's work included
+        self._send(answered.status, answered.payload,
+                   {LATENCY_HEADER: repr(simulated_duration_s(normalize_usage(answered.usage)))})
+
+    def _count_tokens(self) -> None:
+        """Anthropic's token counting: free, served at once, outside the session's requests."""
         try:
-            reply, usage = self._serve(asked.served, asked.user, asked.messages, asked.tools, asked.marks, seed,
-                                       now_s, request, asked.options)
-        except litellm.ContextWindowExceededError as exc:
-            self._send(400, anthropic_wire.error("invalid_request_error", anthropic_wire.overflow_message(exc)))
+            _, _, body = self._read()
+        except BadRequest as refusal:
+            self._send(refusal.status, anthropic_wire.error(anthropic_wire.error_kind(refusal.status), refusal.message),
+                       refusal.headers)
             return
-        except Exception as exc:
-            self._send(*anthropic_wire.failure(exc))
-            return
-        self._send(200, anthropic_wire.response(reply, usage, asked.model, "msg_" + self.server.response_id()[9:]),
-                   {LATENCY_HEADER: repr(simulated_duration_s(normalize_usage(usage)))})
+        answered = anthropic_wire.answer_count(
+            body, self.headers.get("anthropic-beta"),
+            lambda asked: self.server.provider.count_tokens(asked.messages, asked.tools, asked.options))
+        self._send(answered.status, answered.payload)
 
     def _responses(self, compact: bool) -> None:
         """OpenAI's Responses API (harness.models.serve_mock.responses_wire): the same bounds, headers, faults and
