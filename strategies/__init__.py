@@ -30,6 +30,8 @@ REGISTRY: dict[str, str] = {
     "inspect.compaction_edit": "strategies.adapters.inspect_ai:CompactionEditAdapter",
     "inspect.compaction_trim": "strategies.adapters.inspect_ai:CompactionTrimAdapter",
     "inspect.compaction_summary": "strategies.adapters.inspect_ai:CompactionSummaryAdapter",
+    "inspect.compaction_native": "strategies.adapters.inspect_native:CompactionNativeAdapter",
+    "inspect.compaction_auto": "strategies.adapters.inspect_native:CompactionAutoAdapter",
     "openhands.llm_summarizing": "strategies.adapters.openhands:LLMSummarizingAdapter",
     "openhands.pipeline": "strategies.adapters.openhands:PipelineAdapter",
     "litellm.context_management": "strategies.adapters.litellm_context_management:LitellmContextManagementAdapter",

@@ -82,6 +82,14 @@ def normalize_usage(usage: Any) -> Usage:
     )
 
 
+def anthropic_usage(fields: Mapping[str, Any]) -> Usage:
+    """Usage in Anthropic's own response fields (a Messages API response read off the wire by an SDK's transport), as
+    litellm reads them (anthropic/chat/transformation.py `calculate_usage`: a compaction's `iterations` summed)."""
+    from litellm.llms.anthropic.chat.transformation import AnthropicConfig
+
+    return normalize_usage(AnthropicConfig().calculate_usage(fields, None))
+
+
 @dataclass(frozen=True)
 class Pricing:
     """USD per token, from litellm's cost map; cache_write is a 5m write's (OpenAI's 30m write's), cache_write_1h a

@@ -139,6 +139,10 @@ class Library:
 PYDANTIC_AI_HARNESS = Library("pydantic-ai-harness", "pydantic-ai", "pydantic_ai_harness")
 # Inspect's compaction handler: the compacted input still exceeds its threshold (model/_compaction/_compaction.py).
 INSPECT_AI = Library("inspect-ai", "inspect", "inspect_ai", give_ups=(("RuntimeError", "Compaction insufficient"),))
+# The anthropic SDK: Inspect's Anthropic provider (native compaction) imports it (`inspect` extra); the SDK's own tool
+# runner compaction (`anthropic` extra).
+ANTHROPIC_SDK_FOR_INSPECT = Library("anthropic", "inspect", "anthropic")
+ANTHROPIC_SDK = Library("anthropic", "anthropic", "anthropic")
 # OpenHands' condensers: no condensation of this view is possible (context/condenser/base.py).
 OPENHANDS_SDK = Library("openhands-sdk", "openhands", "openhands.sdk", min_python=(3, 12),
                         give_ups=(("NoCondensationAvailableException", ""),))
