@@ -32,6 +32,7 @@ REGISTRY: dict[str, str] = {
     "inspect.compaction_summary": "strategies.adapters.inspect_ai:CompactionSummaryAdapter",
     "inspect.compaction_native": "strategies.adapters.inspect_native:CompactionNativeAdapter",
     "inspect.compaction_auto": "strategies.adapters.inspect_native:CompactionAutoAdapter",
+    "anthropic_sdk.compaction": "strategies.adapters.anthropic_sdk:AnthropicSDKCompaction",
     "openhands.llm_summarizing": "strategies.adapters.openhands:LLMSummarizingAdapter",
     "openhands.pipeline": "strategies.adapters.openhands:PipelineAdapter",
     "litellm.context_management": "strategies.adapters.litellm_context_management:LitellmContextManagementAdapter",

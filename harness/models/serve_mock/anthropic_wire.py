@@ -112,6 +112,16 @@ _BETAS = {"context_management": ("the compaction edit", ANTHROPIC_BETA),
           "compaction": ("a compaction request", ANTHROPIC_SUMMARIZE_BETA)}
 
 
+def read_messages(turns: list[Any]) -> list[dict[str, Any]]:
+    """Messages API turns (an SDK's history) as the OpenAI-format messages the mock and the view hold, read as a
+    request's are; raises WireError naming the first malformed turn."""
+    reader = _Reader()
+    reader.tools(None)
+    for index, turn in enumerate(turns):
+        reader.turn(turn, f"messages[{index}]")
+    return reader.messages
+
+
 def check_beta(asked: MessagesRequest, beta_header: str | None) -> None:
     """A compaction parameter is a beta: the request must name its beta in its `anthropic-beta` header."""
     betas = {name.strip() for name in (beta_header or "").split(",")}
