@@ -72,6 +72,15 @@ def with_blocks(message: dict[str, Any], blocks: list[dict[str, Any]]) -> dict[s
     return {**message, FIELDS: {**(message.get(FIELDS) or {}), BLOCKS: blocks}} if blocks else message
 
 
+def blocks_alone(message: dict[str, Any]) -> dict[str, Any]:
+    """A message whose compaction blocks are all it says, with no content rather than an empty text: litellm sends
+    such a message back as its blocks alone, and an empty text as a placeholder text of its own
+    (prompt_templates/factory.py `_EMPTY_TEXT_PLACEHOLDER`), which a model would read."""
+    if compaction_blocks(message) and not message.get("content") and not message.get("tool_calls"):
+        return {**message, "content": None}
+    return message
+
+
 def paused(message: Mapping[str, Any]) -> bool:
     """A reply that holds a compaction block and nothing else: the provider compacted and paused
     (`pause_after_compaction`), and the next request continues the turn."""

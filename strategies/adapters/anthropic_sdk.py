@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from harness.core.config import option, require
 from harness.core.errors import ConfigError
 from harness.models.cache_policy import ANTHROPIC, provider_family
-from harness.models.provider_compaction import ANTHROPIC_SUMMARIZE_BETA, compaction_blocks
+from harness.models.provider_compaction import ANTHROPIC_SUMMARIZE_BETA, blocks_alone, compaction_blocks
 from harness.models.serve_mock.anthropic_wire import read_messages
 from harness.models.usage import DEFAULT_PRICE_MODEL
 from strategies import thresholds
@@ -153,7 +153,7 @@ class AnthropicSDKCompaction(Strategy):
             for _ in runner._compact(runner._pending_compaction):  # the loop's compaction step, run to its end
                 pass
             history = list(runner._thread.messages)
-        compacted = read_messages([_as_sent(message) for message in history])
+        compacted = [blocks_alone(message) for message in read_messages([_as_sent(message) for message in history])]
         if not any(compaction_blocks(message) for message in compacted):
             ctx.log.append("compaction_skipped", reason="the compaction produced no summary (the SDK keeps the "
                                                         "conversation)", library=sdk.label)

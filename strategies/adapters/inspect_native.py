@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from harness.core.config import option, require
 from harness.core.errors import ConfigError
 from harness.models.cache_policy import ANTHROPIC, provider_family
-from harness.models.provider_compaction import ANTHROPIC_MIN_TRIGGER, compaction_blocks, with_blocks
+from harness.models.provider_compaction import ANTHROPIC_MIN_TRIGGER, blocks_alone, compaction_blocks, with_blocks
 from harness.models.usage import DEFAULT_PRICE_MODEL
 from strategies.adapters import ANTHROPIC_SDK_FOR_INSPECT, INSPECT_AI
 from strategies.adapters.inspect_ai import _Common, _contained, _InspectCompaction
@@ -171,7 +171,7 @@ class _NativeAdapter(_InspectCompaction):
         """The compaction message keeps its block, as litellm keeps a reply's (provider_specific_fields)."""
         converted = super().convert_out(message, original)
         block = _inspect_compaction(message)
-        return with_blocks(converted, [block]) if block is not None else converted
+        return blocks_alone(with_blocks(converted, [block])) if block is not None else converted
 
     @staticmethod
     def is_summary(message: Any) -> bool:
