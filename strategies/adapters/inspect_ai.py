@@ -374,6 +374,7 @@ class _InspectCompaction(Strategy):
         before = list(view.ids)
         wanted: list[Wanted] = []
         made: list[Any] = []
+        summary: tuple[int | None, int] | None = None  # (the kept message it is, or None; its place among the made)
         for message in self._input:
             cid = self._cid(message)
             if cid is None or cid not in view.messages:
@@ -381,18 +382,20 @@ class _InspectCompaction(Strategy):
                 made.append(message)
             elif message is self._shown.get(cid):
                 wanted.append((cid, None))
-            else:
+            else:  # a copy Inspect edited; a summary Inspect merged into a kept message (for its provider) too
                 wanted.append((cid, self.convert_out(message, view.messages[cid])))
                 self._shown[cid] = message
+            if self.is_summary(message):
+                summary = (wanted[-1][0], len(made) - 1)
         fields = self._event_fields(event)
         if event_type == "condensation":
             request = ctx.emit("condensation_request", reason=fields["trigger"], boundary=len(ctx.log) - 1,
                                library=INSPECT_AI.label)
             kept = {cid for cid, _ in wanted if cid is not None}
             upcoming = len(ctx.log)  # apply_view logs the new messages first, in order
-            summaries = [upcoming + k for k, m in enumerate(made) if self.is_summary(m)]
+            summary_id = None if summary is None else summary[0] if summary[0] is not None else upcoming + summary[1]
             fields.update(request_id=request["id"], forgotten_ids=[i for i in before if i not in kept],
-                          summary_id=summaries[-1] if summaries else None)
+                          summary_id=summary_id)
         logged = apply_view(ctx, wanted, event_type, **fields)
         if logged is None:
             return

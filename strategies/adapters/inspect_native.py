@@ -80,8 +80,10 @@ def native_family(profile: "LLMProfile") -> str | None:
 
 
 def anthropic_model(ctx: "RunContext", profile_name: str, purpose: str) -> Any:
-    """Inspect's AnthropicAPI for the profile, its SDK client's requests ctxbench side calls."""
-    from inspect_ai.model import GenerateConfig, get_model
+    """Inspect's AnthropicAPI for the profile, its SDK client's requests ctxbench side calls. For the mock, Inspect's
+    model registry is told the mock's window (what Inspect's summary fallback fits its input to): the registry is
+    the process's, by model name, so concurrent runs of one process at two mock windows share the latest."""
+    from inspect_ai.model import GenerateConfig, ModelInfo, get_model, set_model_info
 
     profile = ctx.profiles[profile_name]
     if profile.is_mock:
@@ -90,9 +92,13 @@ def anthropic_model(ctx: "RunContext", profile_name: str, purpose: str) -> Any:
         name = profile.model.partition("/")[2] or profile.model
     api_key = profile.params.get("api_key") or (MOCK_API_KEY if profile.is_mock else None)
     with _contained():
-        return get_model(f"anthropic/{name}", config=GenerateConfig(max_retries=0), base_url=profile.api_base,
-                         api_key=api_key, memoize=False, streaming=False, timeout=NONSTREAMING_TIMEOUT_S,
-                         http_client=async_client(ctx, profile_name, purpose))
+        model = get_model(f"anthropic/{name}", config=GenerateConfig(max_retries=0), base_url=profile.api_base,
+                          api_key=api_key, memoize=False, streaming=False, timeout=NONSTREAMING_TIMEOUT_S,
+                          http_client=async_client(ctx, profile_name, purpose))
+    window = profile.input_budget()
+    if profile.is_mock and window:
+        set_model_info(str(model), ModelInfo(context_length=window, input_tokens=window))
+    return model
 
 
 class _NativeAdapter(_InspectCompaction):
