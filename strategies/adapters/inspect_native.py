@@ -110,6 +110,11 @@ class _NativeAdapter(_InspectCompaction):
         super().__init__(config, where)
         self._where = where or f"strategy {self.name}"
         self._edit_options: dict[str, Any] | None = None  # Inspect's edit for input holding compaction (per run)
+        self._provider_sdk = False  # Inspect's Anthropic provider (and so the anthropic SDK) made the requests
+
+    def libraries(self) -> list[str]:
+        """Inspect, and the anthropic SDK when Inspect's Anthropic provider ran (its client built the requests)."""
+        return [INSPECT_AI.label, *([ANTHROPIC_SDK_FOR_INSPECT.label] if self._provider_sdk else [])]
 
     def check_main(self, profile: "LLMProfile", where: str) -> None:
         """Native compaction on Anthropic needs the anthropic SDK Inspect's provider imports (the `inspect` extra)."""
@@ -146,6 +151,7 @@ class _NativeAdapter(_InspectCompaction):
         ANTHROPIC_SDK_FOR_INSPECT.load(self._where, "inspect_ai.model._providers.anthropic")
         from inspect_ai.model._providers.anthropic import _add_edit_compaction
 
+        self._provider_sdk = True
         model = anthropic_model(ctx, self.profile(), self.inspect_class)
         request: dict[str, Any] = {}
         _add_edit_compaction(request, [], has_1mm_context=model.api.is_claude_frontier())
