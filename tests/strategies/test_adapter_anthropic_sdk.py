@@ -23,8 +23,8 @@ from harness.models.serve_mock.anthropic_wire import read_messages
 from strategies import StrategySpec, build_strategy
 from strategies.adapters import ANTHROPIC_SDK, provider_wire
 from strategies.adapters.anthropic_sdk import _as_sent
-from tests.adapter_helpers import requires
-from tests.reset_helpers import context, tool_call
+from tests import adapter_helpers
+from tests.adapter_helpers import record_wire_requests, requires
 
 pytestmark = requires(ANTHROPIC_SDK)
 NAME = "anthropic_sdk.compaction"
@@ -35,30 +35,13 @@ def strategy(**config):
 
 
 def long_context(turns: int = 12):
-    """A run context whose view is past 10,000 tokens: tool results of ~1,000 tokens each."""
-    ctx = context()
-    ctx.tools = [{"type": "function", "function": {"name": "read", "description": "Read a row.",
-                                                   "parameters": {"type": "object", "properties": {}}}}]
-    for index in range(turns):
-        ctx.add_message({"role": "assistant", "content": "", "tool_calls": [tool_call(f"c{index}", "read", {})]},
-                        origin="agent")
-        ctx.add_message({"role": "tool", "tool_call_id": f"c{index}", "name": "read",
-                         "content": f"row {index}: code K{index}7 " + "lorem ipsum " * 400}, origin="tool")
-    return ctx
+    """A run context past 10,000 tokens (tool results of ~800 tokens each)."""
+    return adapter_helpers.long_context(turns, 800)
 
 
 @pytest.fixture
 def sent(monkeypatch):
-    """Every request body the mock is handed through ctxbench's transport."""
-    bodies: list[dict] = []
-    answer = provider_wire.WireSideCalls.answer
-
-    def recording(self, path, headers, body):
-        bodies.append({"path": path, "beta": headers.get("anthropic-beta"), "body": json.loads(body)})
-        return answer(self, path, headers, body)
-
-    monkeypatch.setattr(provider_wire.WireSideCalls, "answer", recording)
-    return bodies
+    return record_wire_requests(monkeypatch)
 
 
 def test_the_threshold_is_ours_a_fraction_of_the_window():

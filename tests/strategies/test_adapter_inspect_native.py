@@ -10,7 +10,6 @@ model/_providers/anthropic.py `compact` (the `compact_20260112` edit, trigger `M
 """
 from __future__ import annotations
 
-import json
 import sys
 
 import pytest
@@ -20,9 +19,9 @@ from harness.core.errors import ConfigError
 from harness.models.llm import LLMProfile
 from harness.models.provider_compaction import ANTHROPIC_BETA, compaction_blocks
 from strategies import StrategySpec, build_strategy
-from strategies.adapters import ANTHROPIC_SDK_FOR_INSPECT, INSPECT_AI, provider_wire
-from tests.adapter_helpers import requires
-from tests.reset_helpers import context, tool_call
+from strategies.adapters import ANTHROPIC_SDK_FOR_INSPECT, INSPECT_AI
+from tests import adapter_helpers
+from tests.adapter_helpers import record_wire_requests, requires
 
 pytestmark = [requires(INSPECT_AI), requires(ANTHROPIC_SDK_FOR_INSPECT)]
 NATIVE, AUTO = "inspect.compaction_native", "inspect.compaction_auto"
@@ -33,31 +32,13 @@ def strategy(name=NATIVE, **config):
 
 
 def long_context(turns: int = 60, cache: str = "anthropic"):
-    """A run context past 60,000 tokens (tool results of ~1,000 tokens each), the mock's cache style `cache`."""
-    ctx = context({"main": {"model": "mock/agent", "mock": {"cache": cache}},
-                   "summary": {"model": "mock/summarizer", "mock": {"cache": cache}}})
-    ctx.tools = [{"type": "function", "function": {"name": "read", "description": "Read a row.",
-                                                   "parameters": {"type": "object", "properties": {}}}}]
-    for index in range(turns):
-        ctx.add_message({"role": "assistant", "content": "", "tool_calls": [tool_call(f"c{index}", "read", {})]},
-                        origin="agent")
-        ctx.add_message({"role": "tool", "tool_call_id": f"c{index}", "name": "read",
-                         "content": f"row {index}: code K{index}7 " + "lorem ipsum dolor " * 330}, origin="tool")
-    return ctx
+    """A run context past 60,000 tokens (tool results of ~1,000 tokens each)."""
+    return adapter_helpers.long_context(turns, 990, cache)
 
 
 @pytest.fixture
 def sent(monkeypatch):
-    """Every request Inspect's Anthropic client sends through ctxbench's transport (path, beta, body)."""
-    requests: list[dict] = []
-    answer = provider_wire.WireSideCalls.answer
-
-    def recording(self, path, headers, body):
-        requests.append({"path": path, "beta": headers.get("anthropic-beta"), "body": json.loads(body)})
-        return answer(self, path, headers, body)
-
-    monkeypatch.setattr(provider_wire.WireSideCalls, "answer", recording)
-    return requests
+    return record_wire_requests(monkeypatch)
 
 
 def compactions(sent):
