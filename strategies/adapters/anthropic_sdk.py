@@ -36,11 +36,9 @@ from harness.core.config import option, require
 from harness.core.errors import ConfigError
 from harness.models.cache_policy import ANTHROPIC, provider_family
 from harness.models.provider_compaction import ANTHROPIC_SUMMARIZE_BETA, blocks_alone, compaction_blocks
-from harness.models.serve_mock.anthropic_wire import read_messages
 from harness.models.usage import DEFAULT_PRICE_MODEL
 from strategies import thresholds
 from strategies.adapters import ANTHROPIC_SDK, apply_view
-from strategies.adapters.provider_wire import sync_client
 from strategies.base import Strategy
 
 if TYPE_CHECKING:
@@ -122,6 +120,8 @@ class AnthropicSDKCompaction(Strategy):
         if self._client is None or self._ctx is not ctx:
             import anthropic
 
+            from strategies.adapters.provider_wire import sync_client  # here: it loads litellm
+
             profile = ctx.profiles[SUMMARY_PROFILE]
             self._ctx = ctx
             self._client = anthropic.Anthropic(
@@ -143,6 +143,8 @@ class AnthropicSDKCompaction(Strategy):
         return {key: request[key] for key in ("model", "max_tokens", "system", "messages", "tools") if key in request}
 
     def _compact(self, ctx: "RunContext") -> None:
+        from harness.models.serve_mock.anthropic_wire import read_messages
+
         sdk = ANTHROPIC_SDK
         with sdk.calling("compact_before_next_turn", ctx):
             runner = self._sdk_client(ctx).beta.messages.tool_runner(

@@ -40,7 +40,6 @@ from harness.models.provider_compaction import ANTHROPIC_MIN_TRIGGER, blocks_alo
 from harness.models.usage import DEFAULT_PRICE_MODEL
 from strategies.adapters import ANTHROPIC_SDK_FOR_INSPECT, INSPECT_AI
 from strategies.adapters.inspect_ai import _Common, _contained, _InspectCompaction
-from strategies.adapters.provider_wire import async_client
 from strategies.thresholds import REFERENCE_BUDGET
 
 if TYPE_CHECKING:
@@ -84,6 +83,8 @@ def anthropic_model(ctx: "RunContext", profile_name: str, purpose: str) -> Any:
     model registry is told the mock's window (what Inspect's summary fallback fits its input to): the registry is
     the process's, by model name, so concurrent runs of one process at two mock windows share the latest."""
     from inspect_ai.model import GenerateConfig, ModelInfo, get_model, set_model_info
+
+    from strategies.adapters.provider_wire import async_client  # here: it loads litellm, listing strategies need not
 
     profile = ctx.profiles[profile_name]
     if profile.is_mock:

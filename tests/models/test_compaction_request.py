@@ -22,7 +22,7 @@ from harness.models.mock.provider import MockConfig, MockProvider
 from harness.models.mock.summarizer import HEADER
 from harness.models.provider_compaction import ANTHROPIC_SUMMARIZE_BETA, compaction_blocks, paused
 from harness.models.serve_mock import anthropic_wire
-from tests.models.test_anthropic_compaction import SYSTEM, TASK, long_conversation
+from tests.models.test_anthropic_compaction_wire import SYSTEM, TASK, long_conversation
 
 SUMMARIZE = {"compaction": {"type": "summarize"}}
 
