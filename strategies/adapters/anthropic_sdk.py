@@ -36,7 +36,6 @@ from harness.core.config import option, require
 from harness.core.errors import ConfigError
 from harness.models.cache_policy import ANTHROPIC, provider_family
 from harness.models.provider_compaction import ANTHROPIC_SUMMARIZE_BETA, blocks_alone, compaction_blocks
-from harness.models.usage import DEFAULT_PRICE_MODEL
 from strategies import thresholds
 from strategies.adapters import ANTHROPIC_SDK, apply_view
 from strategies.base import Strategy
@@ -47,7 +46,6 @@ if TYPE_CHECKING:
 
 SUMMARY_PROFILE = "summary"
 MAX_TOKENS = 8_192  # ours: the compaction request's output bound (the summary), under the SDK's non-streaming limit
-MOCK_API_KEY = "ctxbench-mock"  # the SDK client needs one; the mock in process never reads it
 
 
 @dataclass
@@ -120,22 +118,21 @@ class AnthropicSDKCompaction(Strategy):
         if self._client is None or self._ctx is not ctx:
             import anthropic
 
-            from strategies.adapters.provider_wire import sync_client  # here: it loads litellm
+            from strategies.adapters.provider_wire import api_key, sync_client  # here: they load litellm
 
             profile = ctx.profiles[SUMMARY_PROFILE]
             self._ctx = ctx
-            self._client = anthropic.Anthropic(
-                api_key=profile.params.get("api_key") or (MOCK_API_KEY if profile.is_mock else None),
-                base_url=profile.api_base, http_client=sync_client(ctx, SUMMARY_PROFILE, "compaction"))
+            self._client = anthropic.Anthropic(api_key=api_key(profile), base_url=profile.api_base,
+                                               http_client=sync_client(ctx, SUMMARY_PROFILE, "compaction"))
         return self._client
 
     def runner_params(self, ctx: "RunContext") -> dict[str, Any]:
         """The view as the runner's params: litellm's rendering of it for Anthropic (what a main request sends)."""
         from litellm.llms.anthropic.chat.transformation import AnthropicConfig
 
-        profile = ctx.profiles[SUMMARY_PROFILE]
-        model = (profile.price_model or profile.mock.get("price_model", DEFAULT_PRICE_MODEL)) if profile.is_mock \
-            else profile.model.partition("/")[2] or profile.model
+        from strategies.adapters.provider_wire import model_name
+
+        model = model_name(ctx.profiles[SUMMARY_PROFILE])
         anthropic = AnthropicConfig()
         optional = anthropic.map_openai_params({"tools": ctx.tools, "max_tokens": MAX_TOKENS} if ctx.tools else
                                                {"max_tokens": MAX_TOKENS}, {}, model, False)

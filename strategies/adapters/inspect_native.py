@@ -37,7 +37,6 @@ from harness.core.config import option, require
 from harness.core.errors import ConfigError
 from harness.models.cache_policy import ANTHROPIC, provider_family
 from harness.models.provider_compaction import ANTHROPIC_MIN_TRIGGER, blocks_alone, compaction_blocks, with_blocks
-from harness.models.usage import DEFAULT_PRICE_MODEL
 from strategies.adapters import ANTHROPIC_SDK_FOR_INSPECT, INSPECT_AI
 from strategies.adapters.inspect_ai import _Common, _contained, _InspectCompaction
 from strategies.thresholds import REFERENCE_BUDGET
@@ -50,7 +49,6 @@ if TYPE_CHECKING:
 # The SDK's non-streaming requests of more than ~21k max tokens need a timeout of the client's own (anthropic
 # _base_client.py `_calculate_nonstreaming_timeout`); Inspect sends 32,000 (ANTHROPIC_MAX_TOKENS).
 NONSTREAMING_TIMEOUT_S = 600.0
-MOCK_API_KEY = "ctxbench-mock"  # the SDK client needs one; the mock in process never reads it
 
 
 @dataclass
@@ -84,18 +82,13 @@ def anthropic_model(ctx: "RunContext", profile_name: str, purpose: str) -> Any:
     the process's, by model name, so concurrent runs of one process at two mock windows share the latest."""
     from inspect_ai.model import GenerateConfig, ModelInfo, get_model, set_model_info
 
-    from strategies.adapters.provider_wire import async_client  # here: it loads litellm, listing strategies need not
+    from strategies.adapters.provider_wire import api_key, async_client, model_name  # here: they load litellm
 
     profile = ctx.profiles[profile_name]
-    if profile.is_mock:
-        name = profile.price_model or profile.mock.get("price_model", DEFAULT_PRICE_MODEL)
-    else:
-        name = profile.model.partition("/")[2] or profile.model
-    api_key = profile.params.get("api_key") or (MOCK_API_KEY if profile.is_mock else None)
     with _contained():
-        model = get_model(f"anthropic/{name}", config=GenerateConfig(max_retries=0), base_url=profile.api_base,
-                          api_key=api_key, memoize=False, streaming=False, timeout=NONSTREAMING_TIMEOUT_S,
-                          http_client=async_client(ctx, profile_name, purpose))
+        model = get_model(f"anthropic/{model_name(profile)}", config=GenerateConfig(max_retries=0),
+                          base_url=profile.api_base, api_key=api_key(profile), memoize=False, streaming=False,
+                          timeout=NONSTREAMING_TIMEOUT_S, http_client=async_client(ctx, profile_name, purpose))
     window = profile.input_budget()
     if profile.is_mock and window:
         set_model_info(str(model), ModelInfo(context_length=window, input_tokens=window))
@@ -106,6 +99,7 @@ class _NativeAdapter(_InspectCompaction):
     """Inspect's native compaction through its provider classes; a condensation of kind `summary` in the log."""
 
     event_type = "condensation"
+    fallback = ""  # what follows when native compaction does not happen (said in a warning)
 
     def __init__(self, config: Any = None, where: str | None = None):
         super().__init__(config, where)
@@ -132,8 +126,6 @@ class _NativeAdapter(_InspectCompaction):
         return [f"strategy {label}: threshold {threshold:,} is below the {ANTHROPIC_MIN_TRIGGER:,} input tokens that "
                 "Inspect's Anthropic compaction request sets as its trigger (the API's minimum): a compaction of less "
                 f"never triggers there ({self.fallback})"]
-
-    fallback = ""
 
     def _start(self, ctx: "RunContext") -> None:
         budget = ctx.budget()

@@ -25,12 +25,28 @@ from typing import TYPE_CHECKING, Any
 
 from harness.core.clock import LATENCY_HEADER
 from harness.models.serve_mock import anthropic_wire
-from harness.models.usage import anthropic_usage
+from harness.models.usage import DEFAULT_PRICE_MODEL, anthropic_usage
 
 if TYPE_CHECKING:
     from harness.conversation.context import RunContext
+    from harness.models.llm import LLMProfile
 
 RETRY_HEADER = "x-stainless-retry-count"  # the SDKs' attempt number (stainless-generated clients)
+MOCK_API_KEY = "ctxbench-mock"  # an SDK client needs a key; the mock in process never reads it
+
+
+def model_name(profile: "LLMProfile") -> str:
+    """The model an SDK request names for a profile: a real model's name at its provider; for the mock, the model
+    it bills as (a Claude name, so the library treats it as that model; the transport serves the profile's mock)."""
+    if profile.is_mock:
+        return profile.price_model or profile.mock.get("price_model", DEFAULT_PRICE_MODEL)
+    return profile.model.partition("/")[2] or profile.model
+
+
+def api_key(profile: "LLMProfile") -> str | None:
+    """The key an SDK client is built with: the profile's own (`params.api_key`), a stand-in for the mock, else None
+    (the SDK reads its environment variable)."""
+    return profile.params.get("api_key") or (MOCK_API_KEY if profile.is_mock else None)
 
 
 class WireSideCalls:
