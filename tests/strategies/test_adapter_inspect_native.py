@@ -10,10 +10,12 @@ model/_providers/anthropic.py `compact` (the `compact_20260112` edit, trigger `M
 """
 from __future__ import annotations
 
+import json
 import sys
 
 import pytest
 
+from harness.cli import main
 from harness.conversation.replay import replay_file
 from harness.core.errors import ConfigError
 from harness.models.llm import LLMProfile
@@ -157,3 +159,23 @@ def test_runs_compact_end_no_run_in_error_and_replay_without_inspect(run_suite, 
     monkeypatch.setitem(sys.modules, "anthropic", None)
     paths = sorted((frame.attrs["out"] / "events").glob("*.jsonl"))
     assert paths and all(replay_file(path).ok for path in paths)
+
+
+def test_the_same_rows_with_inspects_requests_over_serve_mocks_route(mock_server, tmp_path, monkeypatch):
+    """Inspect's Anthropic client sending its compaction and token-counting requests over HTTP to serve-mock's Messages
+    API gives the rows of the mock in process (the summary profile served as the mock summarizer there too)."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    server = mock_server(window=60_000)
+    base_url = server.url.removesuffix("/v1")
+    base = ["run", "--suite", "default", "--task-ids", "chained_lookup-3", "--strategies", NATIVE, "--window", "60000",
+            "--strategy-config", json.dumps({NATIVE: {"threshold": 52_000}}), "--no-progress"]
+    assert main([*base, "--out", str(tmp_path / "local")]) == 0
+    summary = {"summary": {"model": "anthropic/mock-summarizer", "api_base": base_url}}
+    assert main([*base, "--model", "anthropic/claude-sonnet-4-6", "--api-base", base_url,
+                 "--profiles", json.dumps(summary), "--out", str(tmp_path / "http")]) == 0
+    local = [json.loads(line) for line in (tmp_path / "local" / "runs.jsonl").read_text().splitlines()]
+    remote = [json.loads(line) for line in (tmp_path / "http" / "runs.jsonl").read_text().splitlines()]
+    skip = {"wall_s", "cpu_s", "library_cpu_s", "model"}
+    assert [{k: v for k, v in row.items() if k not in skip} for row in remote] == \
+           [{k: v for k, v in row.items() if k not in skip} for row in local]
+    assert local[0]["summaries"] >= 1
