@@ -48,3 +48,24 @@ def record_wire_requests(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
 
     monkeypatch.setattr(provider_wire.WireSideCalls, "answer", recording)
     return requests
+
+
+def rows_in_process_and_over_route(tmp_path: Any, server: Any, run: list[str]) -> list[dict]:
+    """`ctxbench run` with the mock in process, then with the main and summary profiles on serve-mock's Messages API
+    (`anthropic/...`; the summary profile served as the mock summarizer there too): the rows must be the same, but for
+    times and the model's name. Returns the in-process rows."""
+    import json
+
+    from harness.cli import main
+
+    base_url = server.url.removesuffix("/v1")
+    assert main([*run, "--out", str(tmp_path / "local")]) == 0
+    summary = {"summary": {"model": "anthropic/mock-summarizer", "api_base": base_url}}
+    assert main([*run, "--model", "anthropic/claude-sonnet-4-6", "--api-base", base_url,
+                 "--profiles", json.dumps(summary), "--out", str(tmp_path / "http")]) == 0
+    rows = {place: [json.loads(line) for line in (tmp_path / place / "runs.jsonl").read_text().splitlines()]
+            for place in ("local", "http")}
+    skip = {"wall_s", "cpu_s", "library_cpu_s", "model"}
+    assert [{k: v for k, v in row.items() if k not in skip} for row in rows["http"]] == \
+           [{k: v for k, v in row.items() if k not in skip} for row in rows["local"]]
+    return rows["local"]

@@ -9,12 +9,10 @@ default trigger, 150,000, at 200k).
 """
 from __future__ import annotations
 
-import json
 import sys
 
 import pytest
 
-from harness.cli import main
 from harness.conversation.replay import replay_file
 from harness.core.errors import ConfigError
 from harness.models.llm import LLMProfile
@@ -24,7 +22,7 @@ from strategies import StrategySpec, build_strategy
 from strategies.adapters import ANTHROPIC_SDK, provider_wire
 from strategies.adapters.anthropic_sdk import _as_sent
 from tests import adapter_helpers
-from tests.adapter_helpers import record_wire_requests, requires
+from tests.adapter_helpers import record_wire_requests, requires, rows_in_process_and_over_route
 
 pytestmark = requires(ANTHROPIC_SDK)
 NAME = "anthropic_sdk.compaction"
@@ -143,17 +141,7 @@ def test_the_same_rows_with_the_sdks_request_over_serve_mocks_route(mock_server,
     """The SDK's compaction request sent over HTTP to serve-mock's Messages API gives the rows of the mock in
     process (the summary profile served as the mock summarizer there too)."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    server = mock_server(window=60_000)
-    base_url = server.url.removesuffix("/v1")
-    base = ["run", "--suite", "default", "--task-ids", "chained_lookup-3", "--strategies", NAME, "--window", "60000",
-            "--no-progress"]
-    assert main([*base, "--out", str(tmp_path / "local")]) == 0
-    summary = {"summary": {"model": "anthropic/mock-summarizer", "api_base": base_url}}
-    assert main([*base, "--model", "anthropic/claude-sonnet-4-6", "--api-base", base_url,
-                 "--profiles", json.dumps(summary), "--out", str(tmp_path / "http")]) == 0
-    local = [json.loads(line) for line in (tmp_path / "local" / "runs.jsonl").read_text().splitlines()]
-    remote = [json.loads(line) for line in (tmp_path / "http" / "runs.jsonl").read_text().splitlines()]
-    skip = {"wall_s", "cpu_s", "library_cpu_s", "model"}
-    assert [{k: v for k, v in row.items() if k not in skip} for row in remote] == \
-           [{k: v for k, v in row.items() if k not in skip} for row in local]
+    run = ["run", "--suite", "default", "--task-ids", "chained_lookup-3", "--strategies", NAME, "--window", "60000",
+           "--no-progress"]
+    local = rows_in_process_and_over_route(tmp_path, mock_server(window=60_000), run)
     assert local[0]["summaries"] >= 1
