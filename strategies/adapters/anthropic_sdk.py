@@ -142,8 +142,7 @@ class AnthropicSDKCompaction(Strategy):
     def _compact(self, ctx: "RunContext") -> None:
         from harness.models.serve_mock.anthropic_wire import read_messages
 
-        sdk = ANTHROPIC_SDK
-        with sdk.calling("compact_before_next_turn", ctx):
+        with ANTHROPIC_SDK.calling("compact_before_next_turn", ctx):
             runner = self._sdk_client(ctx).beta.messages.tool_runner(
                 **{"tools": [], **self.runner_params(ctx)}, betas=[ANTHROPIC_SUMMARIZE_BETA], thread=False)
             runner.compact_before_next_turn(
@@ -155,16 +154,17 @@ class AnthropicSDKCompaction(Strategy):
         compacted = [blocks_alone(message) for message in read_messages([_as_sent(message) for message in history])]
         if not any(compaction_blocks(message) for message in compacted):
             ctx.log.append("compaction_skipped", reason="the compaction produced no summary (the SDK keeps the "
-                                                        "conversation)", library=sdk.label)
+                                                        "conversation)", library=ANTHROPIC_SDK.label)
             return
         self._holds_block = True
         view = ctx.view
         system = [cid for cid in view.ids if view.message(cid).get("role") == "system"]
-        request = ctx.emit("condensation_request", reason="threshold", boundary=len(ctx.log) - 1, library=sdk.label)
+        request = ctx.emit("condensation_request", reason="threshold", boundary=len(ctx.log) - 1,
+                           library=ANTHROPIC_SDK.label)
         upcoming = len(ctx.log)
         kept = set(system)
         apply_view(ctx, [*((cid, None) for cid in system), *((None, message) for message in compacted)],
-                   "condensation", kind="summary", library=sdk.label, request_id=request["id"],
+                   "condensation", kind="summary", library=ANTHROPIC_SDK.label, request_id=request["id"],
                    forgotten_ids=[cid for cid in view.ids if cid not in kept], summary_id=upcoming)
 
 

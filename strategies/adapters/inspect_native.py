@@ -26,7 +26,8 @@ block, each main request carries the edit Inspect's own generate adds for such i
 its own).
 
 Thresholds: Inspect's own `threshold` (tokens, or a fraction <= 1.0 of the window) is resolved against the run's input
-budget as Inspect's `_resolve_threshold` does (int(fraction x window)); Inspect's constructors check every parameter.
+budget as Inspect's `_resolve_threshold` does (int(fraction x window)); Inspect's constructors take every parameter,
+after ctxbench checked their types (and `memory`'s values).
 """
 from __future__ import annotations
 
@@ -134,7 +135,7 @@ class _NativeAdapter(_InspectCompaction):
             config = replace(self.config, threshold=_resolved(self.config.threshold, budget))
             with INSPECT_AI.configuring(self._where), _contained():
                 self.compaction = self.build(INSPECT_AI.load(self._where, "inspect_ai.model"), config)
-        self._edit_options = None
+        self._edit_options, self._provider_sdk = None, False
         super()._start(ctx)
 
     def target_model(self, ctx: "RunContext") -> Any:
