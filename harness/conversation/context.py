@@ -132,19 +132,20 @@ class RunContext:
         try:
             result = call(clock_s)
         except Exception as exc:
-            self.record_side_call(profile_name, purpose, clock_s, time.thread_time() - started,
+            self.record_side_call(profile_name, client.profile.model, purpose, clock_s, time.thread_time() - started,
                                   error=(type(exc).__name__, str(exc)))
             raise
-        self.record_side_call(profile_name, purpose, clock_s, time.thread_time() - started, result=result)
+        self.record_side_call(profile_name, client.profile.model, purpose, clock_s, time.thread_time() - started,
+                              result=result)
         return result
 
-    def record_side_call(self, profile_name: str, purpose: str, clock_s: float, cpu_s: float,
+    def record_side_call(self, profile_name: str, model: str, purpose: str, clock_s: float, cpu_s: float,
                          result: LLMResult | None = None, error: tuple[str, str] | None = None) -> None:
-        """Log a side call of a profile: a successful one (`result`) counted, priced and on the run's clock, or a failed
-        one (`error`: its type and message). `call_llm` makes its own; a library that sends its request itself (an
-        SDK's client over ctxbench's transport: strategies.adapters.provider_wire) has it logged here."""
+        """Log a side call under a profile's name, `model` answering: a successful one (`result`) counted, priced and
+        on the run's clock, or a failed one (`error`: its type and message). `call_llm` and `call_compact` make their
+        own; a library that sends its request itself (an SDK's client over ctxbench's transport:
+        strategies.adapters.provider_wire) has it logged here."""
         self.side_call_cpu_s += cpu_s
-        model = self.profiles[profile_name].model
         if result is None:
             kind, text = error or ("Error", "")
             self.log.append("llm_call", profile=profile_name, model=model, purpose=purpose, ok=False,

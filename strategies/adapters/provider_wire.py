@@ -88,11 +88,12 @@ class WireSideCalls:
         if status != 200 or not isinstance(payload, dict) or not isinstance(payload.get("usage"), dict):
             error = payload.get("error") if isinstance(payload, dict) else None
             message = error.get("message") if isinstance(error, dict) else str(payload)[:500]
-            self.ctx.record_side_call(self.profile_name, self.purpose, clock_s, cpu,
+            self.ctx.record_side_call(self.profile_name, self.client.profile.model, self.purpose, clock_s, cpu,
                                       error=(f"HTTP {status}", str(message)))
             return
         result = self.client.priced({}, anthropic_usage(payload["usage"]), latency, served_latency_s)
-        self.ctx.record_side_call(self.profile_name, self.purpose, clock_s, cpu, result=result)
+        self.ctx.record_side_call(self.profile_name, self.client.profile.model, self.purpose, clock_s, cpu,
+                                  result=result)
 
     def outgoing(self, request: Any) -> None:
         """Before a request goes out: serve-mock keeps the run's state by ctxbench's session headers."""
