@@ -16,13 +16,13 @@ def requires(library: Library) -> pytest.MarkDecorator:
                                               f"{library.install_hint()}")
 
 
-def long_context(turns: int, words: int, cache: str = "anthropic") -> Any:
+def long_context(turns: int, words: int, cache: str = "anthropic", summary: dict[str, Any] | None = None) -> Any:
     """A run context (tests.reset_helpers.context) with `turns` read calls whose results are `words` filler words,
-    each naming a code; the mock's cache style `cache` for both profiles."""
+    each naming a code; the mock's cache style `cache` for both profiles (`summary`: another summary profile)."""
     from tests.reset_helpers import context, tool_call
 
     ctx = context({"main": {"model": "mock/agent", "mock": {"cache": cache}},
-                   "summary": {"model": "mock/summarizer", "mock": {"cache": cache}}})
+                   "summary": summary or {"model": "mock/summarizer", "mock": {"cache": cache}}})
     ctx.tools = [{"type": "function", "function": {"name": "read", "description": "Read a row.",
                                                    "parameters": {"type": "object", "properties": {}}}}]
     for index in range(turns):

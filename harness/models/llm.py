@@ -361,12 +361,16 @@ class LLMClient:
         return max(self.sent - 1, 0), attempt
 
     def serve_in_process(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], marks: CacheMarks | None,
-                         options: dict[str, Any] | None, clock_s: float | None,
-                         request: tuple[int, int]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """A request read off a provider's wire (an SDK's own, harness.models.serve_mock.anthropic_wire) served by this
-        client's mock in process, in its session, with its seed: the mock's reply and raw usage."""
+                         options: dict[str, Any] | None, clock_s: float | None, request: tuple[int, int],
+                         compact: bool = False) -> tuple[Any, dict[str, Any]]:
+        """A request read off a provider's wire (an SDK's own: harness.models.serve_mock's anthropic_wire,
+        responses_wire) served by this client's mock in process, in its session, with its seed: the mock's reply (or
+        `/responses/compact` window) and raw usage."""
         if self._mock is None:
             raise ValueError(f"{self.profile.model}: only a mock/... model is served in process")
+        if compact:
+            return self._mock.compact(self.profile.model, messages, tools, self._mock_config, seed=self.seed,
+                                      now_s=clock_s, request=request, marks=marks)
         return self._mock.serve(self.profile.model, messages, tools, self._mock_config, seed=self.seed, now_s=clock_s,
                                 request=request, marks=marks, options=options)
 

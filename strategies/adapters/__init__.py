@@ -147,6 +147,8 @@ INSPECT_AI = Library("inspect-ai", "inspect", "inspect_ai", give_ups=(
 # runner compaction (`anthropic` extra).
 ANTHROPIC_SDK_FOR_INSPECT = Library("anthropic", "inspect", "anthropic")
 ANTHROPIC_SDK = Library("anthropic", "anthropic", "anthropic")
+# The openai SDK: Inspect's OpenAI provider (native compaction: `/responses/compact`); litellm installs it.
+OPENAI_SDK = Library("openai", "", "openai")
 # OpenHands' condensers: no condensation of this view is possible (context/condenser/base.py).
 OPENHANDS_SDK = Library("openhands-sdk", "openhands", "openhands.sdk", min_python=(3, 12),
                         give_ups=(("NoCondensationAvailableException", ""),))

@@ -4,26 +4,32 @@ adapters are (strategies.adapters.inspect_ai).
 
 Native compaction is the provider's: `CompactionNative.compact` calls `Model.compact`, which calls the provider class's
 `compact()`. So the handler's target model here is Inspect's own provider class with its SDK client, for the
-profile's provider: `AnthropicAPI` (model/_providers/anthropic.py `compact`: a generate carrying the `compact_20260112`
-edit with the API's minimum trigger, `MIN_COMPACTION_TOKENS` 50,000, and `pause_after_compaction`; it returns the
-compaction message and a user message "Please continue working."; no compaction block in the reply is its
-NotImplementedError). Its SDK client's transport is ctxbench's (strategies.adapters.provider_wire): with the mock the
-simulated provider answers in process through serve-mock's route code, with a real model the request goes to the API;
-each request is a side call of the `summary` profile, Inspect's token counting (the API's free `count_tokens`) is not.
-Inspect's `streaming` model argument is off (the simulated provider answers no streams) and the client's timeout is
-set, which the SDK asks of non-streaming requests of Inspect's 32,000 max tokens.
+`summary` profile's provider:
+* `AnthropicAPI` (model/_providers/anthropic.py `compact`): a generate carrying the `compact_20260112` edit with the
+  API's minimum trigger, `MIN_COMPACTION_TOKENS` 50,000, and `pause_after_compaction`; it returns the compaction
+  message and a user message "Please continue working."; no compaction block in the reply is its NotImplementedError.
+  Inspect's `streaming` model argument is off (the simulated provider answers no streams) and the client's timeout is
+  set, which the SDK asks of non-streaming requests of Inspect's 32,000 max tokens;
+* `OpenAIAPI` (model/_providers/openai.py `compact`): `client.responses.compact`, on the Responses API only (Inspect's
+  `responses_api`: its default for GPT-5, o-series and Codex models; on for the mock, which serves it); it returns
+  the compacted window, its compaction item held in a user message (_openai_responses.py
+  `chat_messages_from_compact_response`); a 404 or 405 is its NotImplementedError.
+Its SDK client's transport is ctxbench's (strategies.adapters.provider_wire): with the mock the simulated provider
+answers in process through serve-mock's route code, with a real model the request goes to the API; each model request
+is a side call of the `summary` profile, Inspect's token counting (Anthropic's free `count_tokens`) is not.
 
-A profile whose provider has no native compaction in Inspect (here: every one but Anthropic's) gets the other adapters'
-target model, ctxbench's ModelAPI, whose `compact` is Inspect's base `ModelAPI.compact`: NotImplementedError.
-`CompactionNative` then gives up (the run ends `strategy_failed` with Inspect's message); `CompactionAuto` falls back
-to `CompactionSummary` (auto.py `_delegate_outcome`), whose summary is a side call as in inspect.compaction_summary.
+A profile whose provider has no native compaction in Inspect gets the other adapters' target model, ctxbench's
+ModelAPI, whose `compact` is Inspect's base `ModelAPI.compact`: NotImplementedError. `CompactionNative` then gives up
+(the run ends `strategy_failed` with Inspect's message); `CompactionAuto` falls back to `CompactionSummary` (auto.py
+`_delegate_outcome`), whose summary is a side call as in inspect.compaction_summary.
 
 After a native compaction the view is what the handler returns: the system prompt (native compaction keeps no other
-prefix: `preserve_prefix` False), the compaction message (an assistant message whose compaction block ctxbench keeps
-as litellm does: harness.models.provider_compaction) and "Please continue working.". While the view holds a compaction
-block, each main request carries the edit Inspect's own generate adds for such input (anthropic.py
-`_add_edit_compaction`: the trigger just under the window, so that the API accepts the block and does not compact on
-its own).
+prefix: `preserve_prefix` False) and the provider's window: Anthropic's compaction message (its block kept as litellm
+keeps a reply's: harness.models.provider_compaction) and "Please continue working."; OpenAI's kept user messages and
+its compaction item (an assistant message's, as the LLM layer sends items back on the Responses API). While the view
+holds an Anthropic compaction block, each main request carries the edit Inspect's own generate adds for such input
+(anthropic.py `_add_edit_compaction`: the trigger just under the window, so that the API accepts the block and does
+not compact on its own).
 
 Thresholds: Inspect's own `threshold` (tokens, or a fraction <= 1.0 of the window) is resolved against the run's input
 budget as Inspect's `_resolve_threshold` does (int(fraction x window)); Inspect's constructors take every parameter,
@@ -35,10 +41,11 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from harness.core.config import option, require
-from harness.core.errors import ConfigError
-from harness.models.cache_policy import ANTHROPIC, provider_family
-from harness.models.provider_compaction import ANTHROPIC_MIN_TRIGGER, blocks_alone, compaction_blocks, with_blocks
-from strategies.adapters import ANTHROPIC_SDK_FOR_INSPECT, INSPECT_AI
+from harness.core.errors import ConfigError, StrategyFailed
+from harness.models.cache_policy import ANTHROPIC, COMPATIBLE, OPENAI, OPENAI_BREAKPOINTS, provider_family
+from harness.models.provider_compaction import (ANTHROPIC_MIN_TRIGGER, blocks_alone, compaction_blocks, compaction_items,
+                                                with_blocks, with_items)
+from strategies.adapters import ANTHROPIC_SDK_FOR_INSPECT, INSPECT_AI, OPENAI_SDK, LibraryError
 from strategies.adapters.inspect_ai import _Common, _contained, _InspectCompaction
 from strategies.thresholds import REFERENCE_BUDGET
 
@@ -50,6 +57,7 @@ if TYPE_CHECKING:
 # The SDK's non-streaming requests of more than ~21k max tokens need a timeout of the client's own (anthropic
 # _base_client.py `_calculate_nonstreaming_timeout`); Inspect sends 32,000 (ANTHROPIC_MAX_TOKENS).
 NONSTREAMING_TIMEOUT_S = 600.0
+OPENAI_OVERFLOW_CODE = "context_length_exceeded"  # OpenAI's error code for an input past the window
 
 
 @dataclass
@@ -71,10 +79,16 @@ class CompactionAutoConfig(_Common):
                 f"memory must be true, false or \"auto\", got {self.memory!r}")
 
 
+# Families whose compaction Inspect runs through its OpenAIAPI (`/responses/compact`): OpenAI's, and an endpoint that
+# speaks OpenAI's API (serve-mock's Responses route; another one without the route answers 404, which Inspect reads as
+# "not available").
+_OPENAI_FAMILIES = (OPENAI, OPENAI_BREAKPOINTS, COMPATIBLE)
+
+
 def native_family(profile: "LLMProfile") -> str | None:
-    """The provider whose native compaction Inspect runs for this profile (Anthropic's), or None."""
+    """The provider whose native compaction Inspect runs for this profile (ANTHROPIC or OPENAI), or None."""
     family = provider_family(profile.model, profile.mock.get("cache"), profile.api_base)
-    return family if family == ANTHROPIC else None
+    return ANTHROPIC if family == ANTHROPIC else OPENAI if family in _OPENAI_FAMILIES else None
 
 
 def anthropic_model(ctx: "RunContext", profile_name: str, purpose: str) -> Any:
@@ -96,6 +110,26 @@ def anthropic_model(ctx: "RunContext", profile_name: str, purpose: str) -> Any:
     return model
 
 
+def openai_model(ctx: "RunContext", profile_name: str, purpose: str) -> Any:
+    """Inspect's OpenAIAPI for the profile, its SDK client's requests ctxbench side calls. Inspect uses the Responses
+    API (which its `compact` needs) for the models it prefers it for (GPT-5, o-series, Codex); the mock serves it
+    whatever model it bills as (ours: `responses_api` on)."""
+    from inspect_ai.model import GenerateConfig, ModelInfo, get_model, set_model_info
+
+    from strategies.adapters.provider_wire import api_key, async_client, model_name  # here: they load litellm
+
+    profile = ctx.profiles[profile_name]
+    with _contained():
+        model = get_model(f"openai/{model_name(profile)}", config=GenerateConfig(max_retries=0),
+                          base_url=profile.api_base, api_key=api_key(profile), memoize=False,
+                          http_client=async_client(ctx, profile_name, purpose),
+                          **({"responses_api": True} if profile.is_mock else {}))
+    window = profile.input_budget()
+    if profile.is_mock and window:
+        set_model_info(str(model), ModelInfo(context_length=window, input_tokens=window))
+    return model
+
+
 class _NativeAdapter(_InspectCompaction):
     """Inspect's native compaction through its provider classes; a condensation of kind `summary` in the log."""
 
@@ -106,11 +140,11 @@ class _NativeAdapter(_InspectCompaction):
         super().__init__(config, where)
         self._where = where or f"strategy {self.name}"
         self._edit_options: dict[str, Any] | None = None  # Inspect's edit for input holding compaction (per run)
-        self._provider_sdk = False  # Inspect's Anthropic provider (and so the anthropic SDK) made the requests
+        self._provider_sdk: Any = None  # the SDK (Library) of Inspect's provider class that made the requests
 
     def libraries(self) -> list[str]:
-        """Inspect, and the anthropic SDK when Inspect's Anthropic provider ran (its client built the requests)."""
-        return [INSPECT_AI.label, *([ANTHROPIC_SDK_FOR_INSPECT.label] if self._provider_sdk else [])]
+        """Inspect, and the SDK of Inspect's provider class when one ran (its client built the requests)."""
+        return [INSPECT_AI.label, *([self._provider_sdk.label] if self._provider_sdk is not None else [])]
 
     def check_main(self, profile: "LLMProfile", where: str) -> None:
         """Native compaction on Anthropic needs the anthropic SDK Inspect's provider imports (the `inspect` extra)."""
@@ -135,17 +169,20 @@ class _NativeAdapter(_InspectCompaction):
             config = replace(self.config, threshold=_resolved(self.config.threshold, budget))
             with INSPECT_AI.configuring(self._where), _contained():
                 self.compaction = self.build(INSPECT_AI.load(self._where, "inspect_ai.model"), config)
-        self._edit_options, self._provider_sdk = None, False
+        self._edit_options, self._provider_sdk = None, None
         super()._start(ctx)
 
     def target_model(self, ctx: "RunContext") -> Any:
-        profile = ctx.profiles[self.profile()]
-        if native_family(profile) is None:
+        family = native_family(ctx.profiles[self.profile()])
+        if family is None:
             return super().target_model(ctx)
+        if family == OPENAI:
+            self._provider_sdk = OPENAI_SDK
+            return openai_model(ctx, self.profile(), self.inspect_class)
         ANTHROPIC_SDK_FOR_INSPECT.load(self._where, "inspect_ai.model._providers.anthropic")
         from inspect_ai.model._providers.anthropic import _add_edit_compaction
 
-        self._provider_sdk = True
+        self._provider_sdk = ANTHROPIC_SDK_FOR_INSPECT
         model = anthropic_model(ctx, self.profile(), self.inspect_class)
         request: dict[str, Any] = {}
         _add_edit_compaction(request, [], has_1mm_context=model.api.is_claude_frontier())
@@ -154,34 +191,59 @@ class _NativeAdapter(_InspectCompaction):
 
     def request_options(self, ctx: "RunContext") -> dict[str, Any]:
         """Inspect's edit for input holding a compaction block (anthropic.py generate -> `_add_edit_compaction`)."""
-        if self._edit_options is None or not any(_holds_compaction(message) for message in self._input):
+        if self._edit_options is None or not any(_anthropic_block(message) for message in self._input):
             return {}
         return self._edit_options
 
     def convert_in(self, message: "Message", cid: int | None) -> Any:
-        """A message carrying compaction blocks keeps them as Inspect's Anthropic provider holds them (ContentData)."""
+        """A message carrying a provider's compaction keeps it as Inspect's provider holds it (ContentData)."""
         converted = super().convert_in(message, cid)
-        blocks = compaction_blocks(message)
-        if not blocks:
-            return converted
-        from anthropic.types.beta import BetaCompactionBlock
-        from inspect_ai.model import ContentText
-        from inspect_ai.model._providers.anthropic import _content_data_for_compaction
+        blocks, items = compaction_blocks(message), compaction_items(message)
+        if blocks:
+            from anthropic.types.beta import BetaCompactionBlock
+            from inspect_ai.model import ContentText
+            from inspect_ai.model._providers.anthropic import _content_data_for_compaction
 
-        data = [_content_data_for_compaction(BetaCompactionBlock.model_validate(dict(block))) for block in blocks]
-        text = converted.text
-        converted.content = [*data, *([ContentText(text=text)] if text else [])]
+            data = [_content_data_for_compaction(BetaCompactionBlock.model_validate(dict(block))) for block in blocks]
+            text = converted.text
+            converted.content = [*data, *([ContentText(text=text)] if text else [])]
+        elif items:  # Inspect holds an OpenAI compaction item as a user message of its own (_openai_responses.py
+            # `chat_messages_from_compact_response`), the item's id and encrypted content in its metadata
+            from inspect_ai.model import ChatMessageUser, ContentData
+
+            converted = ChatMessageUser(id=converted.id, metadata=converted.metadata, content=[
+                ContentData(data={"compaction_metadata": {"type": "openai_compact", "id": item.get("id"),
+                                                          "encrypted_content": item.get("encrypted_content")}})
+                for item in items])
         return converted
 
     def convert_out(self, message: Any, original: "Message | None") -> "Message":
-        """The compaction message keeps its block, as litellm keeps a reply's (provider_specific_fields)."""
-        converted = super().convert_out(message, original)
-        block = _inspect_compaction(message)
-        return blocks_alone(with_blocks(converted, [block])) if block is not None else converted
+        """A compaction message keeps its block or item, as litellm keeps a reply's (provider_specific_fields); an
+        OpenAI item, which Inspect holds in a user message, is an assistant message's, as the LLM layer sends items
+        (harness.models.responses_items)."""
+        block = _anthropic_block(message)
+        if block is not None:
+            return blocks_alone(with_blocks(super().convert_out(message, original), [block]))
+        item = _openai_item(message)
+        if item is not None:
+            return with_items({"role": "assistant", "content": None}, [item])
+        return super().convert_out(message, original)
 
     @staticmethod
     def is_summary(message: Any) -> bool:
-        return _inspect_compaction(message) is not None or _InspectCompaction.is_summary(message)
+        return _anthropic_block(message) is not None or _openai_item(message) is not None or \
+            _InspectCompaction.is_summary(message)
+
+    def _compact(self, ctx: "RunContext", force: bool) -> None:
+        """A compaction request past the provider's window is the strategy failing to fit it, as Inspect's Anthropic
+        provider says ("did not trigger", a give-up); its OpenAI provider raises the API's own error, whose code says
+        so (OpenAI's `context_length_exceeded`)."""
+        try:
+            super()._compact(ctx, force)
+        except LibraryError as exc:
+            if getattr(exc.__cause__, "code", None) == OPENAI_OVERFLOW_CODE:
+                raise StrategyFailed(str(exc)) from exc
+            raise
 
     def _event_fields(self, event: Any) -> dict[str, Any]:
         fields = super()._event_fields(event)
@@ -199,7 +261,7 @@ def _resolved(threshold: int | float, budget: int) -> int:
     return int(threshold * budget)
 
 
-def _inspect_compaction(message: Any) -> dict[str, Any] | None:
+def _anthropic_block(message: Any) -> dict[str, Any] | None:
     """The compaction block of an Inspect message made by its Anthropic provider (anthropic.py
     `_compaction_from_message`), as a plain block; None for any other message."""
     if getattr(message, "role", None) != "assistant" or not isinstance(message.content, list):
@@ -210,8 +272,15 @@ def _inspect_compaction(message: Any) -> dict[str, Any] | None:
     return {key: value for key, value in dict(block).items() if value is not None} if block else None
 
 
-def _holds_compaction(message: Any) -> bool:
-    return _inspect_compaction(message) is not None
+def _openai_item(message: Any) -> dict[str, Any] | None:
+    """The compaction item of an Inspect message made by its OpenAI provider (_openai_responses.py
+    `_extract_compaction_from_content_data`), as a plain item; None for any other message."""
+    if getattr(message, "role", None) != "user" or not isinstance(message.content, list):
+        return None
+    from inspect_ai.model._openai_responses import _extract_compaction_from_content_data
+
+    item = _extract_compaction_from_content_data(message.content)
+    return {key: value for key, value in dict(item).items() if value is not None} if item else None
 
 
 class CompactionNativeAdapter(_NativeAdapter):
@@ -228,8 +297,9 @@ class CompactionNativeAdapter(_NativeAdapter):
         """A provider without native compaction can never compact here: say so before any model call."""
         if native_family(profile) is None:
             raise ConfigError(f"{where}: Inspect's CompactionNative compacts with the provider's own API, and "
-                              f"{profile.model} has none that ctxbench serves (Anthropic's: an anthropic/... model or "
-                              "the mock with its Anthropic cache); inspect.compaction_auto falls back to a summary")
+                              f"{profile.model} has none that Inspect runs (Anthropic's, OpenAI's Responses API: an "
+                              "anthropic/... or openai/... model, or the mock); inspect.compaction_auto falls back to a "
+                              "summary")
         super().check_main(profile, where)
 
 

@@ -1,20 +1,23 @@
 """A library's own provider client, its HTTP requests made ctxbench side calls: the transport an SDK client is handed.
 
 Some libraries talk to the provider themselves: Inspect's `AnthropicAPI.compact()` sends a generate with Anthropic's
-compaction edit, the anthropic SDK's tool runner sends its compaction request. An adapter gives the library an SDK
-client (the `anthropic` SDK's, on `httpx2`) whose transport is this one, so the library's code runs unmodified and
-builds its own request, and the transport decides who answers it:
+compaction edit and its `OpenAIAPI.compact()` calls `/responses/compact`; the anthropic SDK's tool runner sends its
+compaction request. An adapter gives the library an SDK client (the `anthropic` or `openai` SDK's, on `httpx2`) whose
+transport is this one, so the library's code runs unmodified and builds its own request, and the transport decides
+who answers it:
 
-* the profile is the mock in process: the simulated provider answers, through the code serve-mock's route runs
-  (harness.models.serve_mock.anthropic_wire: the body read and checked, MockProvider.serve in the profile's session,
-  the reply as Anthropic's response): the mock sees only what the library sent;
+* the profile is the mock in process: the simulated provider answers, through the code serve-mock's routes run
+  (harness.models.serve_mock.anthropic_wire for the Messages API, responses_wire for the Responses API: the body read
+  and checked, MockProvider.serve in the profile's session, the answer in the provider's own shape): the mock sees only
+  what the library sent;
 * any other profile (the real API, or serve-mock over HTTP): the request goes out as the library made it, to the
   profile's `api_base` or the provider, with serve-mock's session headers when it is serve-mock.
 
-Every `POST /v1/messages` exchange is a side call of the profile (`RunContext.record_side_call`: counted in
-`summarizer_*`, priced from the usage in the response, on the run's clock, failures logged); token counting
-(`/v1/messages/count_tokens`) is free and not logged. The SDK's own retries are the library's: each attempt is
-one exchange, its `x-stainless-retry-count` the attempt the mock draws its faults for.
+Every model request (`POST /v1/messages`, `/v1/responses`, `/v1/responses/compact`) is a side call of the profile
+(`RunContext.record_side_call`: counted in `summarizer_*`, priced from the usage in the response, on the run's clock,
+failures logged); Anthropic's token counting (`/v1/messages/count_tokens`) is free and not logged. The SDK's own
+retries are the library's: each attempt is one exchange, its `x-stainless-retry-count` the attempt the mock draws its
+faults for.
 """
 from __future__ import annotations
 
@@ -24,14 +27,20 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from harness.core.clock import LATENCY_HEADER
-from harness.models.serve_mock import anthropic_wire
-from harness.models.usage import DEFAULT_PRICE_MODEL, anthropic_usage
+from harness.models.serve_mock import anthropic_wire, responses_wire
+from harness.models.serve_mock.chat_request import ROUTES as CHAT_ROUTES
+from harness.models.usage import DEFAULT_PRICE_MODEL, Usage, anthropic_usage, normalize_usage, responses_usage
 
 if TYPE_CHECKING:
     from harness.conversation.context import RunContext
     from harness.models.llm import LLMProfile
 
 RETRY_HEADER = "x-stainless-retry-count"  # the SDKs' attempt number (stainless-generated clients)
+# The model requests by route, with how each reads its response's usage; OpenAI's chat completions is what Inspect's
+# OpenAI provider sends for a model off the Responses API (a summary), answered by the API it goes to.
+_USAGE = {**{route: anthropic_usage for route in anthropic_wire.ROUTES},
+          **{route: responses_usage for route in (*responses_wire.ROUTES, *responses_wire.COMPACT_ROUTES)},
+          **{route: normalize_usage for route in CHAT_ROUTES}}
 MOCK_API_KEY = "ctxbench-mock"  # an SDK client needs a key; the mock in process never reads it
 
 
@@ -75,14 +84,22 @@ class WireSideCalls:
                 data, beta, lambda asked: self.client.serve_in_process(asked.messages, asked.tools, asked.marks,
                                                                        asked.options, self.ctx.clock.now_s, request),
                 lambda: f"msg_{request[0]:024x}")
+        elif route in responses_wire.ROUTES or route in responses_wire.COMPACT_ROUTES:
+            request = self.client.wire_request(_attempt(headers))
+            compact = route in responses_wire.COMPACT_ROUTES
+            answered = responses_wire.answer(
+                data, compact, lambda asked: self.client.serve_in_process(
+                    asked.messages, asked.tools, asked.marks, asked.options, self.ctx.clock.now_s, request, compact),
+                lambda: f"resp_{request[0]:024x}")
         else:
             return 404, anthropic_wire.error("not_found_error", f"no route {route[:200]} in process"), None
         return answered.status, answered.payload, answered.usage
 
     def record(self, path: str, status: int, payload: Any, clock_s: float, started: tuple[float, float],
                served_latency_s: float | None = None) -> None:
-        """Log a Messages exchange as a side call of the profile (token counting is not one)."""
-        if path.rstrip("/") not in anthropic_wire.ROUTES:
+        """Log a model request as a side call of the profile (token counting is not one)."""
+        read_usage = _USAGE.get(path.rstrip("/"))
+        if read_usage is None:
             return
         latency, cpu = time.perf_counter() - started[0], time.thread_time() - started[1]
         if status != 200 or not isinstance(payload, dict) or not isinstance(payload.get("usage"), dict):
@@ -91,13 +108,14 @@ class WireSideCalls:
             self.ctx.record_side_call(self.profile_name, self.client.profile.model, self.purpose, clock_s, cpu,
                                       error=(f"HTTP {status}", str(message)))
             return
-        result = self.client.priced({}, anthropic_usage(payload["usage"]), latency, served_latency_s)
+        usage: Usage = read_usage(payload["usage"])
+        result = self.client.priced({}, usage, latency, served_latency_s)
         self.ctx.record_side_call(self.profile_name, self.client.profile.model, self.purpose, clock_s, cpu,
                                   result=result)
 
     def outgoing(self, request: Any) -> None:
         """Before a request goes out: serve-mock keeps the run's state by ctxbench's session headers."""
-        if self.client.profile.serves_mock and request.url.path.rstrip("/") in anthropic_wire.ROUTES:
+        if self.client.profile.serves_mock and request.url.path.rstrip("/") in _USAGE:
             index = self.client.wire_request(_attempt(request.headers))
             request.headers.update(self.client.session_headers(index, self.ctx.clock.now_s))
 

@@ -18,7 +18,7 @@ import pytest
 from harness.conversation.replay import replay_file
 from harness.core.errors import ConfigError
 from harness.models.llm import LLMProfile
-from harness.models.provider_compaction import ANTHROPIC_BETA, compaction_blocks
+from harness.models.provider_compaction import ANTHROPIC_BETA, compaction_blocks, compaction_items
 from strategies import StrategySpec, build_strategy
 from strategies.adapters import ANTHROPIC_SDK_FOR_INSPECT, INSPECT_AI
 from tests import adapter_helpers
@@ -32,9 +32,9 @@ def strategy(name=NATIVE, **config):
     return build_strategy(StrategySpec(name, config))
 
 
-def long_context(turns: int = 60, cache: str = "anthropic"):
+def long_context(turns: int = 60, cache: str = "anthropic", summary: dict | None = None):
     """A run context past 60,000 tokens (tool results of ~1,000 tokens each)."""
-    return adapter_helpers.long_context(turns, 990, cache)
+    return adapter_helpers.long_context(turns, 990, cache, summary)
 
 
 @pytest.fixture
@@ -69,11 +69,12 @@ def test_a_threshold_below_the_apis_minimum_trigger_is_said_before_the_run():
 
 
 def test_native_refuses_a_main_model_whose_provider_has_no_native_compaction_here():
-    strategy().check_main(LLMProfile(model="mock/agent"), "here")
-    strategy().check_main(LLMProfile(model="anthropic/claude-sonnet-4-6"), "here")
+    for model, mock in (("mock/agent", {}), ("mock/agent", {"cache": "openai"}), ("anthropic/claude-sonnet-4-6", {}),
+                        ("openai/gpt-5.6", {})):
+        strategy().check_main(LLMProfile(model=model, mock=mock), "here")
     with pytest.raises(ConfigError, match="inspect.compaction_auto falls back"):
-        strategy().check_main(LLMProfile(model="mock/agent", mock={"cache": "openai"}), "here")
-    strategy(AUTO).check_main(LLMProfile(model="mock/agent", mock={"cache": "openai"}), "here")
+        strategy().check_main(LLMProfile(model="gemini/gemini-2.5-pro"), "here")
+    strategy(AUTO).check_main(LLMProfile(model="gemini/gemini-2.5-pro"), "here")
 
 
 def test_without_the_anthropic_sdk_the_inspect_extra_is_named(monkeypatch):
@@ -128,34 +129,83 @@ def test_below_the_minimum_trigger_native_gives_up_with_inspects_message(sent):
         strategy(threshold=20_000).before_request(ctx)
 
 
-@pytest.mark.parametrize("turns, cache, reason", [
-    (30, "anthropic", "Anthropic compaction did not trigger"),
-    (60, "openai", "CtxbenchModelAPI does not support native compaction"),
-])
-def test_auto_falls_back_to_inspects_summary_where_native_does_not_compact(sent, turns, cache, reason):
+def _fallback(ctx, reason):
     """auto.py `_delegate_outcome`: NotImplementedError from native -> CompactionSummary, its summary a side call;
     the condensation says which applied and why."""
-    ctx = long_context(turns=turns, cache=cache)
     strategy(AUTO, threshold=20_000).before_request(ctx)
     condensation = next(e for e in ctx.log.events if e["type"] == "condensation")
     assert condensation["applied"] == "CompactionSummary"
     assert condensation["fallback_reason"].startswith("native compaction not supported") and \
         reason in condensation["fallback_reason"]
     summary = ctx.view.message(condensation["summary_id"])
-    assert summary["role"] == "user" and not compaction_blocks(summary)
-    purposes = [e["purpose"] for e in ctx.log.events if e["type"] == "llm_call" and e["ok"]]
-    assert purposes[-1] == "CompactionAuto"  # the summary; on Anthropic the uncompacted native attempt before it
+    assert summary["role"] == "user" and not compaction_blocks(summary) and "COMPACTION SUMMARY" in summary["content"]
+    calls = [e for e in ctx.log.events if e["type"] == "llm_call" and e["ok"]]
+    assert calls and calls[-1]["purpose"] == "CompactionAuto" and calls[-1]["profile"] == "summary"
 
 
-def test_runs_compact_end_no_run_in_error_and_replay_without_inspect(run_suite, monkeypatch):
-    frame = run_suite("default", strategies=f"{NATIVE},{AUTO}", window=64_000,
+def test_auto_falls_back_where_anthropics_compaction_does_not_trigger(sent):
+    _fallback(long_context(turns=30), "Anthropic compaction did not trigger")
+
+
+def test_auto_falls_back_for_a_model_off_openais_responses_api(sent, mock_server, monkeypatch):
+    """A summary model served by an OpenAI-compatible chat endpoint (serve-mock's chat route, a model Inspect does not
+    put on the Responses API): Inspect's OpenAIAPI refuses native compaction; its summary goes over chat completions,
+    a side call all the same."""
+    monkeypatch.setenv("OPENAI_API_KEY", "unused")
+    server = mock_server()
+    ctx = long_context(summary={"model": "openai/gpt-4.1-summarizer", "api_base": server.url})
+    _fallback(ctx, "Native compaction requires the Responses API for gpt-4.1-summarizer")
+
+
+def test_auto_falls_back_for_a_provider_without_native_compaction(sent, monkeypatch):
+    """A provider Inspect has no native compaction for: the target is ctxbench's ModelAPI, whose `compact` is Inspect's
+    base NotImplementedError (_model.py `ModelAPI.compact`)."""
+    import strategies.adapters.inspect_native as native
+
+    monkeypatch.setattr(native, "native_family", lambda profile: None)
+    _fallback(long_context(), "CtxbenchModelAPI does not support native compaction")
+    assert sent == []
+
+
+def test_inspects_openai_provider_compacts_through_responses_compact(sent):
+    """openai.py `compact`: `POST /responses/compact` with the conversation as Responses items; the window (the kept
+    user messages, then the compaction item) becomes the view after the system prompt; the item an assistant
+    message's, as the LLM layer sends items back. Inspect's token counting (`/responses/input_tokens`) is not served:
+    Inspect counts with tiktoken on its 404 (openai.py `count_tokens`)."""
+    ctx = long_context(cache="openai")
+    chosen = strategy(threshold=20_000)
+    chosen.before_request(ctx)
+    [request] = [r for r in sent if r["path"] == "/v1/responses/compact"]
+    assert {item["type"] for item in request["body"]["input"]} >= {"message", "function_call", "function_call_output"}
+    view = ctx.view.to_messages()
+    assert [m["role"] for m in view] == ["system", "user", "assistant"]
+    assert view[1]["content"] == "Do the task." and compaction_items(view[2])[0]["encrypted_content"]
+    assert chosen.request_options(ctx) == {} and chosen.libraries()[-1].startswith("openai ")
+    calls = [e for e in ctx.log.events if e["type"] == "llm_call"]
+    assert [(c["profile"], c["purpose"], c["ok"]) for c in calls] == [("summary", "CompactionNative", True)]
+
+
+def test_a_compaction_request_past_openais_window_is_a_give_up(sent):
+    """OpenAI answers an input past the window with `context_length_exceeded`, which Inspect's `compact` raises: the
+    strategy could not fit the window (`strategy_failed`), as Anthropic's "did not trigger" is."""
+    from harness.core.errors import StrategyFailed
+
+    ctx = long_context(cache="openai", summary={"model": "mock/summarizer", "mock": {"cache": "openai",
+                                                                                    "window": 40_000}})
+    with pytest.raises(StrategyFailed, match="prompt is too long"):
+        strategy(threshold=20_000).before_request(ctx)
+
+
+@pytest.mark.parametrize("cache", ["anthropic", "openai"])
+def test_runs_compact_end_no_run_in_error_and_replay_without_inspect(run_suite, monkeypatch, cache):
+    frame = run_suite("default", strategies=f"{NATIVE},{AUTO}", window=64_000, cache=cache,
                       strategy_configs={NATIVE: {"threshold": 52_000}, AUTO: {"threshold": 52_000}})
     assert not (frame["termination"] == "error").any(), frame["error"].tolist()
     assert frame["summaries"].sum() >= 2
     for name in [m for m in sys.modules if m.split(".")[0] in ("inspect_ai", "anthropic")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "inspect_ai", None)
-    monkeypatch.setitem(sys.modules, "anthropic", None)
+    monkeypatch.setitem(sys.modules, "anthropic", None)  # the openai SDK stays: litellm imports it
     paths = sorted((frame.attrs["out"] / "events").glob("*.jsonl"))
     assert paths and all(replay_file(path).ok for path in paths)
 
