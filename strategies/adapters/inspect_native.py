@@ -148,7 +148,7 @@ class _NativeAdapter(_InspectCompaction):
 
     def check_main(self, profile: "LLMProfile", where: str) -> None:
         """Native compaction on Anthropic needs the anthropic SDK Inspect's provider imports (the `inspect` extra)."""
-        if native_family(profile) is not None:
+        if native_family(profile) == ANTHROPIC:
             ANTHROPIC_SDK_FOR_INSPECT.load(where, "inspect_ai.model._providers.anthropic")
 
     def threshold_values(self, budget: int | None) -> dict[str, int]:

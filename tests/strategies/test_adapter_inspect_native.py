@@ -83,6 +83,7 @@ def test_without_the_anthropic_sdk_the_inspect_extra_is_named(monkeypatch):
     monkeypatch.setattr(adapters, "installed_version", lambda name: None if name == "anthropic" else "0.3.285")
     with pytest.raises(ConfigError, match=r"anthropic, which is not installed: pip install -e '\.\[inspect\]'"):
         strategy(AUTO).check_main(LLMProfile(model="mock/agent"), "here")
+    strategy(AUTO).check_main(LLMProfile(model="mock/agent", mock={"cache": "openai"}), "here")  # OpenAI's: no need
 
 
 def test_inspects_anthropic_provider_sends_the_compaction_edit_and_its_message_becomes_the_view(sent):
