@@ -132,18 +132,31 @@ class RunContext:
         try:
             result = call(clock_s)
         except Exception as exc:
-            self.side_call_cpu_s += time.thread_time() - started
-            self.log.append("llm_call", profile=profile_name, model=client.profile.model, purpose=purpose, ok=False,
-                            error_type=type(exc).__name__, error=str(exc)[:2000])
+            self.record_side_call(profile_name, client.profile.model, purpose, clock_s, time.thread_time() - started,
+                                  error=(type(exc).__name__, str(exc)))
             raise
-        self.side_call_cpu_s += time.thread_time() - started
+        self.record_side_call(profile_name, client.profile.model, purpose, clock_s, time.thread_time() - started,
+                              result=result)
+        return result
+
+    def record_side_call(self, profile_name: str, model: str, purpose: str, clock_s: float, cpu_s: float,
+                         result: LLMResult | None = None, error: tuple[str, str] | None = None) -> None:
+        """Log a side call under a profile's name, `model` answering: a successful one (`result`) counted, priced and
+        on the run's clock, or a failed one (`error`: its type and message). `call_llm` and `call_compact` make their
+        own; a library that sends its request itself (an SDK's client over ctxbench's transport:
+        strategies.adapters.provider_wire) has it logged here."""
+        self.side_call_cpu_s += cpu_s
+        if result is None:
+            kind, text = error or ("Error", "")
+            self.log.append("llm_call", profile=profile_name, model=model, purpose=purpose, ok=False,
+                            error_type=kind, error=text[:2000])
+            return
         self.spend(result.cost_usd)
         self.clock.model(result.duration_s)
-        self.log.append("llm_call", profile=profile_name, model=client.profile.model, purpose=purpose, ok=True,
+        self.log.append("llm_call", profile=profile_name, model=model, purpose=purpose, ok=True,
                         usage=result.usage.as_dict(), cost_usd=result.cost_usd,
                         cost_usd_uncached=result.cost_usd_uncached, latency_s=round(result.latency_s, 6),
                         from_cache=result.from_cache, clock_s=clock_s, duration_s=result.duration_s)
-        return result
 
     def spend(self, cost_usd: float | None) -> None:
         """Count a request's cost toward this run's budget and the invocation's."""

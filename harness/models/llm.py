@@ -343,16 +343,62 @@ class LLMClient:
         return call_with_retries(lambda: self._request(messages, kwargs, clock_s, (index, next(attempts)), marks),
                                  self.profile.retry_policy, rng=self._rng, on_retry=self.on_retry)
 
+    def session_headers(self, request: tuple[int, int], clock_s: float | None) -> dict[str, str]:
+        """The headers an HTTP mock (serve-mock) keeps a run's state by: session, (request index, attempt), the run's
+        clock and seed; neither is part of what the model reads."""
+        headers = {SESSION_HEADER: self.session, REQUEST_HEADER: str(request[0]), ATTEMPT_HEADER: str(request[1])}
+        if clock_s is not None:
+            headers[CLOCK_HEADER] = repr(clock_s)
+        if self.seed is not None:
+            headers[SEED_HEADER] = str(self.seed)
+        return headers
+
+    def wire_request(self, attempt: int) -> tuple[int, int]:
+        """(request index, attempt) of a request an SDK sends itself through ctxbench's transport: attempt 0 (the
+        SDK's first try) is a new request, its retries share its index."""
+        if attempt == 0:
+            self.sent += 1
+        return max(self.sent - 1, 0), attempt
+
+    def serve_in_process(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], marks: CacheMarks | None,
+                         options: dict[str, Any] | None, clock_s: float | None, request: tuple[int, int],
+                         compact: bool = False) -> tuple[Any, dict[str, Any]]:
+        """A request read off a provider's wire (an SDK's own: harness.models.serve_mock's anthropic_wire,
+        responses_wire) served by this client's mock in process, in its session, with its seed: the mock's reply (or
+        `/responses/compact` window) and raw usage."""
+        if self._mock is None:
+            raise ValueError(f"{self.profile.model}: only a mock/... model is served in process")
+        if compact:
+            return self._mock.compact(self.profile.model, messages, tools, self._mock_config, seed=self.seed,
+                                      now_s=clock_s, request=request, marks=marks)
+        return self._mock.serve(self.profile.model, messages, tools, self._mock_config, seed=self.seed, now_s=clock_s,
+                                request=request, marks=marks, options=options)
+
+    def count_in_process(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                         options: dict[str, Any] | None) -> int:
+        """A request's input tokens as this client's mock counts them (token counting: nothing served)."""
+        if self._mock is None:
+            raise ValueError(f"{self.profile.model}: only a mock/... model is served in process")
+        return self._mock.count_tokens(messages, tools, options)
+
+    def priced(self, message: dict[str, Any], usage: Usage, latency_s: float,
+               served_latency_s: float | None = None) -> LLMResult:
+        """A response's result: its cost at this profile's prices and its time on the run's clock (a mock's simulated
+        latency, serve-mock's header, else the latency measured)."""
+        if self._mock is not None:
+            duration = simulated_duration_s(usage)
+        else:
+            duration = served_latency_s if served_latency_s is not None else latency_s
+        cost = uncached = None
+        if self._pricing is not None and usage.input_tokens is not None:
+            cost, uncached = self._pricing.cost(usage)
+        return LLMResult(message=message, usage=usage, cost_usd=cost, cost_usd_uncached=uncached, latency_s=latency_s,
+                         duration_s=duration)
+
     def _request(self, messages: list[dict[str, Any]], kwargs: dict[str, Any], clock_s: float | None,
                  request: tuple[int, int], marks: CacheMarks) -> LLMResult:
         if self.profile.api_base and not self.profile.is_mock:
-            headers = dict(kwargs.get("extra_headers") or {})
-            headers.update({SESSION_HEADER: self.session, REQUEST_HEADER: str(request[0]),
-                            ATTEMPT_HEADER: str(request[1])})
-            if clock_s is not None:
-                headers[CLOCK_HEADER] = repr(clock_s)
-            if self.seed is not None:
-                headers[SEED_HEADER] = str(self.seed)
+            headers = {**(kwargs.get("extra_headers") or {}), **self.session_headers(request, clock_s)}
             kwargs = {**kwargs, "extra_headers": headers}
         direct = self._direct
         if self._mock is not None and not direct:
@@ -387,23 +433,10 @@ class LLMClient:
                 reply, raw_usage = response.choices[0].message, getattr(response, "usage", None)
                 served_latency = _served_latency_s(response)
             latency = time.perf_counter() - started
-        usage = normalize_usage(raw_usage)
-        if self._mock is not None:
-            duration = simulated_duration_s(usage)
-        else:
-            duration = served_latency if served_latency is not None else latency
-        cost = uncached = None
-        if self._pricing is not None and usage.input_tokens is not None:
-            cost, uncached = self._pricing.cost(usage)
-        return LLMResult(
-            message=_message_dict(reply),
-            usage=usage,
-            cost_usd=cost,
-            cost_usd_uncached=uncached,
-            latency_s=latency,
-            duration_s=duration,
-            window=None if window is None else [*map(_window_message, window[:-1]), _message_dict(reply)],
-        )
+        result = self.priced(_message_dict(reply), normalize_usage(raw_usage), latency, served_latency)
+        if window is not None:
+            result.window = [*map(_window_message, window[:-1]), result.message]
+        return result
 
     def _marked(self, messages: list[dict[str, Any]], kwargs: dict[str, Any], marks: CacheMarks
                 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:

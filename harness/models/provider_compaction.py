@@ -27,6 +27,8 @@ ANTHROPIC_EDIT = "compact_20260112"
 ANTHROPIC_BETA = "compact-2026-01-12"
 ANTHROPIC_DEFAULT_TRIGGER = 150_000
 ANTHROPIC_MIN_TRIGGER = 50_000
+# The SDK's compaction request (`compaction: {"type": "summarize"}`; anthropic SDK 2.x lib/tools/_beta_runner.py).
+ANTHROPIC_SUMMARIZE_BETA = "compact-2026-09-04"
 
 ITEMS = "compaction_items"
 # OpenAI's Responses compaction: `context_management: [{"type": "compaction", "compact_threshold": N}]` (openai SDK
@@ -68,6 +70,15 @@ def with_items(message: dict[str, Any], items: list[dict[str, Any]]) -> dict[str
 def with_blocks(message: dict[str, Any], blocks: list[dict[str, Any]]) -> dict[str, Any]:
     """The message with these compaction blocks, as litellm returns them."""
     return {**message, FIELDS: {**(message.get(FIELDS) or {}), BLOCKS: blocks}} if blocks else message
+
+
+def blocks_alone(message: dict[str, Any]) -> dict[str, Any]:
+    """A message whose compaction blocks are all it says, with no content rather than an empty text: litellm sends
+    such a message back as its blocks alone, and an empty text as a placeholder text of its own
+    (prompt_templates/factory.py `_EMPTY_TEXT_PLACEHOLDER`), which a model would read."""
+    if compaction_blocks(message) and not message.get("content") and not message.get("tool_calls"):
+        return {**message, "content": None}
+    return message
 
 
 def paused(message: Mapping[str, Any]) -> bool:

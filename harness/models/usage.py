@@ -82,6 +82,22 @@ def normalize_usage(usage: Any) -> Usage:
     )
 
 
+def anthropic_usage(fields: Mapping[str, Any]) -> Usage:
+    """Usage in Anthropic's own response fields (a Messages API response read off the wire by an SDK's transport), as
+    litellm reads them (anthropic/chat/transformation.py `calculate_usage`: a compaction's `iterations` summed)."""
+    from litellm.llms.anthropic.chat.transformation import AnthropicConfig
+
+    return normalize_usage(AnthropicConfig().calculate_usage(fields, None))
+
+
+def responses_usage(fields: Mapping[str, Any]) -> Usage:
+    """Usage in OpenAI's Responses fields (a Responses API response read off the wire by an SDK's transport), as
+    litellm maps them to chat usage (responses/utils.py `transform_response_api_usage_to_chat_usage`)."""
+    from litellm.responses.utils import ResponseAPILoggingUtils
+
+    return normalize_usage(ResponseAPILoggingUtils.transform_response_api_usage_to_chat_usage(dict(fields)))
+
+
 @dataclass(frozen=True)
 class Pricing:
     """USD per token, from litellm's cost map; cache_write is a 5m write's (OpenAI's 30m write's), cache_write_1h a

@@ -34,7 +34,7 @@ EVENTS_DIR = "events"
 PLOTS_DIR = "plots"
 
 
-LIBRARIES = ("pydantic-ai-harness", "pydantic-ai-slim", "inspect-ai", "openhands-sdk")
+LIBRARIES = ("pydantic-ai-harness", "pydantic-ai-slim", "inspect-ai", "anthropic", "openhands-sdk")
 
 
 def versions() -> dict[str, str]:

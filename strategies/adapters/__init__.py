@@ -137,8 +137,18 @@ class Library:
 
 
 PYDANTIC_AI_HARNESS = Library("pydantic-ai-harness", "pydantic-ai", "pydantic_ai_harness")
-# Inspect's compaction handler: the compacted input still exceeds its threshold (model/_compaction/_compaction.py).
-INSPECT_AI = Library("inspect-ai", "inspect", "inspect_ai", give_ups=(("RuntimeError", "Compaction insufficient"),))
+# Inspect's compaction handler: the compacted input still exceeds its threshold (model/_compaction/_compaction.py);
+# the summary request itself overflows the window (summary.py); its native compaction is not supported by the
+# provider, or the provider did not compact (native.py, a provider's `compact`: NotImplementedError).
+INSPECT_AI = Library("inspect-ai", "inspect", "inspect_ai", give_ups=(
+    ("RuntimeError", "Compaction insufficient"), ("RuntimeError", "Compaction summary generation exceeded"),
+    ("NotImplementedError", "")))
+# The anthropic SDK: Inspect's Anthropic provider (native compaction) imports it (`inspect` extra); the SDK's own tool
+# runner compaction (`anthropic` extra).
+ANTHROPIC_SDK_FOR_INSPECT = Library("anthropic", "inspect", "anthropic")
+ANTHROPIC_SDK = Library("anthropic", "anthropic", "anthropic")
+# The openai SDK: Inspect's OpenAI provider (native compaction: `/responses/compact`); litellm installs it.
+OPENAI_SDK = Library("openai", "", "openai")
 # OpenHands' condensers: no condensation of this view is possible (context/condenser/base.py).
 OPENHANDS_SDK = Library("openhands-sdk", "openhands", "openhands.sdk", min_python=(3, 12),
                         give_ups=(("NoCondensationAvailableException", ""),))

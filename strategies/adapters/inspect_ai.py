@@ -235,7 +235,6 @@ class _InspectCompaction(Strategy):
     # -- per run
     def _start(self, ctx: "RunContext") -> None:
         """Create the handler as react() does at agent start: prefix = system + sample input."""
-        from inspect_ai.model import Model, ModelInfo, set_model_info
         from inspect_ai.model._compaction import compaction
         from inspect_ai.model._trim import partition_messages
 
@@ -246,21 +245,40 @@ class _InspectCompaction(Strategy):
         self._last_id = -1  # the newest ctxbench message id folded into the history
         self._input: list[Any] = []  # what the handler returned for the request under way
         self._overflow_compacted = False
-        window = ctx.budget()
-        api_class = _model_api_class()
-        with _contained():
-            model = Model(api_class(self.profile(), adapter=self, window=window), self._generate_config())
-        self.model = model
-        if window:
-            set_model_info(model.canonical_name(), ModelInfo(context_length=window, input_tokens=window))
+        model = self.model = self.target_model(ctx)
         self._sync(ctx)
         parts = partition_messages(self._history)
         with self._inspect("compaction", ctx):
             self._handler = compaction(self.compaction, prefix=parts.system + parts.input, tools=self._tool_infos(ctx),
                                        model=model)
 
+    def target_model(self, ctx: "RunContext") -> Any:
+        """The handler's target model: an Inspect `Model` over ctxbench's ModelAPI (its calls side calls of
+        `profile()`), whose context window Inspect reads as the run's input budget."""
+        from inspect_ai.model import Model, ModelInfo, set_model_info
+
+        window = ctx.budget()
+        with _contained():
+            model = Model(_model_api_class()(self.profile(), adapter=self, window=window), self._generate_config())
+        if window:
+            set_model_info(model.canonical_name(), ModelInfo(context_length=window, input_tokens=window))
+        return model
+
     def profile(self) -> str:
         return SUMMARY_PROFILE
+
+    def convert_in(self, message: "Message", cid: int | None) -> Any:
+        """A ctxbench message as the Inspect message the handler is given."""
+        return to_inspect(message, cid)
+
+    def convert_out(self, message: Any, original: "Message | None") -> "Message":
+        """An Inspect message as the ctxbench message it stands for."""
+        return to_ctxbench(message, original)
+
+    @staticmethod
+    def is_summary(message: Any) -> bool:
+        """Whether a message Inspect made is the summary a condensation names."""
+        return "summary" in (message.metadata or {})
 
     @staticmethod
     def _generate_config() -> Any:
@@ -298,7 +316,7 @@ class _InspectCompaction(Strategy):
         while start > 0 and ids[start - 1] > self._last_id:
             start -= 1
         for cid in ids[start:]:
-            message = to_inspect(ctx.view.message(cid), cid)
+            message = self.convert_in(ctx.view.message(cid), cid)
             self._shown[cid] = message
             self._history.append(message)
         if start < len(ids):
@@ -356,25 +374,28 @@ class _InspectCompaction(Strategy):
         before = list(view.ids)
         wanted: list[Wanted] = []
         made: list[Any] = []
+        summary: tuple[int | None, int] | None = None  # (the kept message it is, or None; its place among the made)
         for message in self._input:
             cid = self._cid(message)
             if cid is None or cid not in view.messages:
-                wanted.append((None, to_ctxbench(message, None)))
+                wanted.append((None, self.convert_out(message, None)))
                 made.append(message)
             elif message is self._shown.get(cid):
                 wanted.append((cid, None))
-            else:
-                wanted.append((cid, to_ctxbench(message, view.messages[cid])))
+            else:  # a copy Inspect edited; a summary Inspect merged into a kept message (for its provider) too
+                wanted.append((cid, self.convert_out(message, view.messages[cid])))
                 self._shown[cid] = message
+            if self.is_summary(message):
+                summary = (wanted[-1][0], len(made) - 1)
         fields = self._event_fields(event)
         if event_type == "condensation":
             request = ctx.emit("condensation_request", reason=fields["trigger"], boundary=len(ctx.log) - 1,
                                library=INSPECT_AI.label)
             kept = {cid for cid, _ in wanted if cid is not None}
             upcoming = len(ctx.log)  # apply_view logs the new messages first, in order
-            summaries = [upcoming + k for k, m in enumerate(made) if "summary" in (m.metadata or {})]
+            summary_id = None if summary is None else summary[0] if summary[0] is not None else upcoming + summary[1]
             fields.update(request_id=request["id"], forgotten_ids=[i for i in before if i not in kept],
-                          summary_id=summaries[-1] if summaries else None)
+                          summary_id=summary_id)
         logged = apply_view(ctx, wanted, event_type, **fields)
         if logged is None:
             return
@@ -402,7 +423,7 @@ class _InspectCompaction(Strategy):
             if cid is not None and message is self._shown.get(cid):
                 sent.append(ctx.view.message(cid))  # the rendering this very Inspect message stands for
             else:
-                sent.append(to_ctxbench(message, ctx.view.messages.get(cid) if cid is not None else None))
+                sent.append(self.convert_out(message, ctx.view.messages.get(cid) if cid is not None else None))
         return ctx.call_llm(profile, sent, purpose=self.inspect_class)
 
 

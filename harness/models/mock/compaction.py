@@ -13,6 +13,20 @@ beta_compaction_block.py, beta_usage.py):
 - usage: the top-level fields are the last message iteration's; `usage.iterations` lists each sampling step, the
   compaction's tokens only there. litellm bills the sum of the iterations (anthropic/chat/transformation.py).
 
+The SDK's compaction request (anthropic SDK 2.x, types/beta/beta_compaction_config_param.py and the `compaction` field
+of beta/message_create_params.py; beta `compact-2026-09-04`), which the SDK's tool runner sends
+(`compact_before_next_turn`):
+- `compaction: {"type": "summarize", "instructions": ...}` makes the request a compaction request: the conversation in
+  `messages` is summarized, and the response holds the `compaction` block alone (stop reason `compaction`): there is
+  no trigger and no pause flag, nothing is sampled after the block; instructions replace the server's prompt, one
+  empty or only whitespace counts as absent; the parameter cannot be combined with `context_management`;
+- the block is signed: its `signature` is sent back verbatim with it (a block whose signature does not match its
+  summary is refused: ours, the mock's reading of "to be sent back with the block verbatim");
+- later requests send the block first in `messages` in place of what it summarizes, read as every compaction block is
+  (below); the API cannot compact a conversation whose last turn has an unanswered tool call (the SDK's
+  lib/tools/_beta_runner.py `_prepare_compaction_after_final_turn`);
+- usage: the compaction is a `compaction` iteration alone; the top-level fields, a message step's, are zero.
+
 The summary is the mock summarizer's, written from what the request contained, as lossy as every summary here; the
 agent's own `notes_completeness` knob decides what it drops, as the same model summarizes itself. The model-visible
 context keeps the summary as its own block (harness.models.provider_compaction.summary_message), so a later request's
@@ -23,14 +37,18 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
+from harness.core.tokens import stable_hash
 from harness.models.cache_marks import Breakpoint, CacheMarks
 from harness.models.provider_compaction import (ANTHROPIC_DEFAULT_TRIGGER, ANTHROPIC_EDIT, ANTHROPIC_MIN_TRIGGER,
-                                                compaction_at, provider_visible, summary_message, with_blocks)
+                                                compaction_at, compaction_blocks, provider_visible, summary_message,
+                                                with_blocks)
 
 EDIT, DEFAULT_TRIGGER, MIN_TRIGGER = ANTHROPIC_EDIT, ANTHROPIC_DEFAULT_TRIGGER, ANTHROPIC_MIN_TRIGGER
 # Context edits the API knows; the simulated provider applies the compaction edit and refuses to pretend the others.
 OTHER_EDITS = ("clear_tool_uses_20250919", "clear_thinking_20251015")
 _EDIT_KEYS = {"type", "trigger", "instructions", "pause_after_compaction"}
+SUMMARIZE = "summarize"  # the compaction request's only type (beta_compaction_config_param.py)
+_SUMMARIZE_KEYS = {"type", "instructions"}
 
 
 class CompactionRequestError(ValueError):
@@ -48,6 +66,7 @@ class CompactEdit:
     trigger: int = DEFAULT_TRIGGER
     instructions: str | None = None
     pause_after_compaction: bool = False
+    signed: bool = False  # a compaction request's block carries a signature (the SDK's `compaction` parameter)
 
 
 def read_edit(context_management: Any, where: str = "context_management") -> CompactEdit | None:
@@ -98,6 +117,52 @@ def _read_compact(edit: Mapping[str, Any], where: str) -> CompactEdit:
     return CompactEdit(trigger=value, instructions=instructions or None, pause_after_compaction=pause)
 
 
+def read_summarize(compaction: Any, context_management: Any, where: str = "compaction") -> CompactEdit | None:
+    """A compaction request (`compaction: {"type": "summarize"}`) as an edit that always compacts and pauses,
+    signed; None when the request is none. Raises CompactionRequestError as the API refuses a malformed one."""
+    if compaction is None:
+        return None
+    if context_management is not None:
+        raise CompactionRequestError(where, "cannot be combined with context_management")
+    if not isinstance(compaction, Mapping) or compaction.get("type") != SUMMARIZE:
+        raise CompactionRequestError(f"{where}.type", f"expected {SUMMARIZE!r}")
+    unknown = sorted(set(compaction) - _SUMMARIZE_KEYS)
+    if unknown:
+        raise CompactionRequestError(f"{where}.{unknown[0]}", "Extra inputs are not permitted")
+    instructions = compaction.get("instructions")
+    if instructions is not None and not isinstance(instructions, str):
+        raise CompactionRequestError(f"{where}.instructions", "expected a string or null")
+    return CompactEdit(trigger=0, instructions=instructions if instructions and instructions.strip() else None,
+                       pause_after_compaction=True, signed=True)
+
+
+def check_answered(messages: Sequence[Mapping[str, Any]]) -> None:
+    """A compaction request's conversation must not end on tool calls without their results."""
+    last = next((index for index in range(len(messages) - 1, -1, -1) if messages[index].get("role") == "assistant"),
+                None)
+    if last is None:
+        return
+    answered = {message.get("tool_call_id") for message in messages[last + 1:] if message.get("role") == "tool"}
+    missing = [call.get("id") for call in messages[last].get("tool_calls") or () if call.get("id") not in answered]
+    if missing:
+        raise CompactionRequestError("messages", f"the last turn has tool calls without results ({missing[0]}): "
+                                                 "a conversation is compacted between turns")
+
+
+def signature(summary: str) -> str:
+    """The mock's signature over a summary (ours: a digest only the mock makes)."""
+    return "mock-" + stable_hash(["ctxbench-compaction", summary])[:32]
+
+
+def check_signatures(messages: Sequence[Mapping[str, Any]]) -> None:
+    """Every signed compaction block must come back as it was made."""
+    for index, message in enumerate(messages):
+        for block in compaction_blocks(message):
+            if "signature" in block and block["signature"] != signature(block.get("content") or ""):
+                raise CompactionRequestError(f"messages[{index}].compaction.signature",
+                                             "does not match the block's summary: send the block back verbatim")
+
+
 def visible_context(messages: Sequence[dict[str, Any]], marks: CacheMarks | None
                     ) -> tuple[list[dict[str, Any]], CacheMarks | None]:
     """What the model sees of a request (harness.models.provider_compaction.provider_visible), with the request's
@@ -131,10 +196,11 @@ def compacted_marks(marks: CacheMarks | None, visible: Sequence[dict[str, Any]])
     return replace(marks, breakpoints=kept)  # OpenAI's mode too: the compacted context is read as the request asked
 
 
-def compaction_reply(summary: str, answer: dict[str, Any] | None) -> dict[str, Any]:
-    """The reply: the compaction block first, then the answer (none when paused)."""
+def compaction_reply(summary: str, answer: dict[str, Any] | None, signed: bool = False) -> dict[str, Any]:
+    """The reply: the compaction block first (signed for a compaction request), then the answer (none when paused)."""
     reply = dict(answer) if answer is not None else {"role": "assistant", "content": ""}
-    return with_blocks(reply, [{"type": "compaction", "content": summary}])
+    block = {"type": "compaction", "content": summary, **({"signature": signature(summary)} if signed else {})}
+    return with_blocks(reply, [block])
 
 
 # The summarizing instruction of the API's compaction step when the edit gives none: the API's own is the server's and

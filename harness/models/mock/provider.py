@@ -35,8 +35,9 @@ from harness.models.mock.cache import CACHE_STYLES, BlockChain, CacheUse, Prefix
 from harness.models.mock.faults import Faults, draw, garble_tool_calls, raise_error
 from harness.models.mock.summarizer import (SUMMARIZER_PREFIX, SummarizerKnobs, build_summarizer_knobs, is_summarizer,
                                      summarize)
-from harness.models.mock.compaction import (CompactEdit, CompactionRequestError, compacted_context, compacted_marks, compaction_reply,
-                                            DEFAULT_INSTRUCTIONS, iteration, read_edit,
+from harness.models.mock.compaction import (CompactEdit, CompactionRequestError, check_answered, check_signatures,
+                                            compacted_context, compacted_marks, compaction_reply,
+                                            DEFAULT_INSTRUCTIONS, iteration, read_edit, read_summarize,
                                             visible_context)
 from harness.models.mock import responses_compaction as responses
 from harness.models.mock.wire_marks import read_marks
@@ -276,9 +277,10 @@ class MockProvider(CustomLLM):
         without it, the session's count of requests received and attempt 0.
 
         `options`: the provider parameters a strategy added (Strategy.request_options): Anthropic's
-        `context_management` with its compaction edit (harness.models.mock.compaction), or OpenAI's Responses
-        `context_management` list (harness.models.mock.responses_compaction). A request carrying a compaction block
-        or item is seen from it on, edit or not, as the API drops what precedes it.
+        `context_management` with its compaction edit or the SDK's `compaction` request
+        (harness.models.mock.compaction), or OpenAI's Responses `context_management` list
+        (harness.models.mock.responses_compaction). A request carrying a compaction block or item is seen from it on,
+        edit or not, as the API drops what precedes it.
 
         `window`: OpenAI's `POST /responses/compact` (see `compact`): the reply is the compaction item alone.
         """
@@ -309,7 +311,7 @@ class MockProvider(CustomLLM):
         if fault.error:
             raise_error(fault.error, model)
         try:
-            edit, kind = _compaction_asked(options, window)
+            edit, kind = _compaction_asked(options, window, messages)
             responses.check_items(messages)
             kept = responses.window_users(messages) if window else ()
             messages, marks = visible_context(messages, marks)
@@ -372,11 +374,24 @@ class MockProvider(CustomLLM):
             state.clock_s += simulated_latency_s(answer_prompt - answer_use.read, output_tokens)
         usage = _iterations_usage(steps, config.cache)
         if kind == ANTHROPIC:
-            return compaction_reply(summary, answer), usage
+            return compaction_reply(summary, answer, edit.signed), usage
         del usage["iterations"]
         if kind == WINDOW:
             return responses.compaction_message(summary, kept), usage
         return responses.compaction_reply(summary, answer), usage
+
+    def count_tokens(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                     options: dict[str, Any] | None = None) -> int:
+        """A request's input tokens as `serve` counts them, nothing served (Anthropic's free `count_tokens`
+        endpoint: it takes a request's `compaction` parameter and ignores it, the types' `compaction` field)."""
+        try:
+            check_signatures(messages)
+            if options:
+                read_edit(options.get("context_management"))
+        except CompactionRequestError as exc:
+            raise litellm.BadRequestError(message=str(exc), model="count_tokens", llm_provider="mock") from None
+        visible, _ = visible_context(messages, None)
+        return sum(_block_tokens(block) for block in [tools or _NO_TOOLS, *visible])
 
     @staticmethod
     def _cache_use(state: _Session, tools: list[dict[str, Any]], messages: list[dict[str, Any]],
@@ -395,10 +410,13 @@ ANTHROPIC, OPENAI, WINDOW = "anthropic", "openai", "window"  # whose compaction 
 _WINDOW_PASS = CompactEdit(trigger=0, pause_after_compaction=True)  # `/responses/compact`: always, the item alone
 
 
-def _compaction_asked(options: dict[str, Any] | None, window: bool) -> tuple[CompactEdit | None, str]:
+def _compaction_asked(options: dict[str, Any] | None, window: bool,
+                      messages: list[dict[str, Any]]) -> tuple[CompactEdit | None, str]:
     """The compaction a request asks for and whose rules apply: `/responses/compact`, OpenAI's
-    `context_management` (a list), or Anthropic's (an object with edits); raises CompactionRequestError."""
+    `context_management` (a list), the anthropic SDK's compaction request (`compaction`), or Anthropic's edit (an
+    object with edits); its compaction blocks checked; raises CompactionRequestError as the API refuses."""
     options = options or {}
+    check_signatures(messages)
     responses.check_truncation(options.get("truncation"))
     if window:
         return _WINDOW_PASS, WINDOW
@@ -406,6 +424,10 @@ def _compaction_asked(options: dict[str, Any] | None, window: bool) -> tuple[Com
     if isinstance(asked, list):
         threshold = responses.read_threshold(asked)
         return (CompactEdit(trigger=threshold) if threshold is not None else None), OPENAI
+    summarize = read_summarize(options.get("compaction"), asked)
+    if summarize is not None:
+        check_answered(messages)
+        return summarize, ANTHROPIC
     return read_edit(asked), ANTHROPIC
 
 

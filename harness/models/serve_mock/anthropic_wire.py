@@ -18,16 +18,19 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import litellm
 
 from harness.models.cache_marks import Breakpoint, CacheMarks
-from harness.models.mock.compaction import CompactionRequestError, read_edit
+from harness.models.mock.compaction import CompactionRequestError, read_edit, read_summarize
 from harness.models.mock.wire_marks import check_count, read_ttl
-from harness.models.provider_compaction import ANTHROPIC_BETA, compaction_blocks, paused, with_blocks
+from harness.models.provider_compaction import (ANTHROPIC_BETA, ANTHROPIC_SUMMARIZE_BETA, compaction_blocks, paused,
+                                                with_blocks)
 
 ROUTES = ("/v1/messages", "/messages")
+# Token counting (free, not billed): the request without max_tokens, answered with {"input_tokens": N}.
+COUNT_ROUTES = ("/v1/messages/count_tokens", "/messages/count_tokens")
 SUMMARIZER_MARK = "summarizer"
 # The mock's faults as Anthropic's statuses (docs/mock.md): Anthropic documents no timeout status; a gateway's
 # 504, which litellm maps to its Timeout as it maps a real timeout.
@@ -57,18 +60,22 @@ def served_model(model: str) -> str:
     return SUMMARIZER_MARK if SUMMARIZER_MARK in model else "agent"
 
 
-def read_request(body: Any) -> MessagesRequest:
-    """The request, translated; raises WireError naming the first malformed field."""
+def read_request(body: Any, counting: bool = False) -> MessagesRequest:
+    """The request, translated; raises WireError naming the first malformed field. `counting`: a `count_tokens`
+    request, which has no max_tokens."""
     if not isinstance(body, dict):
         raise WireError(f"request body: expected a JSON object, got {type(body).__name__}")
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise WireError("model: expected a non-empty string")
     max_tokens = body.get("max_tokens")
-    if type(max_tokens) is not int or max_tokens < 1:
+    if not counting and (type(max_tokens) is not int or max_tokens < 1):
         raise WireError(f"max_tokens: expected an integer >= 1, got {max_tokens!r}")
     if body.get("stream"):
         raise WireError("stream: serve-mock answers only non-streaming requests")
+    if body.get("thread") is not None:
+        raise WireError("thread: serve-mock holds no message threads; send the whole history (the SDK's tool runner: "
+                        "thread=False)")
     reader = _Reader()
     tools = reader.tools(body.get("tools"))
     reader.system(body.get("system"))
@@ -88,25 +95,40 @@ def read_request(body: Any) -> MessagesRequest:
     if reader.markers or automatic is not None:
         _check_count(reader.markers)
         marks = CacheMarks(breakpoints=tuple(reader.breakpoints), automatic=automatic)
-    options = None
-    if body.get("context_management") is not None:
-        try:
-            read_edit(body["context_management"])
-        except CompactionRequestError as exc:
-            raise WireError(str(exc)) from None
-        options = {"context_management": body["context_management"]}
+    asked = {key: body[key] for key in ("context_management", "compaction") if body.get(key) is not None}
+    try:
+        if read_summarize(asked.get("compaction"), asked.get("context_management")) is None:
+            read_edit(asked.get("context_management"))
+    except CompactionRequestError as exc:
+        raise WireError(str(exc)) from None
+    options = asked or None
     return MessagesRequest(model=model, served=served_model(model), messages=reader.messages, tools=tools,
                            marks=marks, user=user, options=options)
 
 
+# The beta each compaction parameter needs: the edit's (Anthropic's compaction docs; litellm adds it with the edit),
+# the compaction request's (the SDK's `compact_before_next_turn`: "Requires the compact-2026-09-04 beta").
+_BETAS = {"context_management": ("the compaction edit", ANTHROPIC_BETA),
+          "compaction": ("a compaction request", ANTHROPIC_SUMMARIZE_BETA)}
+
+
+def read_messages(turns: list[Any]) -> list[dict[str, Any]]:
+    """Messages API turns (an SDK's history) as the OpenAI-format messages the mock and the view hold, read as a
+    request's are; raises WireError naming the first malformed turn."""
+    reader = _Reader()
+    reader.tools(None)
+    for index, turn in enumerate(turns):
+        reader.turn(turn, f"messages[{index}]")
+    return reader.messages
+
+
 def check_beta(asked: MessagesRequest, beta_header: str | None) -> None:
-    """A compaction edit is a beta: the request must name `compact-2026-01-12` in its `anthropic-beta` header
-    (Anthropic's compaction docs), which litellm adds when it sends the edit."""
-    if asked.options is None:
-        return
+    """A compaction parameter is a beta: the request must name its beta in its `anthropic-beta` header."""
     betas = {name.strip() for name in (beta_header or "").split(",")}
-    if ANTHROPIC_BETA not in betas:
-        raise WireError(f"context_management: the compaction edit needs the beta header anthropic-beta: {ANTHROPIC_BETA}")
+    for key in asked.options or ():
+        what, beta = _BETAS[key]
+        if beta not in betas:
+            raise WireError(f"{key}: {what} needs the beta header anthropic-beta: {beta}")
 
 
 class _Reader:
@@ -250,11 +272,15 @@ class _Reader:
 
 
 def _compaction(block: dict[str, Any], where: str) -> dict[str, Any]:
-    """A compaction block sent back: its summary (null: a failed compaction, a no-op), as the reply carried it."""
+    """A compaction block sent back: its summary (null: a failed compaction, a no-op) and its signature, if it has
+    one, as the reply carried them."""
     summary = block.get("content")
     if summary is not None and (not isinstance(summary, str) or not summary):
         raise WireError(f"{where}.content: expected a non-empty string or null")
-    return {"type": "compaction", "content": summary}
+    signed = block.get("signature")
+    if signed is not None and not isinstance(signed, str):
+        raise WireError(f"{where}.signature: expected a string")
+    return {"type": "compaction", "content": summary, **({"signature": signed} if signed is not None else {})}
 
 
 def _result_content(content: Any, where: str) -> str | list[dict[str, Any]]:
@@ -303,6 +329,46 @@ def response(reply: dict[str, Any], usage: dict[str, Any], model: str, message_i
     stop = "compaction" if paused(reply) else "tool_use" if calls else "end_turn"
     return {"id": message_id, "type": "message", "role": "assistant", "model": model, "content": content,
             "stop_reason": stop, "stop_sequence": None, "usage": usage_fields(usage)}
+
+
+@dataclass
+class Answer:
+    """A Messages API request answered: the status and body to send, and the mock's usage when it served one."""
+
+    status: int
+    payload: dict[str, Any]
+    usage: dict[str, Any] | None = None
+
+
+def answer(body: Any, beta_header: str | None, serve: Callable[[MessagesRequest], tuple[dict[str, Any], dict[str, Any]]],
+           message_id: Callable[[], str]) -> Answer:
+    """`POST /v1/messages` as serve-mock's route and an SDK's in-process transport answer it: the body read and
+    checked (400 naming the field), `serve` (the mock's reply and usage), the reply as Anthropic's response, an
+    overflow or a fault in Anthropic's error shape."""
+    try:
+        asked = read_request(body)
+        check_beta(asked, beta_header)
+    except WireError as exc:
+        return Answer(400, error("invalid_request_error", f"malformed request: {exc}"))
+    try:
+        reply, usage = serve(asked)
+    except litellm.ContextWindowExceededError as exc:
+        return Answer(400, error("invalid_request_error", overflow_message(exc)))
+    except litellm.BadRequestError as exc:  # what the mock provider refuses (e.g. a compaction block's signature)
+        return Answer(400, error("invalid_request_error", str(exc)))
+    except Exception as exc:
+        return Answer(*failure(exc))
+    return Answer(200, response(reply, usage, asked.model, message_id()), usage)
+
+
+def answer_count(body: Any, beta_header: str | None, count: Callable[[MessagesRequest], int]) -> Answer:
+    """`POST /v1/messages/count_tokens`: the request's input tokens as the mock counts them (free: no usage)."""
+    try:
+        asked = read_request(body, counting=True)
+        check_beta(asked, beta_header)
+        return Answer(200, {"input_tokens": count(asked)})
+    except (WireError, litellm.BadRequestError) as exc:
+        return Answer(400, error("invalid_request_error", f"malformed request: {exc}"))
 
 
 def _tool_input(arguments: str) -> Any:

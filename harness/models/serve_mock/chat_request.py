@@ -16,6 +16,7 @@ from typing import Any, Callable
 from harness.models.serve_mock.http_bounds import BadRequest
 from harness.core.user_files import INT64_MAX
 
+ROUTES = ("/v1/chat/completions", "/chat/completions")
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 _PART_TYPES = {  # content part types each role may send
     "system": ("text",), "developer": ("text",), "tool": ("text",), "assistant": ("text", "refusal"),

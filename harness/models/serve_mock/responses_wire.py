@@ -18,20 +18,26 @@ API has no seed field), as for Anthropic's route.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Callable
+
+import litellm
 
 from harness.models.mock.compaction import CompactionRequestError
 from harness.models.mock.responses_compaction import check_item, check_truncation, read_threshold
 from harness.models.mock.wire_marks import MarkerError, read_marks
 from harness.models.responses_items import ItemError, chat_messages, chat_tools, input_items
-from harness.models.serve_mock.anthropic_wire import MessagesRequest, served_model
+from harness.models.serve_mock.anthropic_wire import Answer, MessagesRequest, served_model
 from harness.models.serve_mock.chat_request import (_OTHER_ARGUMENTS as CHAT_ARGUMENTS, _boolean, _integer_in, _invalid,
                                                     _object, _string, _strings, _typed_object, cache_key)
-from harness.models.serve_mock.http_bounds import BadRequest
+from harness.models.serve_mock.http_bounds import BadRequest, error_payload
 from harness.core.user_files import INT64_MAX
 
 ROUTES = ("/v1/responses", "/responses")
 COMPACT_ROUTES = ("/v1/responses/compact", "/responses/compact")
+# The mock's faults as the statuses of serve-mock's OpenAI routes (docs/mock.md).
+FAULT_STATUS = ((litellm.RateLimitError, 429, "rate_limit_error"), (litellm.Timeout, 408, "timeout"),
+                (litellm.InternalServerError, 500, "server_error"))
+INTERNAL = "the mock failed to answer this request (an internal error)"
 
 
 def _stateless(param: str, value: Any) -> Any:
@@ -104,6 +110,37 @@ def read_request(body: Any, compact: bool = False) -> MessagesRequest:
     user = body.get("user") or body.get("safety_identifier") or ""
     return MessagesRequest(model=model, served=served_model(model), messages=messages, tools=tools, options=options,
                            marks=marks, user=_string("user", user))
+
+
+def answer(body: Any, compact: bool, serve: Callable[[MessagesRequest], tuple[dict[str, Any], dict[str, Any]]],
+           response_id: Callable[[], str]) -> Answer:
+    """`POST /v1/responses` (or `/responses/compact`) as serve-mock's route and an SDK's in-process transport answer
+    it: the body read and checked, `serve` (the mock's answer and usage), the answer as the API's response, a refusal
+    or a fault in OpenAI's error shape."""
+    try:
+        asked = read_request(body, compact)
+    except BadRequest as refusal:
+        return Answer(refusal.status, refusal.payload())
+    try:
+        reply, usage = serve(asked)
+    except Exception as exc:
+        return Answer(*failure(exc))
+    made = response_id()
+    payload = compacted(reply, usage, made) if compact else response(reply, usage, asked.model, made)
+    return Answer(200, payload, usage)
+
+
+def failure(exc: Exception) -> tuple[int, dict[str, Any]]:
+    """(status, body) of a request the mock refused or failed, in OpenAI's shape: an overflow, a refusal (400), a
+    fault's status, else a 500 naming no internals (INTERNAL)."""
+    if isinstance(exc, litellm.ContextWindowExceededError):
+        return 400, error_payload(str(exc), "invalid_request_error", code="context_length_exceeded")
+    if isinstance(exc, litellm.BadRequestError):  # what the simulated provider refuses (a compaction request)
+        return 400, error_payload(str(exc), "invalid_request_error", code="invalid_request_error")
+    for error_type, status, kind in FAULT_STATUS:
+        if isinstance(exc, error_type):
+            return status, error_payload(str(exc), kind, code=kind)
+    return 500, error_payload(INTERNAL, "server_error", code="server_error")
 
 
 def _check_items(items: Any) -> None:

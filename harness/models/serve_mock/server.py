@@ -43,7 +43,7 @@ import harness  # noqa: F401
 import litellm
 
 from harness.models.cache_marks import CacheMarks
-from harness.models.serve_mock.chat_request import validate_chat_request
+from harness.models.serve_mock.chat_request import ROUTES as CHAT_ROUTES, validate_chat_request
 from harness.core.config import build_dataclass, parse_inline_or_file
 from harness.core.errors import ConfigError
 from harness.core.clock import CLOCK_HEADER, LATENCY_HEADER
@@ -58,10 +58,7 @@ from harness.models.mock.wire_marks import read_marks
 
 LOOPBACK = "127.0.0.1"
 MODEL_IDS = SERVED_MOCK_MODELS  # the mock's `mock/agent` and `mock/summarizer`
-CHAT_ROUTES = ("/v1/chat/completions", "/chat/completions")
 MODELS_ROUTES = ("/v1/models", "/models")
-_FAULT_STATUS = ((litellm.RateLimitError, 429, "rate_limit_error"), (litellm.Timeout, 408, "timeout"),
-                 (litellm.InternalServerError, 500, "server_error"))
 
 
 class MockServer(ThreadingHTTPServer):
@@ -180,9 +177,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         self._body_read = not self._has_body()
-        path = self.path.rstrip("/")
+        path = self.path.split("?", 1)[0].rstrip("/")  # the SDK's beta resources add `?beta=true`
         if path in anthropic_wire.ROUTES:
             serve = self._messages
+        elif path in anthropic_wire.COUNT_ROUTES:
+            serve = self._count_tokens
         elif path in responses_wire.ROUTES or path in responses_wire.COMPACT_ROUTES:
             serve = functools.partial(self._responses, path in responses_wire.COMPACT_ROUTES)
         elif path in CHAT_ROUTES:
@@ -274,74 +273,79 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _messages(self) -> None:
         """Anthropic's Messages API: the same bounds and the same session, request, attempt and clock headers as
-        `_chat`; refusals in Anthropic's error shape."""
+        `_chat`; refusals in Anthropic's error shape (harness.models.serve_mock.anthropic_wire.answer)."""
         arrived = time.monotonic()
         try:
             now_s, request, body = self._read()
-            asked = anthropic_wire.read_request(body)
-            anthropic_wire.check_beta(asked, self.headers.get("anthropic-beta"))
             seed = self.headers.get(SEED_HEADER)
             seed = whole_number_header(SEED_HEADER, seed) if seed is not None else None  # the API has no seed field
         except BadRequest as refusal:
             self._send(refusal.status, anthropic_wire.error(anthropic_wire.error_kind(refusal.status), refusal.message),
                        refusal.headers)
             return
-        except ValueError as exc:  # a WireError names the field
-            self._send(400, anthropic_wire.error("invalid_request_error", f"malformed request: {exc}"))
+        answered = anthropic_wire.answer(
+            body, self.headers.get("anthropic-beta"),
+            lambda asked: self._serve(asked.served, asked.user, asked.messages, asked.tools, asked.marks, seed, now_s,
+                                      request, asked.options),
+            lambda: "msg_" + self.server.response_id()[9:])
+        if answered.usage is None:
+            self._send(answered.status, answered.payload)
             return
-        self._due = arrived + self.server.latency_s
+        self._due = arrived + self.server.latency_s  # the answer goes out then, the mock's work included
+        self._send(answered.status, answered.payload,
+                   {LATENCY_HEADER: repr(simulated_duration_s(normalize_usage(answered.usage)))})
+
+    def _count_tokens(self) -> None:
+        """Anthropic's token counting: free, served at once, outside the session's requests."""
         try:
-            reply, usage = self._serve(asked.served, asked.user, asked.messages, asked.tools, asked.marks, seed,
-                                       now_s, request, asked.options)
-        except litellm.ContextWindowExceededError as exc:
-            self._send(400, anthropic_wire.error("invalid_request_error", anthropic_wire.overflow_message(exc)))
+            _, _, body = self._read()
+        except BadRequest as refusal:
+            self._send(refusal.status, anthropic_wire.error(anthropic_wire.error_kind(refusal.status), refusal.message),
+                       refusal.headers)
             return
-        except Exception as exc:
-            self._send(*anthropic_wire.failure(exc))
-            return
-        self._send(200, anthropic_wire.response(reply, usage, asked.model, "msg_" + self.server.response_id()[9:]),
-                   {LATENCY_HEADER: repr(simulated_duration_s(normalize_usage(usage)))})
+        answered = anthropic_wire.answer_count(
+            body, self.headers.get("anthropic-beta"),
+            lambda asked: self.server.provider.count_tokens(asked.messages, asked.tools, asked.options))
+        self._send(answered.status, answered.payload)
 
     def _responses(self, compact: bool) -> None:
-        """OpenAI's Responses API (harness.models.serve_mock.responses_wire): the same bounds, headers, faults and
+        """OpenAI's Responses API (harness.models.serve_mock.responses_wire.answer): the same bounds, headers, faults and
         error shape as `_chat`; the seed from its header, as the API has no seed field."""
         arrived = time.monotonic()
         try:
             now_s, request, body = self._read()
-            asked = responses_wire.read_request(body, compact)
             seed = self.headers.get(SEED_HEADER)
             seed = whole_number_header(SEED_HEADER, seed) if seed is not None else None
         except BadRequest as refusal:
             self._refuse(refusal)
             return
-        self._due = arrived + self.server.latency_s
-        try:
-            answer, usage = self._serve(asked.served, asked.user, asked.messages, asked.tools, asked.marks, seed,
-                                        now_s, request, asked.options, compact)
-        except Exception as exc:
-            self._failed(exc)
+
+        def serve(asked: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+            try:
+                return self._serve(asked.served, asked.user, asked.messages, asked.tools, asked.marks, seed, now_s,
+                                   request, asked.options, compact)
+            except Exception as exc:
+                self._say_failed(exc)
+                raise
+
+        answered = responses_wire.answer(body, compact, serve, lambda: "resp_" + self.server.response_id()[9:])
+        if answered.usage is None:
+            self._send(answered.status, answered.payload)
             return
-        response_id = "resp_" + self.server.response_id()[9:]
-        payload = (responses_wire.compacted(answer, usage, response_id) if compact else
-                   responses_wire.response(answer, usage, asked.model, response_id))
-        self._send(200, payload, {LATENCY_HEADER: repr(simulated_duration_s(normalize_usage(usage)))})
+        self._due = arrived + self.server.latency_s  # the answer goes out then, the mock's work included
+        self._send(200, answered.payload, {LATENCY_HEADER: repr(simulated_duration_s(normalize_usage(answered.usage)))})
 
     def _failed(self, exc: Exception) -> None:
-        """A request the mock refused or failed, in OpenAI's shape: an overflow, a refusal (400), a fault's status,
-        else a 500 naming no internals."""
-        if isinstance(exc, litellm.ContextWindowExceededError):
-            self._error(400, str(exc), "invalid_request_error", code="context_length_exceeded")
-            return
-        if isinstance(exc, litellm.BadRequestError):  # what the simulated provider refuses (a compaction request)
-            self._error(400, str(exc), "invalid_request_error")
-            return
-        for error_type, status, kind in _FAULT_STATUS:
-            if isinstance(exc, error_type):
-                self._error(status, str(exc), kind)
-                return
-        print(f"ctxbench serve-mock: the mock failed on a request: {type(exc).__name__}", file=sys.stderr,
-              flush=True)
-        self._error(500, "the mock failed to answer this request (an internal error)", "server_error")
+        """A request the mock refused or failed, in OpenAI's shape (responses_wire.failure)."""
+        self._say_failed(exc)
+        self._send(*responses_wire.failure(exc))
+
+    @staticmethod
+    def _say_failed(exc: Exception) -> None:
+        """One line on stderr when the mock itself failed (neither a refusal nor one of its faults)."""
+        if responses_wire.failure(exc)[0] == 500 and not isinstance(exc, litellm.InternalServerError):
+            print(f"ctxbench serve-mock: the mock failed on a request: {type(exc).__name__}", file=sys.stderr,
+                  flush=True)
 
     def _error(self, status: int, message: str, kind: str, code: str | None = None) -> None:
         self._send(status, error_payload(message, kind, code=code or kind))
