@@ -23,12 +23,12 @@ def run_suite(tmp_path):
     counter = {"n": 0}
 
     def _run(suite="smoke", strategies="none", window=None, cache="anthropic", knobs=None, seeds=(0,),
-             max_requests=None, strategy_configs=None, profiles_extra=None, workers=1):
+             max_requests=None, strategy_configs=None, profiles_extra=None, workers=1, task_ids=()):
         counter["n"] += 1
         out = tmp_path / f"run{counter['n']}"
         profiles = api.mock_profiles(window=window, cache=cache, knobs=knobs, extra=profiles_extra)
         api.run(suite, strategies=strategies, strategy_configs=strategy_configs, seeds=seeds, profiles=profiles,
-                max_requests=max_requests, out=out, workers=workers)
+                max_requests=max_requests, out=out, workers=workers, task_ids=task_ids)
         frame = runs_frame(out)
         frame.attrs["out"] = out
         return frame

@@ -197,9 +197,15 @@ def test_a_compaction_request_past_openais_window_is_a_give_up(sent):
         strategy(threshold=20_000).before_request(ctx)
 
 
+# Tasks of the default suite whose context passes the threshold at a 64k window (the whole suite under -m slow).
+COMPACTING_TASKS = ("chained_lookup-3", "work_queue-1", "repo_maintenance-2")
+
+
+@pytest.mark.parametrize("task_ids", [pytest.param(COMPACTING_TASKS, id="tasks"),
+                                      pytest.param((), id="suite", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("cache", ["anthropic", "openai"])
-def test_runs_compact_end_no_run_in_error_and_replay_without_inspect(run_suite, monkeypatch, cache):
-    frame = run_suite("default", strategies=f"{NATIVE},{AUTO}", window=64_000, cache=cache,
+def test_runs_compact_end_no_run_in_error_and_replay_without_inspect(run_suite, monkeypatch, cache, task_ids):
+    frame = run_suite("default", strategies=f"{NATIVE},{AUTO}", window=64_000, cache=cache, task_ids=task_ids,
                       strategy_configs={NATIVE: {"threshold": 52_000}, AUTO: {"threshold": 52_000}})
     assert not (frame["termination"] == "error").any(), frame["error"].tolist()
     assert frame["summaries"].sum() >= 2
