@@ -9,6 +9,8 @@ in their assistant message)."""
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import litellm
 import pytest
@@ -21,6 +23,7 @@ from harness.models.mock.provider import MockConfig, MockProvider
 from harness.models.mock.summarizer import HEADER
 from harness.models.provider_compaction import ANTHROPIC_BETA, compaction_blocks, paused, summary_of
 
+GOLDEN = Path(__file__).parents[1] / "goldens" / "anthropic_compaction" / "requests.json"
 SYSTEM = {"role": "system", "content": "You are a careful agent."}
 TASK = {"role": "user", "content": "Find the value behind key A, then submit it."}
 SUMMARY = "The user wants the value behind key A. A points to B; B holds 42."
@@ -183,3 +186,29 @@ def test_a_task_compacted_by_the_provider_gives_the_same_rows_over_the_anthropic
         assert {k: v for k, v in remote[row["run_id"]].items() if k not in skip} == \
                {k: v for k, v in row.items() if k not in skip}
     assert all(row["summaries"] >= 1 for row in local)
+
+
+# Headers of Anthropic's API a request carries, as the golden keeps them (the rest are the HTTP client's own).
+WIRE_HEADERS = ("anthropic-beta", "anthropic-version", "x-ctxbench-session", "x-ctxbench-request", "x-ctxbench-seed")
+
+
+def test_request_bodies_and_headers_match_the_golden(recording_server, monkeypatch):
+    """What leaves the process under anthropic.compaction with the `auto` cache policy: the edit in
+    `context_management`, the beta header, the cache markers the policy placed, and the compaction block sent back
+    first in its assistant turn (regenerate with CTXBENCH_UPDATE_GOLDENS=1 after a deliberate change)."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    url, sent = recording_server(ANTHROPIC_REPLY)
+    client = LLMClient(LLMProfile(model="anthropic/claude-sonnet-4-6", api_base=url), session="run-1", seed=3)
+    first = client.complete([SYSTEM, TASK], TOOLS, clock_s=0.0, options=edit())
+    client.complete([SYSTEM, TASK, first.message, {"role": "user", "content": "go on"}], TOOLS, clock_s=1.0,
+                    options=edit())
+    captured = {name: {"path": request["path"], "body": request["body"],
+                       "headers": {key: request["headers"][key] for key in sorted(request["headers"])
+                                   if key.lower() in WIRE_HEADERS}}
+                for name, request in zip(("compacting", "after"), sent)}
+    if os.environ.get("CTXBENCH_UPDATE_GOLDENS"):
+        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
+        GOLDEN.write_text(json.dumps(captured, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    assert captured == json.loads(GOLDEN.read_text(encoding="utf-8"))
+    assert captured["compacting"]["headers"]["anthropic-beta"] == ANTHROPIC_BETA
+    assert captured["after"]["body"]["messages"][1]["content"][0]["type"] == "compaction"
