@@ -67,10 +67,18 @@ def is_context_window_error(error: BaseException) -> bool:
     if isinstance(error, litellm.ContextWindowExceededError):
         return True
     if isinstance(error, litellm.BadRequestError):
-        from litellm.litellm_core_utils.exception_mapping_utils import ExceptionCheckers
-
-        return ExceptionCheckers.is_error_str_context_window_exceeded(text) or bool(_OVERFLOW_TEXT.search(text))
+        return says_context_overflow(text)
     return False
+
+
+def says_context_overflow(text: str) -> bool:
+    """Whether a provider's bad-request text says the input is past the window (litellm's own checker of error
+    texts, then the per-provider wordings above): for an error a library's own SDK client raised."""
+    from litellm.litellm_core_utils.exception_mapping_utils import ExceptionCheckers
+
+    if _NOT_OVERFLOW_TEXT.search(text):
+        return False
+    return ExceptionCheckers.is_error_str_context_window_exceeded(text) or bool(_OVERFLOW_TEXT.search(text))
 
 
 def supported_params(model: str) -> list[str]:

@@ -33,11 +33,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.core.config import option, require
-from harness.core.errors import ConfigError
+from harness.core.errors import ConfigError, StrategyFailed
 from harness.models.cache_policy import ANTHROPIC, provider_family
+from harness.models.llm import says_context_overflow
 from harness.models.provider_compaction import ANTHROPIC_SUMMARIZE_BETA, blocks_alone, compaction_blocks
 from strategies import thresholds
-from strategies.adapters import ANTHROPIC_SDK, apply_view
+from strategies.adapters import ANTHROPIC_SDK, LibraryError, apply_view
 from strategies.base import Strategy
 
 if TYPE_CHECKING:
@@ -140,17 +141,24 @@ class AnthropicSDKCompaction(Strategy):
         return {key: request[key] for key in ("model", "max_tokens", "system", "messages", "tools") if key in request}
 
     def _compact(self, ctx: "RunContext") -> None:
+        """The SDK's compaction step; a compaction request past the window (the API's 400 "prompt is too long")
+        is the strategy failing to fit it (`strategy_failed`), not a fault."""
         from harness.models.serve_mock.anthropic_wire import read_messages
 
-        with ANTHROPIC_SDK.calling("compact_before_next_turn", ctx):
-            runner = self._sdk_client(ctx).beta.messages.tool_runner(
-                **{"tools": [], **self.runner_params(ctx)}, betas=[ANTHROPIC_SUMMARIZE_BETA], thread=False)
-            runner.compact_before_next_turn(
-                {"type": "summarize", **({"instructions": self.config.instructions}
-                                         if self.config.instructions is not None else {})})
-            for _ in runner._compact(runner._pending_compaction):  # the loop's compaction step, run to its end
-                pass
-            history = list(runner._thread.messages)
+        try:
+            with ANTHROPIC_SDK.calling("compact_before_next_turn", ctx):
+                runner = self._sdk_client(ctx).beta.messages.tool_runner(
+                    **{"tools": [], **self.runner_params(ctx)}, betas=[ANTHROPIC_SUMMARIZE_BETA], thread=False)
+                runner.compact_before_next_turn(
+                    {"type": "summarize", **({"instructions": self.config.instructions}
+                                             if self.config.instructions is not None else {})})
+                for _ in runner._compact(runner._pending_compaction):  # the loop's compaction step, run to its end
+                    pass
+                history = list(runner._thread.messages)
+        except LibraryError as exc:
+            if exc.__cause__ is not None and says_context_overflow(str(exc.__cause__)):
+                raise StrategyFailed(str(exc)) from exc
+            raise
         compacted = [blocks_alone(message) for message in read_messages([_as_sent(message) for message in history])]
         if not any(compaction_blocks(message) for message in compacted):
             ctx.log.append("compaction_skipped", reason="the compaction produced no summary (the SDK keeps the "

@@ -145,3 +145,11 @@ def test_the_same_rows_with_the_sdks_request_over_serve_mocks_route(mock_server,
            "--no-progress"]
     local = rows_in_process_and_over_route(tmp_path, mock_server(window=60_000), run)
     assert local[0]["summaries"] >= 1
+
+
+def test_a_compaction_request_past_the_window_is_the_strategy_failing_to_fit_it(run_suite):
+    """A tool result that takes the context past the window in one step leaves the SDK's compaction request too long
+    for the API (its 400 "prompt is too long"): the strategy could not fit the window, `strategy_failed`, not a fault."""
+    frame = run_suite("default", strategies=NAME, window=32_000, task_ids=("big_output-0",))
+    assert frame["termination"].tolist() == ["strategy_failed"], frame["error"].tolist()
+    assert "prompt is too long" in frame["error"][0]
