@@ -17,6 +17,17 @@ from harness import api  # noqa: E402
 from harness.results.report import runs_frame  # noqa: E402
 
 
+MAX_TEST_WORKERS = 4  # more workers than this wait on each other's subprocesses and servers more than they gain
+
+
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto` (pyproject's addopts): a worker per core, at most MAX_TEST_WORKERS; none when benchmarks are
+    selected, as pytest-benchmark measures nothing in an xdist worker and timings need the machine to themselves."""
+    if "benchmark" in (config.option.markexpr or "").replace("not benchmark", ""):
+        return 0
+    return min(os.cpu_count() or 1, MAX_TEST_WORKERS)
+
+
 @pytest.fixture
 def run_suite(tmp_path):
     """Run a suite in-process and return its runs as a DataFrame indexed by run order."""

@@ -113,6 +113,8 @@ def compaction_at(messages: Sequence[Mapping[str, Any]]) -> tuple[int, str, list
     responses/litellm_completion_transformation/compaction_items.py:195-200,276-277) and the user messages a
     `/responses/compact` window kept (openai SDK types/responses/compacted_response.py:28-31)."""
     for at in range(len(messages) - 1, -1, -1):
+        if FIELDS not in messages[at]:  # every request of every run asks: most messages carry nothing of a provider's
+            continue
         found = _readable(messages[at])
         if found is None:
             continue
