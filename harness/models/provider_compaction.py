@@ -14,6 +14,8 @@ in the order the reply gave them, and sends them back as input items (harness.mo
 from __future__ import annotations
 
 from collections import Counter
+from itertools import repeat
+from operator import contains
 from typing import Any, Mapping, Sequence
 
 from harness.core.tokens import stable_hash
@@ -38,9 +40,18 @@ OPENAI_MIN_THRESHOLD = 1_000
 INSTRUCTION_ROLES = ("system", "developer")  # what an OpenAI compaction leaves in place: the client's instructions
 
 
+def carries_compaction(messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether any message carries a provider's fields (where a compaction is kept). Asked of every request of every
+    run, most of which carry none: the scan runs in C."""
+    return any(map(contains, messages, repeat(FIELDS)))
+
+
 def compaction_blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The message's compaction blocks, in order (none for a message without)."""
+    """The message's compaction blocks, in order (none for a message without: every message of every request is
+    asked, so one without provider fields answers at once)."""
     fields = message.get(FIELDS)
+    if not fields:
+        return []
     blocks = fields.get(BLOCKS) if isinstance(fields, Mapping) else None
     return [block for block in blocks or () if isinstance(block, Mapping) and block.get("type") == "compaction"]
 
@@ -56,8 +67,10 @@ def summary_of(message: Mapping[str, Any]) -> str | None:
 
 
 def compaction_items(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The message's OpenAI compaction items, in order (none for a message without)."""
+    """The message's OpenAI compaction items, in order (none for a message without, at once)."""
     fields = message.get(FIELDS)
+    if not fields:
+        return []
     items = fields.get(ITEMS) if isinstance(fields, Mapping) else None
     return [item for item in items or () if isinstance(item, Mapping) and item.get("type") == OPENAI_COMPACTION]
 
@@ -112,8 +125,10 @@ def compaction_at(messages: Sequence[Mapping[str, Any]]) -> tuple[int, str, list
     OpenAI: the instructions (system and developer messages, which litellm keeps before a compaction too:
     responses/litellm_completion_transformation/compaction_items.py:195-200,276-277) and the user messages a
     `/responses/compact` window kept (openai SDK types/responses/compacted_response.py:28-31)."""
+    if not carries_compaction(messages):
+        return None
     for at in range(len(messages) - 1, -1, -1):
-        if FIELDS not in messages[at]:  # every request of every run asks: most messages carry nothing of a provider's
+        if FIELDS not in messages[at]:
             continue
         found = _readable(messages[at])
         if found is None:

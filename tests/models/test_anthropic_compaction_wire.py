@@ -168,24 +168,39 @@ def test_the_route_refuses_the_edit_without_its_beta_header(mock_server):
     assert refused.status_code == 400 and ANTHROPIC_BETA in refused.json()["error"]["message"]
 
 
-def test_a_task_compacted_by_the_provider_gives_the_same_rows_over_the_anthropic_route(mock_server, tmp_path,
-                                                                                       monkeypatch):
-    """Rows over serve-mock's Messages API equal the in-process ones (the window given to both: a real model's
-    name does not tell the client it talks to the mock)."""
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    server = mock_server(window=60_000)
-    base = ["run", "--suite", "default", "--task-ids", "chained_lookup-3", "--strategies", "anthropic.compaction",
-            "--window", "60000", "--no-progress"]
+def same_rows_over_the_anthropic_route(tmp_path, server, model: str, *selection: str) -> list[dict]:
+    """`ctxbench run` of anthropic.compaction in process (one worker) and over serve-mock's Messages API (two):
+    the rows equal field by field but for the host's clocks and the model's name."""
+    base = ["run", "--strategies", "anthropic.compaction", "--no-progress", *selection]
     assert main([*base, "--out", str(tmp_path / "local")]) == 0
-    assert main([*base, "--model", "anthropic/claude-sonnet-4-6", "--api-base", server.url.removesuffix("/v1"),
-                 "--workers", "2", "--out", str(tmp_path / "http")]) == 0
+    assert main([*base, "--model", model, "--api-base", server.url.removesuffix("/v1"), "--workers", "2",
+                 "--out", str(tmp_path / "http")]) == 0
     local = [json.loads(line) for line in (tmp_path / "local" / "runs.jsonl").read_text().splitlines()]
     remote = {row["run_id"]: row for row in map(json.loads, (tmp_path / "http" / "runs.jsonl").read_text().splitlines())}
     skip = {"wall_s", "cpu_s", "library_cpu_s", "model"}
     for row in local:
         assert {k: v for k, v in remote[row["run_id"]].items() if k not in skip} == \
                {k: v for k, v in row.items() if k not in skip}
+    return local
+
+
+def test_a_task_compacted_by_the_provider_gives_the_same_rows_over_the_anthropic_route(mock_server, tmp_path,
+                                                                                       monkeypatch):
+    """Rows over serve-mock's Messages API equal the in-process ones (the window given to both: a real model's
+    name does not tell the client it talks to the mock)."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    local = same_rows_over_the_anthropic_route(tmp_path, mock_server(window=60_000), "anthropic/claude-sonnet-4-6",
+                                               "--suite", "default", "--task-ids", "chained_lookup-3",
+                                               "--window", "60000")
     assert all(row["summaries"] >= 1 for row in local)
+
+
+@pytest.mark.slow
+def test_the_default_suite_gives_the_same_rows_over_the_anthropic_route(mock_server, tmp_path, monkeypatch):
+    """The whole default suite, the served mock named as such (`anthropic/mock-agent`: the window is the server's)."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    local = same_rows_over_the_anthropic_route(tmp_path, mock_server(), "anthropic/mock-agent", "--suite", "default")
+    assert len(local) == 20 and sum(row["summaries"] for row in local) >= 7
 
 
 # Headers of Anthropic's API a request carries, as the golden keeps them (the rest are the HTTP client's own).

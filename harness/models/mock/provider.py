@@ -41,7 +41,7 @@ from harness.models.mock.compaction import (CompactEdit, CompactionRequestError,
                                             visible_context)
 from harness.models.mock import responses_compaction as responses
 from harness.models.mock.wire_marks import read_marks
-from harness.models.provider_compaction import summary_message
+from harness.models.provider_compaction import carries_compaction, summary_message
 from harness.core.tokens import count_message, count_tools
 from harness.models.usage import DEFAULT_PRICE_MODEL, check_price_model
 
@@ -310,13 +310,15 @@ class MockProvider(CustomLLM):
         state.requests += 1
         if fault.error:
             raise_error(fault.error, model)
-        try:
-            edit, kind = _compaction_asked(options, window, messages)
-            responses.check_items(messages)
-            kept = responses.window_users(messages) if window else ()
-            messages, marks = visible_context(messages, marks)
-        except CompactionRequestError as exc:  # what the API answers 400 to
-            raise litellm.BadRequestError(message=str(exc), model=model, llm_provider="mock") from None
+        edit, kind, kept = None, ANTHROPIC, ()
+        if options or window or carries_compaction(messages):  # most requests of most runs: none of it
+            try:
+                edit, kind = _compaction_asked(options, window, messages)
+                responses.check_items(messages)
+                kept = responses.window_users(messages) if window else ()
+                messages, marks = visible_context(messages, marks)
+            except CompactionRequestError as exc:  # what the API answers 400 to
+                raise litellm.BadRequestError(message=str(exc), model=model, llm_provider="mock") from None
         prompt_tokens = state.blocks.read([tools or _NO_TOOLS, *messages], key_of=_block_key, tokens_of=_block_tokens)
         if prompt_tokens > config.window:
             raise litellm.ContextWindowExceededError(
