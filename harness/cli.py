@@ -628,7 +628,8 @@ def _print_outcome(out: Path, started: float, before: dict[str, dict[str, Any]] 
 
 
 def _print_cache_note(out: Path) -> None:
-    """Say in words when the run's provider caches only marked prefixes and its cache policy marked none."""
+    """Say in words when the run's provider caches only marked prefixes and its cache policy marked none, and when
+    the mock bills as a model whose provider caches otherwise than the mock was told to."""
     from harness.models.cache_policy import uncached_note
     from harness.results.layout import CONFIG_FILE
 
@@ -636,9 +637,25 @@ def _print_cache_note(out: Path) -> None:
         main = json.loads((out / CONFIG_FILE).read_text(encoding="utf-8"))["profiles"]["main"]
     except (OSError, ValueError, KeyError, TypeError):
         return
-    note = uncached_note(main)
-    if note:
-        print(f"\nNOTE: {note}.")
+    for note in (uncached_note(main), _style_note(main)):
+        if note:
+            print(f"\nNOTE: {note}.")
+
+
+def _style_note(main: dict[str, object]) -> str | None:
+    """The mock billed as another provider's model (`--price-model`) but caching in the style it was given: the
+    cost is that model's prices over the other provider's cache rules."""
+    from harness.run.dryrun import provider_cache_style
+
+    mock = main.get("mock") if isinstance(main.get("mock"), dict) else {}
+    price_model = main.get("price_model") or mock.get("price_model")
+    if not str(main.get("model", "")).startswith("mock/") or not isinstance(price_model, str):
+        return None
+    simulated, own = mock.get("cache") or "anthropic", provider_cache_style(price_model)
+    if simulated in (own, "none"):
+        return None
+    return (f"the mock billed as {price_model} but cached by the {simulated!r} rules; that model's provider caches "
+            f"by the {own!r} ones (--cache-style {own})")
 
 
 def _command_defaults(command: str) -> dict[str, object]:

@@ -448,3 +448,25 @@ def test_the_response_cache_tells_requests_apart_by_their_cache_marks(tmp_path):
         return result.from_cache
 
     assert [ask("auto"), ask("none"), ask("auto"), ask("none")] == [False, False, True, True]
+
+
+@pytest.mark.parametrize("price_model, cache_style, said", [
+    ("gpt-5.6", None, "cached by the 'anthropic' rules; that model's provider caches by the 'openai-breakpoints' ones"),
+    ("gpt-4.1", "anthropic", "by the 'openai' ones (--cache-style openai)"),
+    ("gpt-5.6", "openai-breakpoints", None),
+    ("claude-haiku-4-5", None, None),
+])
+def test_a_mock_billed_as_another_providers_model_says_whose_cache_rules_it_ran(capsys, tmp_path, price_model,
+                                                                               cache_style, said):
+    """`--price-model` bills the mock as that model; its cache style is the user's (--cache-style, anthropic by
+    default). When the two belong to different providers the run says so, naming the style that would match."""
+    from harness.cli import main
+
+    style = ["--cache-style", cache_style] if cache_style else []
+    assert main(["run", "--suite", "smoke", "--family", "chained_lookup", "--limit", "1", "--strategies", "none",
+                 "--no-progress", "--price-model", price_model, *style, "--out", str(tmp_path / "r")]) == 0
+    out = capsys.readouterr().out
+    if said is None:
+        assert "NOTE: the mock billed as" not in out
+    else:
+        assert f"NOTE: the mock billed as {price_model}" in out and said in out
