@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from itertools import repeat
 from operator import contains
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from harness.core.tokens import stable_hash
 from harness.models.mock.sealing import unseal
@@ -44,6 +44,18 @@ def carries_compaction(messages: Sequence[Mapping[str, Any]]) -> bool:
     """Whether any message carries a provider's fields (where a compaction is kept). Asked of every request of every
     run, most of which carry none: the scan runs in C."""
     return any(map(contains, messages, repeat(FIELDS)))
+
+
+def carried_entries(messages: Sequence[Mapping[str, Any]], read: Callable[[Mapping[str, Any]], list[Mapping[str, Any]]]
+                    ) -> Iterator[tuple[int, int, Mapping[str, Any]]]:
+    """(message index, entry index, entry) of every compaction entry `read` finds (`compaction_blocks` or
+    `compaction_items`), looking into a message only when the request carries provider fields at all."""
+    if not carries_compaction(messages):
+        return
+    for index, message in enumerate(messages):
+        if FIELDS in message:
+            for number, entry in enumerate(read(message)):
+                yield index, number, entry
 
 
 def compaction_blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -147,12 +159,6 @@ def compaction_at(messages: Sequence[Mapping[str, Any]]) -> tuple[int, str, list
     return None
 
 
-def latest_compaction(messages: Sequence[Mapping[str, Any]]) -> int | None:
-    """Index of the last message holding a compaction: the API reads the request from it on."""
-    found = compaction_at(messages)
-    return None if found is None else found[0]
-
-
 def summary_message(summary: str) -> dict[str, Any]:
     """The model-visible block of a compaction: its summary, as a message of its own, in the user's turn: the
     context the model is handed, read as the mock agent reads every summary (ours: where the API places it for
@@ -163,7 +169,13 @@ def summary_message(summary: str) -> dict[str, Any]:
 def provider_visible(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """What the model sees of a request carrying a compaction: what precedes the latest one and is kept
     (`compaction_at`), its summary, the rest of that message and what follows; the API drops everything else."""
-    found = compaction_at(messages)
+    return visible_from(messages, compaction_at(messages))
+
+
+def visible_from(messages: Sequence[Mapping[str, Any]],
+                 found: tuple[int, str, list[int]] | None) -> list[Mapping[str, Any]]:
+    """`provider_visible` for a request whose latest compaction is already found (`compaction_at`'s answer): a caller
+    that needs it too reads the request once."""
     if found is None:
         return list(messages)
     at, summary, kept = found

@@ -31,7 +31,7 @@ from harness.conversation.events import EventLog
 from harness.models.llm import LLMClient, is_context_window_error
 from harness.results.metrics import RunMetrics
 from harness.models.profiles import build_profiles
-from harness.models.provider_compaction import latest_compaction, provider_visible
+from harness.models.provider_compaction import compaction_at, visible_from
 from harness.traces.references import ReferenceIndex, message_references
 from harness.run.runner import (add_tool_result, check_labels, check_profiles, crash_error, crash_termination,
                                 finish_row, request_fields, run_id_for)
@@ -179,10 +179,11 @@ class _Replay:
     def _forgotten(self, messages: list[dict[str, Any]], uses: list[str]) -> list[str]:
         """Those of `uses` the model does not see when the strategy asked the provider for something: a provider's
         compaction leaves the view whole and the model sees it from the latest compaction on (provider_visible)."""
-        if latest_compaction(messages) is None:
+        found = compaction_at(messages)
+        if found is None:
             return self.index.missing(uses)
         held = frozenset().union(*(message_references(message, self.index.wanted)
-                                   for message in provider_visible(messages)))
+                                   for message in visible_from(messages, found)))
         return sorted(reference for reference in uses if reference not in held)
 
     def _tool_result(self, message: dict[str, Any]) -> None:

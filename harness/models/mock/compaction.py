@@ -39,9 +39,9 @@ from typing import Any, Mapping, Sequence
 
 from harness.core.tokens import stable_hash
 from harness.models.cache_marks import Breakpoint, CacheMarks
-from harness.models.provider_compaction import (ANTHROPIC_DEFAULT_TRIGGER, ANTHROPIC_EDIT, ANTHROPIC_MIN_TRIGGER, FIELDS,
-                                                carries_compaction, compaction_at, compaction_blocks, provider_visible,
-                                                summary_message, with_blocks)
+from harness.models.provider_compaction import (ANTHROPIC_DEFAULT_TRIGGER, ANTHROPIC_EDIT, ANTHROPIC_MIN_TRIGGER,
+                                                carried_entries, compaction_at, compaction_blocks, summary_message,
+                                                visible_from, with_blocks)
 
 EDIT, DEFAULT_TRIGGER, MIN_TRIGGER = ANTHROPIC_EDIT, ANTHROPIC_DEFAULT_TRIGGER, ANTHROPIC_MIN_TRIGGER
 # Context edits the API knows; the simulated provider applies the compaction edit and refuses to pretend the others.
@@ -156,15 +156,10 @@ def signature(summary: str) -> str:
 
 def check_signatures(messages: Sequence[Mapping[str, Any]]) -> None:
     """Every signed compaction block must come back as it was made."""
-    if not carries_compaction(messages):
-        return
-    for index, message in enumerate(messages):
-        if FIELDS not in message:
-            continue
-        for block in compaction_blocks(message):
-            if "signature" in block and block["signature"] != signature(block.get("content") or ""):
-                raise CompactionRequestError(f"messages[{index}].compaction.signature",
-                                             "does not match the block's summary: send the block back verbatim")
+    for index, _, block in carried_entries(messages, compaction_blocks):
+        if "signature" in block and block["signature"] != signature(block.get("content") or ""):
+            raise CompactionRequestError(f"messages[{index}].compaction.signature",
+                                         "does not match the block's summary: send the block back verbatim")
 
 
 def visible_context(messages: Sequence[dict[str, Any]], marks: CacheMarks | None
@@ -173,7 +168,7 @@ def visible_context(messages: Sequence[dict[str, Any]], marks: CacheMarks | None
     cache marks moved with their messages: a mark on a dropped message is dropped; one on the compacted message
     marks its last part."""
     found = compaction_at(messages)
-    visible = provider_visible(messages)
+    visible = visible_from(messages, found)
     if found is None or marks is None:
         return visible, marks
     at, _, kept = found

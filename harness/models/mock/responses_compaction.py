@@ -29,8 +29,8 @@ from typing import Any, Mapping, Sequence
 
 from harness.models.mock.compaction import CompactionRequestError
 from harness.models.mock.sealing import seal, unseal
-from harness.models.provider_compaction import (FIELDS, OPENAI_COMPACTION, OPENAI_MIN_THRESHOLD, carries_compaction,
-                                                compaction_at, compaction_items, user_key, with_items)
+from harness.models.provider_compaction import (OPENAI_COMPACTION, OPENAI_MIN_THRESHOLD, carried_entries, compaction_at,
+                                                compaction_items, user_key, with_items)
 
 _ENTRY_KEYS = {"type", "compact_threshold"}
 
@@ -88,13 +88,8 @@ def check_item(item: Mapping[str, Any], where: str) -> None:
 
 def check_items(messages: Sequence[Mapping[str, Any]]) -> None:
     """Refuse a request holding a compaction item this provider did not make (CompactionRequestError naming it)."""
-    if not carries_compaction(messages):
-        return
-    for index, message in enumerate(messages):
-        if FIELDS not in message:
-            continue
-        for number, item in enumerate(compaction_items(message)):
-            check_item(item, f"messages[{index}].provider_specific_fields.compaction_items[{number}]")
+    for index, number, item in carried_entries(messages, compaction_items):
+        check_item(item, f"messages[{index}].provider_specific_fields.compaction_items[{number}]")
 
 
 def window_users(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
