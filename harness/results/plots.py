@@ -424,7 +424,8 @@ def plot_against_window(ax: Any, table: pd.DataFrame, column: str, ylabel: str, 
         rows = rows[rows[column].notna() & (rows[column] != math.inf)]
         shift = 10 ** (i * 0.024 - spread) if len(strategies) > 1 else 1.0
         x = rows["window"] * shift
-        line, = ax.plot(x, rows[column], marker="o", ms=4, lw=1.2, label=name)
+        # matplotlib's colours repeat after ten: each round of them has its own marker, so no two lines look alike
+        line, = ax.plot(x, rows[column], marker=WINDOW_MARKERS[i // 10 % len(WINDOW_MARKERS)], ms=4, lw=1.2, label=name)
         arms = [arm.replace(math.inf, float("nan")).fillna(0) for arm in _arms(rows, column)]
         ax.errorbar(x, rows[column], yerr=arms, fmt="none", color=line.get_color(), **INTERVAL_STYLE)
     ax.set_xscale("log")
@@ -449,16 +450,25 @@ def plot_window(axes: Any, table: pd.DataFrame) -> None:
     cost.set_ylim(bottom=0)
     handles, labels = success.get_legend_handles_labels()
     _, what = short_names(list(dict.fromkeys(table["strategy"].astype(str))))
-    success.figure.legend(handles, labels, fontsize=LABEL_SIZE, loc="lower center", ncol=WINDOW_LEGEND_COLUMNS,
+    success.figure.legend(handles, labels, fontsize=LABEL_SIZE, loc="lower center", ncol=legend_columns(labels),
                           frameon=False, title=None if what == "strategy" else what, title_fontsize=LABEL_SIZE)
 
 
-WINDOW_LEGEND_COLUMNS = 4
+WINDOW_MARKERS = ("o", "s", "^", "D")
+WINDOW_LEGEND_COLUMNS = 4  # at most; fewer when the names are long
+LEGEND_ROW_CHARACTERS = 110  # characters of LABEL_SIZE text a legend row below a FIGURE_SIZE-wide figure holds
+
+
+def legend_columns(labels: list[str]) -> int:
+    """Legend columns that fit the figure's width: each takes its longest label and the line's handle."""
+    longest = max((len(label) for label in labels), default=0)
+    return max(1, min(WINDOW_LEGEND_COLUMNS, LEGEND_ROW_CHARACTERS // (longest + 6)))
 
 
 def write_window_plot(results_dir: str | Path, table: pd.DataFrame) -> Path:
     """plots/window.png of window_summary's rows, room left below the panels for the legend's rows."""
-    legend_rows = math.ceil(table["strategy"].nunique() / WINDOW_LEGEND_COLUMNS)
+    names, _ = short_names([str(strategy) for strategy in dict.fromkeys(table["strategy"])])
+    legend_rows = math.ceil(len(names) / legend_columns(names))
     return save_plot(results_dir, "window", lambda axes: plot_window(axes, table), WINDOW_FIGURE_SIZE, panels=2,
                      bottom=0.03 + 0.04 * legend_rows)
 
