@@ -46,8 +46,15 @@ class Trace:
     assistant messages that a format splits are kept as recorded; the replay treats each assistant
     message as one model response.
     `usage`: recorded usage per assistant message, keyed by that message's index in `messages`
-    ({"input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens"}: ints or None), where the
-    format records it (Inspect model events, mini-swe-agent stats, ctxbench logs); empty otherwise.
+    ({"input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens"}, optionally
+    "cache_write_1h_tokens": ints or None), where the format records it (Inspect model events,
+    mini-swe-agent stats, ctxbench logs, coding agents' session logs); empty otherwise. `input_tokens`
+    is everything the request sent (cache reads and writes included), `cached_tokens` the cache reads.
+    `times`: when each message was recorded (Unix seconds), by index, where the format records it: a
+    replay's simulated clock follows them, so a cache entry expires when it expired for the recorded agent.
+    `resets`: the recorded agent's own context resets (its compaction), by the index of the first
+    message it kept: from there on its requests held no earlier message, so a replay drops them too
+    under every strategy. Value: what reset it (e.g. "compaction").
     `recorded_input_tokens`: the trace's total recorded input tokens over every model call, where
     the format records them (summed from per-call usage, or a total such as SWE-agent's
     `tokens_sent`, which counts calls that left no message too), else None.
@@ -63,6 +70,8 @@ class Trace:
     recorded_input_tokens: int | None = None
     outcome: dict[str, Any] = field(default_factory=dict)
     model: str | None = None  # the model that recorded it, when known
+    times: dict[int, float] = field(default_factory=dict)
+    resets: dict[int, str] = field(default_factory=dict)
 
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -74,6 +83,10 @@ def check_trace(trace: Trace) -> Trace:
         raise TraceError(trace.path, "the trace holds no messages", trace=trace.trace_id)
     if not any(m.get("role") == "assistant" for m in trace.messages):
         raise TraceError(trace.path, "the trace holds no assistant message to replay", trace=trace.trace_id)
+    for index in trace.resets:
+        if not 0 < index < len(trace.messages):
+            raise TraceError(trace.path, f"a context reset at message {index} lies outside the trace's "
+                                         f"{len(trace.messages)} messages", trace=trace.trace_id)
     open_calls: set[str] = set()
     for index, message in enumerate(trace.messages):
         def bad(problem: str) -> TraceError:
