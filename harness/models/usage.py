@@ -42,6 +42,12 @@ class Usage:
                 "cache_write_tokens": self.cache_write_tokens, "output_tokens": self.output_tokens,
                 "cache_write_1h_tokens": self.cache_write_1h_tokens}
 
+    @classmethod
+    def from_dict(cls, fields: Mapping[str, Any]) -> "Usage":
+        """The usage `as_dict` wrote (or a recorded one in the same names); missing names are None."""
+        return cls(fields.get("input_tokens"), fields.get("cached_tokens"), fields.get("cache_write_tokens"),
+                   fields.get("output_tokens"), fields.get("cache_write_1h_tokens"))
+
 
 def field_reader(obj: Any) -> Callable[[str], Any]:
     """How to read `obj`'s fields by name (None for a missing one): a mapping's own `get`, an object's attributes.

@@ -27,9 +27,11 @@ COMPARED = (
     ("mean_cost_usd", "cost_usd", "{:.4f}"),
     ("cache_hit_rate", "cache_hit_rate", "{:.1%}"),
 )
+# What a trace replay's request carries of the recorded one (harness.traces.replay: the llm_call's `recorded`).
+RECORDED_REQUEST = ("input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens", "cost_usd")
 REQUEST_COLUMNS = ["run_id", "task_id", "family", "strategy", "seed", "profile", "request", "input_tokens",
                    "cached_tokens", "cache_write_tokens", "output_tokens", "cost_usd", "resets_before",
-                   "compactions_before"]
+                   "compactions_before", "clock_s", "trace_index", *(f"recorded_{name}" for name in RECORDED_REQUEST)]
 
 
 # What an interval means, said in report.md (the README says the same near its first table).
@@ -58,7 +60,7 @@ def _run_requests(path: Path, run: dict[str, Any]) -> list[dict[str, Any]]:
     rows, numbers = [], {}
     resets = compactions = 0
     for event in read_events(path):
-        if event["type"] == "condensation":
+        if event["type"] in ("condensation", "recorded_reset"):
             resets += 1
         elif event["type"] == "compaction":
             compactions += 1
@@ -66,12 +68,15 @@ def _run_requests(path: Path, run: dict[str, Any]) -> list[dict[str, Any]]:
             profile = event.get("profile")
             numbers[profile] = numbers.get(profile, 0) + 1
             usage = event.get("usage") or {}
+            recorded = event.get("recorded") or {}
             rows.append({**{k: run.get(k) for k in ("run_id", "task_id", "family", "strategy", "seed")},
                          "profile": profile, "request": numbers[profile],
                          **{k: usage.get(k) for k in ("input_tokens", "cached_tokens", "cache_write_tokens",
                                                       "output_tokens")},
                          "cost_usd": event.get("cost_usd"), "resets_before": resets,
-                         "compactions_before": compactions})
+                         "compactions_before": compactions, "clock_s": event.get("clock_s"),
+                         "trace_index": event.get("trace_index"),
+                         **{f"recorded_{name}": recorded.get(name) for name in RECORDED_REQUEST}})
             resets = compactions = 0
     return rows
 
@@ -80,7 +85,9 @@ def requests_frame(results_dir: str | Path, runs: pd.DataFrame | None = None) ->
     """One row per successful LLM request of every finished run, numbered per profile.
 
     `resets_before` and `compactions_before` count the condensation and compaction events
-    since the previous request: where the sawtooth drops.
+    since the previous request: where the sawtooth drops (a recorded agent's own reset in a trace replay counts
+    as a reset). A trace replay's requests also carry the trace message they answered (`trace_index`) and what
+    the trace recorded of that request (`recorded_*`, its cost at the recorded model's list prices).
     """
     runs = runs_frame(results_dir) if runs is None else runs
     rows: list[dict[str, Any]] = []

@@ -32,6 +32,7 @@ from harness.models.llm import LLMClient, is_context_window_error
 from harness.results.metrics import RunMetrics
 from harness.models.profiles import build_profiles
 from harness.models.provider_compaction import compaction_at, visible_from
+from harness.models.usage import Pricing, Usage
 from harness.traces.references import ReferenceIndex, message_references
 from harness.run.runner import (add_tool_result, check_labels, check_profiles, crash_error, crash_termination,
                                 finish_row, request_fields, run_id_for)
@@ -114,6 +115,8 @@ class _Replay:
         ctx.view.watch = self.index.watch
         self.seen: set[str] = set()  # references of the trace's messages so far (those wanted)
         self.calls: dict[str, ToolCall] = {}
+        self.sent_at = request_times(cell.trace)
+        self.pricing = Pricing.for_model(cell.trace.model) if cell.trace.model and cell.trace.usage else None
 
     def run(self) -> tuple[str, str | None]:
         ctx, strategy, trace = self.ctx, self.strategy, self.cell.trace
@@ -132,6 +135,8 @@ class _Replay:
             if role != "system" and not started:
                 strategy.on_run_start(ctx)
                 started = True
+            if position in trace.resets:
+                self._recorded_reset(position)
             if role == "assistant":
                 end = self._respond(position, message, [r for r in references if r in self.seen])
                 if end is not None:
@@ -148,6 +153,10 @@ class _Replay:
         """Replay one recorded response; `uses`: its references that appeared earlier in the trace."""
         ctx, strategy = self.ctx, self.strategy
         failures = 0
+        sent_at = self.sent_at.get(position)
+        if sent_at is not None and sent_at > ctx.clock.now_s:  # the recorded clock leads; never back in time
+            ctx.clock.now_s = sent_at
+        recorded = self._recorded_usage(position)
         while True:
             strategy.before_request(ctx)
             messages = ctx.view.to_messages()
@@ -155,7 +164,8 @@ class _Replay:
             forgotten = self._forgotten(messages, uses) if options else self.index.missing(uses)
             request = {**request_fields(ctx, self.main, messages, options), "trace_index": position,
                        "forgotten_references": len(forgotten),
-                       **({"forgotten_examples": forgotten[:FORGOTTEN_EXAMPLES]} if forgotten else {})}
+                       **({"forgotten_examples": forgotten[:FORGOTTEN_EXAMPLES]} if forgotten else {}),
+                       **({"recorded": recorded} if recorded else {})}
             try:
                 result = self.main.complete(messages, ctx.tools, clock_s=ctx.clock.now_s, reply=_reply(message),
                                             options=options)
@@ -176,6 +186,25 @@ class _Replay:
                 continue
             return None
 
+    def _recorded_reset(self, position: int) -> None:
+        """The recorded agent reset its own context here (its compaction): its later requests held none of the
+        earlier messages but the system prompt, so the view drops them whatever the strategy (a `recorded_reset`
+        event: not the strategy's condensation)."""
+        kept = self.ctx.view.ids_of_role("system")
+        self.ctx.emit("recorded_reset", kind=self.cell.trace.resets[position], trace_index=position,
+                      forgotten_ids=[i for i in self.ctx.view.ids if i not in set(kept)],
+                      view_ops=[{"op": "set", "ids": kept}])
+
+    def _recorded_usage(self, position: int) -> dict[str, Any] | None:
+        """What the trace recorded of this request (its usage, and its cost at the recorded model's list prices)."""
+        usage = self.cell.trace.usage.get(position)
+        if not usage:
+            return None
+        recorded = {key: value for key, value in usage.items() if value is not None}
+        if self.pricing is not None and usage.get("input_tokens") is not None:
+            recorded["cost_usd"] = self.pricing.cost(Usage.from_dict(usage))[0]
+        return recorded
+
     def _forgotten(self, messages: list[dict[str, Any]], uses: list[str]) -> list[str]:
         """Those of `uses` the model does not see when the strategy asked the provider for something: a provider's
         compaction leaves the view whole and the model sees it from the latest compaction on (provider_visible)."""
@@ -193,15 +222,45 @@ class _Replay:
         add_tool_result(self.ctx, call_id, message.get("name") or call.name, outcome)
 
 
+def request_times(trace: Trace) -> dict[int, float]:
+    """When each recorded response's request was sent, in seconds from the trace's first recorded time: at the
+    latest recorded message before it (its last input), else at the response's own time. Empty when the trace
+    records no times."""
+    if not trace.times:
+        return {}
+    start = min(trace.times.values())
+    sent: dict[int, float] = {}
+    latest: float | None = None
+    for position, message in enumerate(trace.messages):
+        if message["role"] == "assistant":
+            at = latest if latest is not None else trace.times.get(position)
+            if at is not None:
+                sent[position] = at - start
+        if position in trace.times:
+            latest = trace.times[position]
+    return sent
+
+
+def _total(values: list[int | None]) -> int | None:
+    known = [value for value in values if value is not None]
+    return sum(known) if known else None
+
+
 def recorded_totals(trace: Trace) -> dict[str, Any]:
-    """What the trace recorded of its own cost, for calibration: None where it recorded nothing."""
-    inputs = [usage.get("input_tokens") for usage in trace.usage.values()]
-    cached = [usage.get("cached_tokens") for usage in trace.usage.values()]
-    input_tokens = sum(v for v in inputs if v is not None) if any(v is not None for v in inputs) else None
+    """What the trace recorded of its own cost, for calibration: None where it recorded nothing. The cost is at
+    the recorded model's list prices (litellm's cost map), over the requests whose usage the trace records."""
+    def total(name: str) -> int | None:
+        return _total([usage.get(name) for usage in trace.usage.values()])
+
+    input_tokens = total("input_tokens")
+    pricing = Pricing.for_model(trace.model) if trace.model and input_tokens is not None else None
+    cost = sum(pricing.cost(Usage.from_dict(usage))[0]
+               for usage in trace.usage.values() if usage.get("input_tokens") is not None) if pricing else None
     return {"recorded_input_tokens": input_tokens if input_tokens is not None else trace.recorded_input_tokens,
-            "recorded_cached_tokens": sum(v for v in cached if v is not None) if any(v is not None for v in cached)
-            else None,
+            "recorded_cached_tokens": total("cached_tokens"), "recorded_cache_write_tokens": total("cache_write_tokens"),
+            "recorded_output_tokens": total("output_tokens"), "recorded_cost_usd": cost,
             "recorded_requests": sum(m["role"] == "assistant" for m in trace.messages),
+            "recorded_resets": len(trace.resets),
             "recorded_outcome": trace.outcome or None, "recorded_model": trace.model}
 
 

@@ -1,0 +1,119 @@
+"""What a replay takes from a session log beyond its messages: the recorded clock, the recorded agent's own context
+resets, and the usage the provider billed (ours: harness/traces/replay.py, docs/traces.md#calibration)."""
+from __future__ import annotations
+
+import pytest
+
+from harness.conversation.replay import replay_file
+from harness.models.usage import Pricing, Usage
+from harness.results.report import requests_frame
+from harness.traces import Trace, TraceError, check_trace
+from harness.traces.replay import recorded_totals, request_times
+from tests.traces.test_traces import call, events_of, replay, trace_of
+
+BIG = "word " * 3000  # a prefix well past every cache minimum
+
+
+def chat(gap_s: float) -> Trace:
+    """Two requests `gap_s` apart by the recorded clock, sharing a long first user message."""
+    messages = [{"role": "user", "content": "Read KEY-1. " + BIG},
+                {"role": "assistant", "content": None, "tool_calls": [call("a", "read", key="KEY-1")]},
+                {"role": "tool", "tool_call_id": "a", "name": "read", "content": "KEY-1 is 4410"},
+                {"role": "assistant", "content": "4410"}]
+    trace = trace_of(messages)
+    trace.times = {0: 1_000.0, 1: 1_002.0, 2: 1_002.5 + gap_s, 3: 1_004.0 + gap_s}
+    return trace
+
+
+def test_a_request_is_sent_at_the_recorded_time_of_its_last_input():
+    """Ours: the request answered by a recorded response left when its last input was recorded; the first at the
+    trace's first time; seconds count from the trace's first recorded time."""
+    assert request_times(chat(100.0)) == {1: 0.0, 3: 102.5}
+    untimed = chat(0.0)
+    untimed.times = {}
+    assert request_times(untimed) == {}
+
+
+@pytest.mark.parametrize("gap_s, reads", [(10.0, True), (600.0, False)])
+def test_the_recorded_clock_expires_the_simulated_cache(tmp_path, gap_s, reads):
+    """Anthropic's 5-minute TTL (docs/caching.md) applies on the recorded clock: ten minutes between two requests
+    of a session lose the cached prefix, ten seconds keep it."""
+    row = replay(tmp_path, chat(gap_s), cache_policy="auto")
+    calls = [e for e in events_of(tmp_path, row) if e["type"] == "llm_call"]
+    assert calls[1]["clock_s"] >= gap_s
+    assert (calls[1]["usage"]["cached_tokens"] > 0) is reads
+
+
+def reset_trace() -> Trace:
+    """A session whose agent compacted its own context before message 4 (the summary it kept)."""
+    messages = [{"role": "system", "content": "You look up records."},
+                {"role": "user", "content": "Read KEY-1."},
+                {"role": "assistant", "content": None, "tool_calls": [call("a", "read", key="KEY-1")]},
+                {"role": "tool", "tool_call_id": "a", "name": "read", "content": "KEY-1 is 4410 " + BIG},
+                {"role": "user", "content": "Summary of the conversation so far: KEY-1 was read."},
+                {"role": "assistant", "content": "KEY-1 is 4410."}]
+    trace = trace_of(messages)
+    trace.resets = {4: "compaction"}
+    return check_trace(trace)
+
+
+@pytest.mark.parametrize("strategy", ["none", "observation_masking"])
+def test_a_recorded_reset_drops_the_earlier_messages_under_every_strategy(tmp_path, strategy):
+    """Ours: the recorded agent's own compaction is part of the recording: its next request held the system prompt
+    and what came after the reset, whatever strategy replays it; the reset is logged as itself, not as the
+    strategy's condensation, and the value it cited from before the reset counts as forgotten."""
+    row = replay(tmp_path, reset_trace(), strategy)
+    events = events_of(tmp_path, row)
+    resets = [e for e in events if e["type"] == "recorded_reset"]
+    assert [(e["kind"], e["trace_index"]) for e in resets] == [("compaction", 4)]
+    last = [e for e in events if e["type"] == "llm_call"][-1]
+    assert last["view_len"] == 2  # the system prompt and the summary
+    assert last["forgotten_references"] == 1 and last["forgotten_examples"] == ["4410"]
+    assert row["summaries"] == row["hard_resets"] == 0 and row["recorded_resets"] == 1
+    assert row["termination"] == "trace_end"
+    assert replay_file(tmp_path / "events" / f"{row['run_id']}.jsonl").ok  # the log rebuilds every view it sent
+
+
+def test_a_reset_outside_the_trace_is_refused():
+    trace = reset_trace()
+    trace.resets = {9: "compaction"}
+    with pytest.raises(TraceError, match="context reset at message 9 lies outside the trace's 6 messages"):
+        check_trace(trace)
+
+
+def billed_trace() -> Trace:
+    trace = chat(10.0)
+    trace.model = "claude-sonnet-4-5"
+    trace.usage = {1: {"input_tokens": 5000, "cached_tokens": 0, "cache_write_tokens": 4900, "output_tokens": 30},
+                   3: {"input_tokens": 5100, "cached_tokens": 4900, "cache_write_tokens": 150, "output_tokens": 12,
+                       "cache_write_1h_tokens": None}}
+    return trace
+
+
+def test_each_replayed_request_carries_the_recorded_one_at_list_prices(tmp_path):
+    """Ours: a replayed request logs the usage the trace recorded for it and its cost at the recorded model's
+    prices in litellm's cost map; the requests table and the row carry them beside the simulated figures."""
+    trace = billed_trace()
+    row = replay(tmp_path, trace)
+    pricing = Pricing.for_model("claude-sonnet-4-5")
+    costs = [pricing.cost(Usage.from_dict(trace.usage[i]))[0] for i in (1, 3)]
+    calls = [e for e in events_of(tmp_path, row) if e["type"] == "llm_call"]
+    assert [c["recorded"]["cached_tokens"] for c in calls] == [0, 4900]
+    assert [c["recorded"]["cost_usd"] for c in calls] == pytest.approx(costs)
+    assert costs[1] < costs[0]  # the read is billed at a tenth of the input price
+    requests = requests_frame(tmp_path, __import__("pandas").DataFrame([row]))
+    assert list(requests["trace_index"]) == [1, 3]
+    assert list(requests["recorded_cache_write_tokens"]) == [4900, 150]
+    totals = recorded_totals(trace)
+    assert totals["recorded_input_tokens"] == 10_100 and totals["recorded_cached_tokens"] == 4900
+    assert totals["recorded_cache_write_tokens"] == 5050 and totals["recorded_output_tokens"] == 42
+    assert totals["recorded_cost_usd"] == pytest.approx(sum(costs))
+    assert row["recorded_cost_usd"] == pytest.approx(sum(costs))
+
+
+def test_a_model_without_list_prices_records_no_cost(tmp_path):
+    trace = billed_trace()
+    trace.model = "my-own-finetune"
+    row = replay(tmp_path, trace)
+    assert row["recorded_cost_usd"] is None and row["recorded_input_tokens"] == 10_100
+    assert all("cost_usd" not in e["recorded"] for e in events_of(tmp_path, row) if e["type"] == "llm_call")
