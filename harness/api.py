@@ -354,11 +354,14 @@ def sweep(grid: Grid | dict[str, Any], suite: str = "default", *, also: Iterable
 def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | str = "none",
            strategy_configs: dict[str, Any] | None = None, fmt: str = "auto",
            profiles: dict[str, dict[str, Any]] | None = None, out: str | Path | None = None,
-           progress: bool = False, baseline: str | None = None, command_line: list[str] | None = None) -> Path:
+           progress: bool = False, baseline: str | None = None, command_line: list[str] | None = None,
+           calibrate: bool = False, chosen: Iterable[str] = ()) -> Path:
     """Replay recorded trajectories under each strategy (harness.traces.replay); write the results layout.
 
     Every trace is read and checked, and every strategy built, before anything is written: bad input
     raises ConfigError and leaves `out` as it was. `profiles`: as `mock_profiles("mock/replay", ...)`.
+    `calibrate`: replay each trace as its agent ran it (harness.traces.calibration; `chosen`: the provider
+    options the caller set, which it keeps) and write calibration.csv (harness.results.calibration).
     """
     from harness.traces.replay import REPLAY_MODEL, build_cells
     from harness.traces import load_traces
@@ -370,19 +373,19 @@ def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | 
     loaded = load_traces(paths, fmt)
     out_path = Path(out) if out else default_out()
     check_writable_dir(out_path, "--out")
-    cells = build_cells(loaded, specs, profiles, str(out_path / EVENTS_DIR))
+    cells = build_cells(loaded, specs, profiles, str(out_path / EVENTS_DIR), calibrate=calibrate, chosen=tuple(chosen))
     labels = [spec.display for spec in specs]
     baseline = report_baseline(baseline, specs, DEFAULT_BASELINE if DEFAULT_BASELINE in labels else labels[0])
     out_path.mkdir(parents=True, exist_ok=True)
     with hold(out_path, "traces"):
         _traces_locked(out_path, paths, fmt, loaded, specs, profiles, cells, progress=progress, baseline=baseline,
-                       command_line=command_line)
+                       command_line=command_line, calibrate=calibrate)
     return out_path
 
 
 def _traces_locked(out_path: Path, paths: list[str], fmt: str, loaded: list[Any], specs: list[StrategySpec],
                    profiles: dict[str, dict[str, Any]], cells: list[Any], *, progress: bool, baseline: str,
-                   command_line: list[str] | None) -> None:
+                   command_line: list[str] | None, calibrate: bool) -> None:
     """traces' writing part, with the directory's lock held."""
     from harness.traces.replay import replay_cells
 
@@ -392,10 +395,14 @@ def _traces_locked(out_path: Path, paths: list[str], fmt: str, loaded: list[Any]
     results.write_config({
         "traces": paths, "format": fmt, "trace_ids": [trace.trace_id for trace in loaded],
         "strategies": [{"label": s.display, "name": s.name, "config": redact(s.config)} for s in specs],
-        "seeds": [0], "profiles": redact(profiles),
+        "seeds": [0], "profiles": redact(profiles), "calibrate": calibrate,
     }, command_line=command_line)
     replay_cells(cells, results.append_run, progress=progress)
     write_report(out_path, baseline=baseline)
+    if calibrate:
+        from harness.results.calibration import CALIBRATION_TEXT, write_calibration
+
+        (out_path / CALIBRATION_TEXT).write_text(write_calibration(out_path) + "\n", encoding="utf-8")
 
 
 @dataclass

@@ -298,6 +298,10 @@ def _add_traces_parser(commands: argparse._SubParsersAction) -> None:
                         help="the traces' format (default auto: detected per file)")
     _add_strategy_options(traces, "none")
     _add_provider_options(traces)
+    traces.add_argument("--calibrate", action="store_true",
+                        help="replay each trace under none as its agent ran it (its model's cache and list prices, "
+                             "its agent's cache breakpoints, a stand-in for its unrecorded system prompt and tools) "
+                             "and print simulated / recorded input, cache reads, writes and cost (docs/validity.md)")
     traces.add_argument("--out", type=_path, help="results directory (default results/<timestamp>)")
     traces.add_argument("--baseline", default=None,
                         help="strategy the report's paired differences compare against (default none, else the first)")
@@ -808,13 +812,24 @@ def _cmd_traces(args: argparse.Namespace) -> int:
     out = api.traces(args.paths, strategies=api.strategy_specs(args.strategies, configs), fmt=args.format,
                      profiles=_profiles(args, REPLAY_MODEL), out=args.out or api.default_out(),
                      progress=not args.no_progress, baseline=args.baseline,
-                     command_line=args.command_line)
+                     command_line=args.command_line, calibrate=args.calibrate, chosen=_chosen(args))
     runs = runs_frame(out)
     print(replay_table(runs))
     _print_cache_note(out)
+    if args.calibrate:
+        from harness.results.calibration import CALIBRATION_TEXT
+
+        print("\n" + (out / CALIBRATION_TEXT).read_text(encoding="utf-8"), end="")
     print(f"\n{len(runs)} replays in {time.perf_counter() - started:.1f}s -> {out}/ "
           f"(runs.jsonl, summary.csv, paired.csv, report.md, events/, plots/)")
     return 0
+
+
+def _chosen(args: argparse.Namespace) -> list[str]:
+    """The provider options given on the command line, which a calibration keeps (harness.traces.calibration)."""
+    given = {"cache_style": args.cache_style, "price_model": args.price_model, "cache_policy": args.cache_policy,
+             "window": args.window}
+    return [name for name, value in given.items() if value]
 
 
 def _cmd_tasks(args: argparse.Namespace) -> int:

@@ -161,7 +161,7 @@ MAX_ROW_NUMBER = 2**53  # the largest integer a float holds exactly (pandas read
 # never computed with), every other field a number or null; the fields reports group and pair by are not null
 # (and, for a report, present: `read_runs(..., complete=True)`).
 ROW_TEXT = ("run_id", "task_id", "family", "strategy", "strategy_name", "model", "termination", "error", "trace_path",
-            "recorded_model", "cache_policy")
+            "recorded_model", "cache_policy", "price_model", "cache_style")
 ROW_REQUIRED = ("run_id", "task_id", "family", "strategy", "seed", "success")
 ROW_FLAGS = ("success", "transient")
 ROW_STRUCTURED = ("strategy_config", "strategy_thresholds", "libraries", "detail", "recorded_outcome")

@@ -17,6 +17,7 @@ trace and that no message of the view sent held, from an index kept as view ops 
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -37,7 +38,7 @@ from harness.traces.references import ReferenceIndex, message_references
 from harness.run.runner import (add_tool_result, check_labels, check_profiles, crash_error, crash_termination,
                                 finish_row, request_fields, run_id_for)
 from harness.core.secrets import redact
-from harness.traces import Trace
+from harness.traces import Trace, calibration
 from strategies import StrategySpec, build_strategy
 from tasks.base import ToolCall, ToolResult
 
@@ -60,6 +61,7 @@ class TraceCell:
     strategy: StrategySpec
     profiles: dict[str, dict[str, Any]]
     events_dir: str
+    prefix_tokens: int = 0  # a stand-in for the unrecorded system prompt and tools (harness.traces.calibration)
 
     @property
     def run_id(self) -> str:
@@ -77,16 +79,26 @@ def check_replayable(spec: StrategySpec, profiles: dict[str, dict[str, Any]]) ->
 
 
 def build_cells(traces: list[Trace], strategies: list[StrategySpec], profiles: dict[str, dict[str, Any]],
-                events_dir: str) -> list[TraceCell]:
-    """Every trace x strategy, checked before any request (ConfigError)."""
+                events_dir: str, *, calibrate: bool = False, chosen: Collection[str] = ()) -> list[TraceCell]:
+    """Every trace x strategy, checked before any request (ConfigError). `calibrate`: each trace replayed as its
+    agent ran it (harness.traces.calibration), but for the options in `chosen` the user set."""
     check_labels(strategies)
     if profiles["main"]["model"] != REPLAY_MODEL:
         raise ConfigError(f"profiles.main.model: a trace replay's main profile must be {REPLAY_MODEL}, "
                           f"got {profiles['main']['model']!r}")
+    if calibrate:
+        calibration.check_strategies([spec.display for spec in strategies])
     build_profiles(profiles)
     for spec in strategies:
         check_replayable(spec, profiles)
-    return [TraceCell(trace, spec, profiles, events_dir) for trace in traces for spec in strategies]
+    cells = []
+    for trace in traces:
+        own = calibration.calibration_profiles(trace, profiles, chosen) if calibrate else profiles
+        if own is not profiles:
+            build_profiles(own)
+        prefix = calibration.unrecorded_prefix(trace) if calibrate else 0
+        cells.extend(TraceCell(trace, spec, own, events_dir, prefix) for spec in strategies)
+    return cells
 
 
 def _tools(trace: Trace, strategy: Any) -> list[dict[str, Any]]:
@@ -127,6 +139,9 @@ class _Replay:
                        strategy_config=redact(self.cell.strategy.config), seed=SEED, instance_seed=None,
                        profiles=redact(self.cell.profiles), tools=ctx.tools, tools_hash=ctx.tools_hash,
                        state_changing_tools=[])
+        filler = calibration.filler_message(self.cell.prefix_tokens)
+        if filler is not None:
+            ctx.add_message(filler, origin="task", stand_in="unrecorded prefix")
         started = False
         for position, message in enumerate(trace.messages):
             role = message["role"]
@@ -292,6 +307,9 @@ def replay_cell(cell: TraceCell) -> dict[str, Any]:
         "strategy": cell.strategy.display, "strategy_name": cell.strategy.name,
         "strategy_config": redact(cell.strategy.config), "seed": SEED, "instance_seed": None,
         "model": profiles[MAIN_PROFILE].model, "cache_policy": policy_label(profiles[MAIN_PROFILE].policy),
+        "price_model": cell.profiles[MAIN_PROFILE].get("price_model"),
+        "cache_style": (cell.profiles[MAIN_PROFILE].get("mock") or {}).get("cache"),
+        "unrecorded_prefix_tokens": cell.prefix_tokens,
         "success": completed, "score": float(completed),
         "termination": termination, "error": error, "transient": False, "libraries": libraries, "trace_path": cell.trace.path,
     }

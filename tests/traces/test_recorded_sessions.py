@@ -9,6 +9,7 @@ from harness.models.usage import Pricing, Usage
 from harness.results.report import requests_frame
 from harness.traces import Trace, TraceError, check_trace
 from harness.traces.replay import recorded_totals, request_times
+from harness.traces.replay import REPLAY_MODEL
 from tests.traces.test_traces import call, events_of, replay, trace_of
 
 BIG = "word " * 3000  # a prefix well past every cache minimum
@@ -117,3 +118,85 @@ def test_a_model_without_list_prices_records_no_cost(tmp_path):
     row = replay(tmp_path, trace)
     assert row["recorded_cost_usd"] is None and row["recorded_input_tokens"] == 10_100
     assert all("cost_usd" not in e["recorded"] for e in events_of(tmp_path, row) if e["type"] == "llm_call")
+
+
+# ----- calibration (ours: harness/traces/calibration.py, harness/results/calibration.py)
+def session_file(tmp_path, gap_s: float = 10.0):
+    """A billed two-request session as an OpenAI-format trace file with usage the test states."""
+    import json
+
+    trace = billed_trace()
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps({"id": "s1", "model": trace.model, "messages": trace.messages}), encoding="utf-8")
+    return path
+
+
+def test_calibration_replays_as_the_recorded_agent_ran(monkeypatch):
+    """The recorded model's cache and list prices, the recorded agent's policy, a window no request reaches;
+    what the user set stays."""
+    from harness import api
+    from harness.traces.calibration import calibration_profiles
+
+    trace = billed_trace()
+    trace.source_format = "codex"
+    base = api.mock_profiles("mock/replay")
+    own = calibration_profiles(trace, base)
+    assert own["main"]["mock"]["cache"] == "anthropic" and own["main"]["price_model"] == "claude-sonnet-4-5"
+    assert own["main"]["cache_policy"] == "auto" and own["main"]["mock"]["window"] >= 10_200
+    kept = calibration_profiles(trace, api.mock_profiles("mock/replay", cache="openai", cache_policy="last"),
+                                chosen=["cache_style", "cache_policy"])
+    assert kept["main"]["mock"]["cache"] == "openai" and kept["main"]["cache_policy"] == "last"
+    trace.model = "gpt-4o"
+    assert calibration_profiles(trace, base)["main"]["mock"]["cache"] == "openai"
+    assert base["main"].get("price_model") is None  # the caller's profiles are not changed
+
+
+def test_the_unrecorded_prefix_stands_in_for_the_missing_system_prompt(tmp_path):
+    """The first recorded request held more than the trace shows (a session log keeps no system prompt or tool
+    schemas): a filler system message of that size makes the first simulated request as long as the recorded one."""
+    from harness.core.tokens import count_message, count_tools
+    from harness.traces.calibration import filler_message, unrecorded_prefix
+
+    trace = billed_trace()
+    shown = count_tools(trace.tools) + count_message(trace.messages[0])
+    trace.usage[1]["input_tokens"] = shown + 2_000
+    assert unrecorded_prefix(trace) == 2_000
+    assert count_message(filler_message(2_000)) == 2_000 and filler_message(3) is None
+    trace.usage[1]["input_tokens"] = shown - 50  # a provider counting fewer tokens: no negative prefix
+    assert unrecorded_prefix(trace) == 0
+
+
+def test_calibrate_refuses_other_strategies(tmp_path, capsys):
+    from harness.cli import main as cli
+
+    code = cli(["traces", str(session_file(tmp_path)), "--calibrate", "--strategies", "none,observation_masking",
+                "--out", str(tmp_path / "out"), "--no-progress"])
+    assert code == 2 and "--calibrate replays under none alone" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_calibration_compares_each_recorded_request(tmp_path):
+    """Per trace and in total: simulated / recorded over the same requests; each request's reasons."""
+    from harness.results.calibration import calibration_table, compared_requests
+    from harness.results.report import runs_frame
+    from harness import api
+
+    trace = billed_trace()
+    trace.times = {0: 0.0, 1: 2.0, 2: 900.0, 3: 901.0}  # 15 minutes before the second request: past the TTL
+    out = tmp_path / "out"
+    from harness.traces.replay import build_cells, replay_cell
+    from harness.results.layout import ResultsDir
+
+    cells = build_cells([trace], api.strategy_specs("none"), api.mock_profiles(REPLAY_MODEL), str(out / "events"),
+                        calibrate=True)
+    results = ResultsDir(out)
+    results.append_run(replay_cell(cells[0]))
+    requests = compared_requests(out)
+    assert list(requests["trace_index"]) == [1, 3]
+    assert "prefix" in requests["reasons"][0] and "ttl" in requests["reasons"][1]
+    table = calibration_table(requests, runs_frame(out))
+    assert list(table["trace"]) == ["t1", "total"]
+    total = table.iloc[-1]
+    assert total["recorded_cached_tokens"] == 4900 and total["requests"] == 2
+    assert total["simulated_input_tokens"] == requests["input_tokens"].sum()
+    assert total["cost_usd_ratio"] == pytest.approx(requests["cost_usd"].sum() / requests["recorded_cost_usd"].sum())
