@@ -117,8 +117,8 @@ def _add_provider_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-policy", metavar="NAME_OR_JSON",
                         help="where requests ask the provider to cache: auto (default: Anthropic automatic caching "
                              "+ system + tools; Bedrock/Vertex block markers; OpenAI a prompt_cache_key), none, last, "
-                             "inspect, pydantic-ai, openhands, mini-swe-agent, or JSON with options, e.g. "
-                             "'{\"name\": \"inspect\", \"ttl\": \"1h\"}' (docs/caching.md)")
+                             "inspect, pydantic-ai, openhands, mini-swe-agent, claude-code, or JSON with options, "
+                             "e.g. '{\"name\": \"inspect\", \"ttl\": \"1h\"}' (docs/caching.md)")
     parser.add_argument("--summarizer-knobs", metavar="JSON_OR_FILE",
                         help="imperfection knobs of the mock summarizer (the summary profile), "
                              "e.g. '{\"summary_completeness\": 0.5}'")

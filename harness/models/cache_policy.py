@@ -4,8 +4,8 @@ its messages, its tools, the provider family and the simulated time since the pr
 Anthropic caches only what a request marks; OpenAI and most others cache a prefix on their own, and OpenAI's GPT-5.6
 family and later also at the breakpoints a request marks (harness.models.openai_breakpoints). A policy is
 plain data: a name (`"auto"`) or a mapping with options (`{"name": "inspect", "ttl": "1h"}`), checked once at
-the edge (`parse_policy`). The anchors' policies follow each library's own code (docs/caching.md cites the files
-and lines); `custom` places the breakpoints its options name, at most Anthropic's four.
+the edge (`parse_policy`). The anchors' policies follow each library's or agent's own code (docs/caching.md cites
+the files and lines); `custom` places the breakpoints its options name, at most Anthropic's four.
 """
 from __future__ import annotations
 
@@ -28,16 +28,20 @@ ANTHROPIC, BEDROCK, VERTEX, OPENAI, COMPATIBLE, OTHER = ("anthropic", "bedrock",
 OPENAI_BREAKPOINTS = openai_breakpoints.STYLE  # also the mock's cache style imitating it (harness.models.mock.cache)
 MARKED_FAMILIES = (ANTHROPIC, BEDROCK, VERTEX)  # Claude: caches nothing a request does not mark
 
-POLICY_NAMES = ("auto", "none", "last", "inspect", "pydantic-ai", "openhands", "mini-swe-agent", "custom")
+POLICY_NAMES = ("auto", "none", "last", "inspect", "pydantic-ai", "openhands", "mini-swe-agent", "claude-code",
+                "custom")
 _COMMON_OPTIONS = {"ttl", "escalate_after_s"}
-_CUSTOM_OPTIONS = {"system", "tools", "automatic", "messages"}
+_OWN_OPTIONS = {"custom": {"system", "tools", "automatic", "messages"}, "claude-code": {"messages"}}
+# How many of the last messages Claude Code marks: two up to 2.1.58 (1.x included), one from 2.1.59 (docs/caching.md)
+CLAUDE_CODE_MESSAGES = (1, 2)
 
 
 @dataclass(frozen=True)
 class CachePolicy:
     """A named placement rule with its options: `ttl` of every marker; `escalate_after_s`: once the simulated
     gap between two requests exceeds it, the rest of the run marks with the 1h TTL (Inspect AI's escalation);
-    `custom`'s own switches say which blocks it marks (`messages`: how many of the last messages)."""
+    `custom`'s own switches say which blocks it marks (`messages`: how many of the last messages, also
+    `claude-code`'s: 1 as Claude Code 2.1.59 and later, 2 as earlier versions)."""
 
     name: str = DEFAULT_POLICY
     ttl: str = "5m"
@@ -75,11 +79,12 @@ def parse_policy(spec: Any, where: str = "cache_policy") -> CachePolicy:
     if name not in POLICY_NAMES:
         raise ConfigError(f"{where}: unknown cache policy {name!r}{did_you_mean(str(name), POLICY_NAMES)}; "
                           f"policies: {', '.join(POLICY_NAMES)}")
-    allowed = _COMMON_OPTIONS | (_CUSTOM_OPTIONS if name == "custom" else set())
+    allowed = _COMMON_OPTIONS | _OWN_OPTIONS.get(name, set())
     unknown = sorted(set(options) - allowed)
     if unknown:
         raise ConfigError(f"{where}: policy {name!r} takes no option(s) {unknown}; its options: {sorted(allowed)}")
-    defaults = {"escalate_after_s": INSPECT_ESCALATION_GAP_S} if name == "inspect" else {}
+    defaults = {"inspect": {"escalate_after_s": INSPECT_ESCALATION_GAP_S},
+                "claude-code": {"messages": CLAUDE_CODE_MESSAGES[0]}}.get(name, {})
     policy = CachePolicy(name=name, **{**defaults, **options})
     _check(policy, where)
     return policy
@@ -97,6 +102,9 @@ def _check(policy: CachePolicy, where: str) -> None:
             raise ConfigError(f"{where}: {switch} must be true or false, got {getattr(policy, switch)!r}")
     if isinstance(policy.messages, bool) or not isinstance(policy.messages, int) or policy.messages < 0:
         raise ConfigError(f"{where}: messages must be a non-negative integer, got {policy.messages!r}")
+    if policy.name == "claude-code" and policy.messages not in CLAUDE_CODE_MESSAGES:
+        raise ConfigError(f"{where}: claude-code's messages must be 1 (Claude Code 2.1.59 and later) or 2 (earlier "
+                          f"versions), got {policy.messages!r}")
     if policy.breakpoint_count() > MAX_BREAKPOINTS:
         raise ConfigError(f"{where}: policy {policy.name!r} places {policy.breakpoint_count()} cache breakpoints "
                           f"(system, tools, automatic and {policy.messages} message(s)); Anthropic accepts at most "
@@ -289,6 +297,20 @@ def _place_mini_swe_agent(policy: CachePolicy, family: str, messages: Sequence[M
     return CacheMarks(breakpoints=_last_messages(messages, 1, ttl))
 
 
+def _place_claude_code(policy: CachePolicy, family: str, messages: Sequence[Mapping[str, Any]],
+                       tools: Sequence[Any], ttl: str, session_key: str) -> CacheMarks:
+    """Claude Code's main-loop request, read from its npm package @anthropic-ai/claude-code (docs/caching.md gives
+    the byte offsets): every system-prompt block but the billing header carries a marker (the block builder beside
+    the system-prompt splitter, 1.0.128 to 2.1.332); one message, the last, on its last block (the function logging
+    `tengu_api_cache_breakpoints`: `length - 1` from 2.1.59, `index > length - 3`, the last two, in 1.0.128 to
+    2.1.58); tool schemas are built without a marker and the main loop sends no top-level one; one TTL for all, 1h
+    only for a claude.ai subscriber's main thread. It speaks only to Claude (Anthropic's API, Bedrock, Vertex), so
+    other providers get nothing, as under the other anchors that mark Claude only."""
+    if not needs_markers(family):
+        return NO_MARKS
+    return CacheMarks(breakpoints=_system(messages, ttl) + _last_messages(messages, policy.messages, ttl))
+
+
 def _place_custom(policy: CachePolicy, family: str, messages: Sequence[Mapping[str, Any]], tools: Sequence[Any],
                   ttl: str, session_key: str) -> CacheMarks:
     """The blocks the options name; automatic caching only where the provider takes it (Anthropic direct)."""
@@ -311,7 +333,7 @@ def _dedupe(marks: tuple[Breakpoint, ...]) -> tuple[Breakpoint, ...]:
 
 _PLACERS = {"auto": _place_auto, "none": _place_none, "last": _place_last, "inspect": _place_inspect,
             "pydantic-ai": _place_pydantic_ai, "openhands": _place_openhands,
-            "mini-swe-agent": _place_mini_swe_agent, "custom": _place_custom}
+            "mini-swe-agent": _place_mini_swe_agent, "claude-code": _place_claude_code, "custom": _place_custom}
 
 
 def _openai_marks(policy: CachePolicy, messages: Sequence[Mapping[str, Any]], session_key: str) -> CacheMarks:
