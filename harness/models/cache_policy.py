@@ -34,6 +34,7 @@ _COMMON_OPTIONS = {"ttl", "escalate_after_s"}
 _OWN_OPTIONS = {"custom": {"system", "tools", "automatic", "messages"}, "claude-code": {"messages"}}
 # How many of the last messages Claude Code marks: two up to 2.1.58 (1.x included), one from 2.1.59 (docs/caching.md)
 CLAUDE_CODE_MESSAGES = (1, 2)
+CLAUDE_CODE_ONE_MESSAGE_FROM = (2, 1, 59)  # the first version marking one message
 
 
 @dataclass(frozen=True)

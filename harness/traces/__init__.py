@@ -72,6 +72,7 @@ class Trace:
     model: str | None = None  # the model that recorded it, when known
     times: dict[int, float] = field(default_factory=dict)
     resets: dict[int, str] = field(default_factory=dict)
+    agent_version: str | None = None  # the recording agent's version (e.g. Claude Code's "2.1.38"), when recorded
 
 
 ROLES = ("system", "user", "assistant", "tool")

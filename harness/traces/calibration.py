@@ -21,12 +21,14 @@ from typing import Any
 
 from harness.core.errors import ConfigError
 from harness.core.tokens import MESSAGE_OVERHEAD_TOKENS, count_message, count_tools
-from harness.models.cache_policy import MARKED_FAMILIES, OPENAI_BREAKPOINTS, provider_family
+from harness.models.cache_policy import (CLAUDE_CODE_ONE_MESSAGE_FROM, MARKED_FAMILIES, OPENAI_BREAKPOINTS,
+                                         provider_family)
 from harness.models.mock import DEFAULT_MOCK_WINDOW
 from harness.models.usage import Pricing
 from harness.traces import Trace
 
-# The cache policy of the agent that wrote each format's sessions (harness.models.cache_policy).
+# The cache policy of the agent that wrote each format's sessions (harness.models.cache_policy); Claude Code's
+# options follow the session (recorded_policy).
 RECORDED_POLICIES = {"claude-code": "claude-code", "codex": "auto"}
 CALIBRATION_STRATEGY = "none"
 # The options a user may set on the command line that calibration otherwise chooses per trace.
@@ -65,11 +67,32 @@ def calibration_profiles(trace: Trace, profiles: dict[str, dict[str, Any]],
     if "price_model" not in chosen and trace.model and Pricing.for_model(trace.model) is not None:
         main["price_model"] = trace.model
     if "cache_policy" not in chosen and trace.source_format in RECORDED_POLICIES:
-        main["cache_policy"] = RECORDED_POLICIES[trace.source_format]
+        main["cache_policy"] = recorded_policy(trace)
     if "window" not in chosen:
         largest = max((usage.get("input_tokens") or 0 for usage in trace.usage.values()), default=0)
         mock["window"] = max(mock.get("window") or DEFAULT_MOCK_WINDOW, 2 * largest)
     return profiles
+
+
+def recorded_policy(trace: Trace) -> Any:
+    """The recorded agent's placement, with the options its session shows: for Claude Code, the 1h TTL where its
+    recorded writes used it (a subscriber's main thread), and two marked messages for versions before 2.1.59."""
+    policy = RECORDED_POLICIES[trace.source_format]
+    if policy != "claude-code":
+        return policy
+    options: dict[str, Any] = {"name": policy}
+    if any(usage.get("cache_write_1h_tokens") for usage in trace.usage.values()):
+        options["ttl"] = "1h"
+    version = _version(trace.agent_version)
+    if version is not None and version < CLAUDE_CODE_ONE_MESSAGE_FROM:
+        options["messages"] = 2
+    return options if len(options) > 1 else policy
+
+
+def _version(text: str | None) -> tuple[int, ...] | None:
+    """"2.1.38" -> (2, 1, 38); None for a version that is not dotted numbers."""
+    parts = (text or "").split(".")
+    return tuple(int(part) for part in parts) if all(part.isdigit() for part in parts) else None
 
 
 def unrecorded_prefix(trace: Trace) -> int:

@@ -200,3 +200,20 @@ def test_calibration_compares_each_recorded_request(tmp_path):
     assert total["recorded_cached_tokens"] == 4900 and total["requests"] == 2
     assert total["simulated_input_tokens"] == requests["input_tokens"].sum()
     assert total["cost_usd_ratio"] == pytest.approx(requests["cost_usd"].sum() / requests["recorded_cost_usd"].sum())
+
+
+@pytest.mark.parametrize("version, writes_1h, policy", [
+    ("2.1.112", None, "claude-code"),
+    ("2.1.38", None, {"name": "claude-code", "messages": 2}),
+    ("2.1.112", 800, {"name": "claude-code", "ttl": "1h"}),
+    (None, None, "claude-code"),
+])
+def test_a_claude_code_session_calibrates_under_its_own_version_and_ttl(version, writes_1h, policy):
+    """Claude Code marks two messages before 2.1.59 and one from then on, and writes 1h entries for subscribers
+    (docs/caching.md, Claude Code): calibration takes both from the session itself."""
+    from harness.traces.calibration import recorded_policy
+
+    trace = billed_trace()
+    trace.source_format, trace.agent_version = "claude-code", version
+    trace.usage[3]["cache_write_1h_tokens"] = writes_1h
+    assert recorded_policy(trace) == policy
