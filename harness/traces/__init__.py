@@ -24,10 +24,13 @@ Message = dict[str, Any]
 
 
 class TraceError(ConfigError):
-    """A trace that cannot be read: names the file, the trace and the message index (exit 2)."""
+    """A trace that cannot be read: names the file, the trace and the message index, or the file's line (exit 2)."""
 
-    def __init__(self, path: Path | str, problem: str, *, trace: str | None = None, index: int | None = None):
+    def __init__(self, path: Path | str, problem: str, *, trace: str | None = None, index: int | None = None,
+                 line: int | None = None):
         where = str(path)
+        if line is not None:
+            where += f", line {line}"
         if trace is not None:
             where += f", trace {trace!r}"
         if index is not None:
@@ -121,6 +124,7 @@ FORMAT_MODULES: dict[str, str] = {
     "tau-bench": "harness.traces.tau_bench",
     "mini-swe-agent": "harness.traces.mini_swe_agent",
     "swe-agent": "harness.traces.swe_agent",
+    "codex": "harness.traces.codex_cli",
     "anthropic": "harness.traces.anthropic_messages",
     "openai": "harness.traces.openai_chat",
 }

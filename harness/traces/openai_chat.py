@@ -77,7 +77,7 @@ def convert_messages(raw: list[Any], path: Path | str, trace_id: str) -> tuple[l
     legacy_open: list[tuple[str, str]] = []  # (call id, function name) of unanswered function_calls
     for index, message, fail in messages_with_errors(raw, path, trace_id, ROLES):
         role = message["role"]
-        content = _content(message.get("content"), fail)
+        content = content_text(message.get("content"), fail)
         if role == "assistant":
             out: Message = {"role": "assistant", "content": content if content is not None else message.get("refusal")}
             calls = [_tool_call(call, fail) for call in message.get("tool_calls") or []]
@@ -103,7 +103,7 @@ def convert_messages(raw: list[Any], path: Path | str, trace_id: str) -> tuple[l
     return messages, usage
 
 
-def _content(content: Any, fail: Fail) -> str | None:
+def content_text(content: Any, fail: Fail) -> str | None:
     """A string, None, or a list of parts joined: text parts' text, others `[<type> part]`."""
     if content is None or isinstance(content, str):
         return content

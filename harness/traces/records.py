@@ -37,6 +37,30 @@ def load_json_records(path: Path) -> list[tuple[str, Any]]:
     return [(path.stem, data)]
 
 
+def jsonl_records(path: Path) -> Iterator[tuple[int, Any]]:
+    """Each record of a JSONL file with its line number, read a line at a time (a coding agent's session log runs
+    to tens of MB); blank lines are skipped. TraceError names the file and the line that is not UTF-8 or not JSON."""
+    if not path.is_file():
+        read_text(path)  # refuses a directory, FIFO or device by name, without waiting on a FIFO
+    try:
+        with open(path, "rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                if not raw.strip():
+                    continue
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as error:
+                    raise TraceError(path, f"not UTF-8 text ({error.reason} at byte {error.start})", line=number) from None
+                check_depth(text, f"{path}: line {number}")
+                try:
+                    record = json.loads(text)
+                except json.JSONDecodeError as error:
+                    raise TraceError(path, f"not JSON ({error.msg}, column {error.colno})", line=number) from None
+                yield number, record
+    except OSError as error:
+        raise TraceError(path, f"cannot read: {error.strerror}") from None
+
+
 def load_json(path: Path) -> Any:
     """A .json / .traj file parsed, or TraceError naming it."""
     return _parse(path, read_text(path))
