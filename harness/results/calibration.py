@@ -12,7 +12,9 @@ recorded; then the requests where they differ most, each with what explains the 
 - `tokenizer`: the same messages counted differently (ctxbench counts with litellm's bundled tokenizer and its
   own framing; the provider with its own tokenizer, chat template, and content the log keeps in another form);
 - `cache`: the recorded provider read more than the simulation (a breakpoint the policy does not place, or
-  a prefix the log does not show whole) or less (its cache missed: eviction, another cache node).
+  a prefix the log does not show whole) or less (its cache missed: eviction, another cache node);
+- `output`: the response was billed for more (or fewer) output tokens than its logged text counts: reasoning
+  or thinking the log does not hold, or another tokenizer.
 Ours throughout: the thresholds below are where a difference stops being rounding.
 """
 from __future__ import annotations
@@ -25,9 +27,9 @@ import pandas as pd
 from harness.models.profiles import MAIN_PROFILE
 from harness.results.report import requests_frame, runs_frame
 
-FIGURES = ("input_tokens", "cached_tokens", "cache_write_tokens", "cost_usd")
+FIGURES = ("input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens", "cost_usd")
 LABELS = {"input_tokens": "input", "cached_tokens": "cache read", "cache_write_tokens": "cache write",
-          "cost_usd": "cost"}
+          "output_tokens": "output", "cost_usd": "cost"}
 TTL_S = {"5m": 300.0, "1h": 3600.0}
 TOKENIZER_TOLERANCE = 0.05  # a request's input differing by more than this share is counted differently
 CACHE_TOLERANCE = 0.05  # cache reads differing by more than this share of the request's input
@@ -83,6 +85,9 @@ def _reasons(row: dict[str, Any], one_hour: bool) -> list[str]:
     read, recorded_read = row["cached_tokens"] or 0, _number(row["recorded_cached_tokens"])
     if recorded and abs(read - recorded_read) > CACHE_TOLERANCE * recorded and "ttl" not in reasons:
         reasons.append("cache: recorded read more" if recorded_read > read else "cache: recorded read less")
+    output, recorded_output = row["output_tokens"] or 0, _number(row["recorded_output_tokens"])
+    if recorded_output and abs(output - recorded_output) > TOKENIZER_TOLERANCE * recorded_output:
+        reasons.append("output")
     return reasons
 
 
@@ -149,17 +154,19 @@ def calibration_text(table: pd.DataFrame, requests: pd.DataFrame, limit: int = 2
     header = ["trace", "requests", "prefix", *(f"{LABELS[name]} sim/rec" for name in FIGURES)]
     traces = table[table["trace"] != "total"]
     shown = pd.concat([traces.head(limit), table[table["trace"] == "total"]])
-    lines = ["Calibration (simulated / recorded, same requests; cost at the recorded model's list prices)",
-             "  ".join(f"{name:>16}" if i else f"{name:<36}" for i, name in enumerate(header))]
+    rows = []
     for row in shown.to_dict("records"):
         prefix = row["unrecorded_prefix_tokens"]
-        cells = [str(row["trace"])[:36], str(row["requests"]), "-" if prefix is None or pd.isna(prefix)
-                 else f"{int(prefix):,}", *(_ratio(row[f"{name}_ratio"]) for name in FIGURES)]
-        lines.append("  ".join(f"{cell:>16}" if i else f"{cell:<36}" for i, cell in enumerate(cells)))
+        rows.append([str(row["trace"]), str(row["requests"]), "-" if prefix is None or pd.isna(prefix)
+                     else f"{int(prefix):,}", *(_ratio(row[f"{name}_ratio"]) for name in FIGURES)])
+    widths = [max(len(cells[i]) for cells in [header, *rows]) for i in range(len(header))]
+    lines = ["Calibration (simulated / recorded, same requests; cost at the recorded model's list prices)"]
+    lines += ["  ".join(cell.rjust(width) if i else cell.ljust(width) for i, (cell, width) in
+                        enumerate(zip(cells, widths))) for cells in [header, *rows]]
     if len(traces) > limit:
         lines.append(f"... {len(traces) - limit} more traces in {CALIBRATION_FILE}")
     lines.append("\nWhere they differ most (every request with its reasons: "
-                 f"{CALIBRATION_REQUESTS_FILE}; reasons: docs/validity.md#calibration)")
+                 f"{CALIBRATION_REQUESTS_FILE}; reasons: docs/validity.md#calibration-against-real-bills)")
     for row in worst_requests(requests).to_dict("records"):
         cost = (f", cost {row['cost_usd']:.4f} vs {row['recorded_cost_usd']:.4f} USD"
                 if pd.notna(row["cost_usd"]) and pd.notna(row["recorded_cost_usd"]) else "")
