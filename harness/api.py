@@ -355,13 +355,14 @@ def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | 
            strategy_configs: dict[str, Any] | None = None, fmt: str = "auto",
            profiles: dict[str, dict[str, Any]] | None = None, out: str | Path | None = None,
            progress: bool = False, baseline: str | None = None, command_line: list[str] | None = None,
-           calibrate: bool = False, chosen: Iterable[str] = ()) -> Path:
+           calibrate: bool = False, chosen: Iterable[str] = (), include_sidechains: bool = False) -> Path:
     """Replay recorded trajectories under each strategy (harness.traces.replay); write the results layout.
 
     Every trace is read and checked, and every strategy built, before anything is written: bad input
     raises ConfigError and leaves `out` as it was. `profiles`: as `mock_profiles("mock/replay", ...)`.
     `calibrate`: replay each trace as its agent ran it (harness.traces.calibration; `chosen`: the provider
     options the caller set, which it keeps) and write calibration.csv (harness.results.calibration).
+    `include_sidechains`: Claude Code sessions' subagent threads become traces of their own too.
     """
     from harness.traces.replay import REPLAY_MODEL, build_cells
     from harness.traces import load_traces
@@ -370,7 +371,8 @@ def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | 
     specs = strategy_specs(strategies, strategy_configs) if isinstance(strategies, str) else list(strategies)
     profiles = profiles or mock_profiles(REPLAY_MODEL)
     remember(profiles, [spec.config for spec in specs])
-    loaded = load_traces(paths, fmt)
+    options = {"include_sidechains": True} if include_sidechains else {}
+    loaded = load_traces(paths, fmt, **options)
     out_path = Path(out) if out else default_out()
     check_writable_dir(out_path, "--out")
     cells = build_cells(loaded, specs, profiles, str(out_path / EVENTS_DIR), calibrate=calibrate, chosen=tuple(chosen))
@@ -378,14 +380,14 @@ def traces(paths: Iterable[str | Path], *, strategies: Iterable[StrategySpec] | 
     baseline = report_baseline(baseline, specs, DEFAULT_BASELINE if DEFAULT_BASELINE in labels else labels[0])
     out_path.mkdir(parents=True, exist_ok=True)
     with hold(out_path, "traces"):
-        _traces_locked(out_path, paths, fmt, loaded, specs, profiles, cells, progress=progress, baseline=baseline,
-                       command_line=command_line, calibrate=calibrate)
+        _traces_locked(out_path, paths, fmt, options, loaded, specs, profiles, cells, progress=progress,
+                       baseline=baseline, command_line=command_line, calibrate=calibrate)
     return out_path
 
 
-def _traces_locked(out_path: Path, paths: list[str], fmt: str, loaded: list[Any], specs: list[StrategySpec],
-                   profiles: dict[str, dict[str, Any]], cells: list[Any], *, progress: bool, baseline: str,
-                   command_line: list[str] | None, calibrate: bool) -> None:
+def _traces_locked(out_path: Path, paths: list[str], fmt: str, options: dict[str, Any], loaded: list[Any],
+                   specs: list[StrategySpec], profiles: dict[str, dict[str, Any]], cells: list[Any], *,
+                   progress: bool, baseline: str, command_line: list[str] | None, calibrate: bool) -> None:
     """traces' writing part, with the directory's lock held."""
     from harness.traces.replay import replay_cells
 
@@ -393,7 +395,8 @@ def _traces_locked(out_path: Path, paths: list[str], fmt: str, loaded: list[Any]
         raise ConfigError(f"{out_path} already holds runs; choose another --out")
     results = ResultsDir(out_path)
     results.write_config({
-        "traces": paths, "format": fmt, "trace_ids": [trace.trace_id for trace in loaded],
+        "traces": paths, "format": fmt, "format_options": options,
+        "trace_ids": [trace.trace_id for trace in loaded],
         "strategies": [{"label": s.display, "name": s.name, "config": redact(s.config)} for s in specs],
         "seeds": [0], "profiles": redact(profiles), "calibrate": calibrate,
     }, command_line=command_line)

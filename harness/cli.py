@@ -296,6 +296,9 @@ def _add_traces_parser(commands: argparse._SubParsersAction) -> None:
                         help="trace files or directories (searched recursively)")
     traces.add_argument("--format", default="auto", choices=FORMATS,
                         help="the traces' format (default auto: detected per file)")
+    traces.add_argument("--include-sidechains", action="store_true",
+                        help="Claude Code sessions: each subagent's thread becomes a trace of its own too "
+                             "(default: the main thread only)")
     _add_strategy_options(traces, "none")
     _add_provider_options(traces)
     traces.add_argument("--calibrate", action="store_true",
@@ -812,7 +815,8 @@ def _cmd_traces(args: argparse.Namespace) -> int:
     out = api.traces(args.paths, strategies=api.strategy_specs(args.strategies, configs), fmt=args.format,
                      profiles=_profiles(args, REPLAY_MODEL), out=args.out or api.default_out(),
                      progress=not args.no_progress, baseline=args.baseline,
-                     command_line=args.command_line, calibrate=args.calibrate, chosen=_chosen(args))
+                     command_line=args.command_line, calibrate=args.calibrate, chosen=_chosen(args),
+                     include_sidechains=args.include_sidechains)
     runs = runs_frame(out)
     print(replay_table(runs))
     _print_cache_note(out)

@@ -20,7 +20,7 @@ import stat
 from array import array
 from itertools import accumulate
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import yaml
 
@@ -55,8 +55,9 @@ def check_path_text(text: str, what: str) -> str:
     return text
 
 
-def read_bytes(path: str | Path, limit: int | None = None) -> bytes:
-    """A regular file's bytes (at most `limit` of them), or ConfigError saying what the path is instead."""
+def open_regular(path: str | Path) -> BinaryIO:
+    """A regular file opened for binary reading (to read it in parts: a large file streamed line by line),
+    or ConfigError saying what the path is instead."""
     path = Path(path)
     check_path_text(str(path), str(path)[:80])
     try:
@@ -68,7 +69,12 @@ def read_bytes(path: str | Path, limit: int | None = None) -> bytes:
         os.close(fd)
         kind = "Is a directory" if stat.S_ISDIR(mode) else "not a regular file (a device, FIFO or socket)"
         raise ConfigError(f"{path}: cannot read: {kind}")
-    with os.fdopen(fd, "rb") as handle:
+    return os.fdopen(fd, "rb")
+
+
+def read_bytes(path: str | Path, limit: int | None = None) -> bytes:
+    """A regular file's bytes (at most `limit` of them), or ConfigError saying what the path is instead."""
+    with open_regular(path) as handle:
         try:
             data = handle.read() if limit is None else handle.read(limit + 1)
         except OSError as exc:

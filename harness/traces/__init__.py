@@ -7,7 +7,9 @@ Each format is one module in this package exposing:
                                                   # of a .json file, the first JSONL record, or None)
     def read(path: Path) -> list[Trace]           # every trace in the file, or TraceError
 
-`load_traces(paths, fmt)` finds each file's format (or uses the one given) and returns the traces.
+A format that takes options (FORMAT_OPTIONS, e.g. claude-code's `include_sidechains`) declares them
+as keyword-only parameters of `read`; `load_traces(paths, fmt, **options)` hands each format only the
+options it declares. `load_traces` finds each file's format (or uses the one given) and returns the traces.
 Every format becomes the same plain data (`Trace`): OpenAI-style chat messages, so the replay
 (harness.traces.replay) knows no format and a format knows nothing of the replay.
 """
@@ -24,18 +26,24 @@ Message = dict[str, Any]
 
 
 class TraceError(ConfigError):
-    """A trace that cannot be read: names the file, the trace and the message index, or the file's line (exit 2)."""
+    """A trace that cannot be read: names the file, the trace and the message index, or the line of a
+    file read line by line (exit 2)."""
 
     def __init__(self, path: Path | str, problem: str, *, trace: str | None = None, index: int | None = None,
                  line: int | None = None):
         where = str(path)
-        if line is not None:
-            where += f", line {line}"
         if trace is not None:
             where += f", trace {trace!r}"
         if index is not None:
             where += f", message {index}"
+        if line is not None:
+            where += f", line {line}"
         super().__init__(f"{where}: {problem}")
+
+
+class NoTrace(TraceError):
+    """A file of a format that holds nothing to replay (an empty session, a subagent's thread read without
+    its option): refused when named on its own, skipped in a directory, as files no format claims are."""
 
 
 @dataclass
@@ -124,6 +132,7 @@ FORMAT_MODULES: dict[str, str] = {
     "tau-bench": "harness.traces.tau_bench",
     "mini-swe-agent": "harness.traces.mini_swe_agent",
     "swe-agent": "harness.traces.swe_agent",
+    "claude-code": "harness.traces.claude_code",
     "codex": "harness.traces.codex_cli",
     "anthropic": "harness.traces.anthropic_messages",
     "openai": "harness.traces.openai_chat",
@@ -131,6 +140,8 @@ FORMAT_MODULES: dict[str, str] = {
 FORMATS = ("auto", *FORMAT_MODULES)
 # The extra a format's module needs beyond the core (pip install 'ctxbench[EXTRA]').
 FORMAT_EXTRAS = {"inspect": "inspect"}
+# The options a format's `read` takes (keyword-only), by --format name: load_traces passes each format its own.
+FORMAT_OPTIONS: dict[str, tuple[str, ...]] = {"claude-code": ("include_sidechains",)}
 TRACE_SUFFIXES = (".json", ".jsonl", ".traj", ".eval")  # .traj.json ends in .json
 
 
@@ -201,20 +212,24 @@ def detect_format(path: Path, head: Any) -> tuple[str | None, list[str], dict[st
     return None, tried, unavailable
 
 
-def load_traces(paths: list[str | Path], fmt: str = "auto") -> list[Trace]:
+def load_traces(paths: list[str | Path], fmt: str = "auto", **options: Any) -> list[Trace]:
     """Every trace in these files and directories, each checked (check_trace); TraceError otherwise.
 
     A file given by name must be a trace; in a directory, files no format claims are skipped
-    (a results directory's runs.jsonl, config.json), but a directory without any trace is an error.
+    (a results directory's runs.jsonl, config.json), and so are files holding nothing to replay
+    (NoTrace), but a directory without any trace is an error.
     Trace ids that clash are made unique with their file's name (`id@file`), then a count.
+    `options`: format options (FORMAT_OPTIONS); each format's reader gets the ones it declares.
     """
     if fmt != "auto":
         format_module(fmt)
+    _check_options(fmt, options)
     traces: list[Trace] = []
     for given in paths:
         root = Path(check_path_text(str(given), "trace path"))
         files = trace_files(root)
         found = 0
+        empty: list[str] = []  # why the files holding nothing to replay were skipped
         for path in files:
             if fmt == "auto":
                 chosen, tried, unavailable = detect_format(path, read_head(path))
@@ -226,13 +241,31 @@ def load_traces(paths: list[str | Path], fmt: str = "auto") -> list[Trace]:
                                            "give --format to see what the format's reader objects to")
             else:
                 chosen = fmt
-            read = format_module(chosen).read(path)
+            declared = FORMAT_OPTIONS.get(chosen, ())
+            try:
+                read = format_module(chosen).read(path, **{k: v for k, v in options.items() if k in declared})
+            except NoTrace as skipped:
+                if root.is_dir():
+                    empty.append(str(skipped))
+                    continue
+                raise
             traces.extend(check_trace(trace) for trace in read)
             found += len(read)
         if not found:
+            held = f"; {len(empty)} held nothing to replay, e.g. {empty[0]}" if empty else ""
             raise TraceError(root, f"holds no trace ({len(files)} candidate file(s) with suffixes "
-                                   f"{', '.join(TRACE_SUFFIXES)}; formats: {', '.join(FORMAT_MODULES)})")
+                                   f"{', '.join(TRACE_SUFFIXES)}{held}; formats: {', '.join(FORMAT_MODULES)})")
     return _unique_ids(traces)
+
+
+def _check_options(fmt: str, options: dict[str, Any]) -> None:
+    """Refuse an option no format declares, or one the format given does not take (ConfigError)."""
+    for name in options:
+        takers = [f for f, names in FORMAT_OPTIONS.items() if name in names]
+        if not takers:
+            raise ConfigError(f"no trace format takes the option {name!r}")
+        if fmt != "auto" and fmt not in takers:
+            raise ConfigError(f"the option {name!r} is for the {', '.join(takers)} format, not {fmt}")
 
 
 def _unique_ids(traces: list[Trace]) -> list[Trace]:

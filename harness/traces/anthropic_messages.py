@@ -13,7 +13,10 @@ list of Anthropic messages. Content is a string or content blocks:
 `system` (string or text blocks) becomes the first message; `tools` ({name, description,
 input_schema}) become function tools. A `usage` on an assistant message (a saved response) is its
 recorded usage: input = input_tokens + cache_read_input_tokens + cache_creation_input_tokens
-(Anthropic's input_tokens excludes both), cached = cache reads, cache writes = cache creation.
+(Anthropic's input_tokens excludes both), cached = cache reads, cache writes = cache creation, the
+hour-long writes (`cache_creation.ephemeral_1h_input_tokens`) where recorded. The per-turn conversions
+(assistant_message, user_messages, recorded_usage) serve the claude-code format too: its entries hold
+Anthropic messages.
 """
 from __future__ import annotations
 
@@ -86,35 +89,49 @@ def _convert(raw: list[Any], path: Path, trace_id: str, offset: int) -> tuple[li
     usage: dict[int, dict] = {}
     names: dict[str, str] = {}  # tool_use id -> tool name, for the results that answer it
     for _, message, fail in messages_with_errors(raw, path, trace_id, ROLES):
-        role = message["role"]
-        blocks = _blocks(message.get("content"), fail)
-        if role == "assistant":
-            calls = [_tool_call(block, names, fail) for block in blocks if block.get("type") == "tool_use"]
-            out: Message = {"role": "assistant",
-                            "content": _text([b for b in blocks if b.get("type") != "tool_use"], fail) or
-                            (None if calls else "")}
-            if calls:
-                out["tool_calls"] = calls
-            recorded = _usage(message.get("usage"))
+        if message["role"] == "assistant":
+            recorded = recorded_usage(message.get("usage"))
             if recorded:
                 usage[offset + len(messages)] = recorded
-            messages.append(out)
-            continue
-        rest = []
-        for block in blocks:
-            if block.get("type") == "tool_result":
-                call_id = block.get("tool_use_id")
-                if call_id not in names:
-                    raise fail(f"tool_result {call_id!r} answers no earlier tool_use")
-                messages.append({"role": "tool", "tool_call_id": call_id, "name": names[call_id],
-                                 "content": _text(block.get("content"), fail)})
-            elif block.get("type") == "tool_use":
-                raise fail("a tool_use block belongs in an assistant message")
-            else:
-                rest.append(block)
-        if rest or len(blocks) == 0:
-            messages.append({"role": "user", "content": _text(rest, fail)})
+            messages.append(assistant_message(message.get("content"), names, fail))
+        else:
+            messages.extend(user_messages(message.get("content"), names, fail))
     return messages, usage
+
+
+def assistant_message(content: Any, names: dict[str, str], fail: Fail) -> Message:
+    """An assistant turn's content (string or blocks) as one OpenAI assistant message; each tool_use's
+    name is kept in `names` for the results that answer it."""
+    blocks = _blocks(content, fail)
+    calls = [_tool_call(block, names, fail) for block in blocks if block.get("type") == "tool_use"]
+    out: Message = {"role": "assistant",
+                    "content": _text([b for b in blocks if b.get("type") != "tool_use"], fail) or
+                    (None if calls else "")}
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
+def user_messages(content: Any, names: dict[str, str], fail: Fail) -> list[Message]:
+    """A user turn's content as OpenAI messages: a `tool` message per tool_result (answering a tool_use in
+    `names`), then one user message with the other blocks, if any (or with the empty content)."""
+    blocks = _blocks(content, fail)
+    messages: list[Message] = []
+    rest = []
+    for block in blocks:
+        if block.get("type") == "tool_result":
+            call_id = block.get("tool_use_id")
+            if call_id not in names:
+                raise fail(f"tool_result {call_id!r} answers no earlier tool_use")
+            messages.append({"role": "tool", "tool_call_id": call_id, "name": names[call_id],
+                             "content": _text(block.get("content"), fail)})
+        elif block.get("type") == "tool_use":
+            raise fail("a tool_use block belongs in an assistant message")
+        else:
+            rest.append(block)
+    if rest or len(blocks) == 0:
+        messages.append({"role": "user", "content": _text(rest, fail)})
+    return messages
 
 
 def _blocks(content: Any, fail: Fail) -> list[dict[str, Any]]:
@@ -151,15 +168,20 @@ def _tool_call(block: dict[str, Any], names: dict[str, str], fail: Fail) -> dict
             "function": {"name": name, "arguments": json.dumps(block.get("input") or {}, ensure_ascii=False)}}
 
 
-def _usage(usage: Any) -> dict[str, int | None] | None:
-    """Anthropic usage in `Trace.usage` terms: input counts cache reads and writes too."""
+def recorded_usage(usage: Any) -> dict[str, int | None] | None:
+    """Anthropic usage in `Trace.usage` terms: input counts cache reads and writes too; the writes kept
+    for an hour (`cache_creation.ephemeral_1h_input_tokens`) where the usage records them."""
     if not (isinstance(usage, dict) and isinstance(usage.get("input_tokens"), int)):
         return None
     read_tokens = usage.get("cache_read_input_tokens")
     written = usage.get("cache_creation_input_tokens")
-    return {"input_tokens": usage["input_tokens"] + (read_tokens or 0) + (written or 0),
-            "cached_tokens": read_tokens, "cache_write_tokens": written,
-            "output_tokens": usage.get("output_tokens")}
+    recorded = {"input_tokens": usage["input_tokens"] + (read_tokens or 0) + (written or 0),
+                "cached_tokens": read_tokens, "cache_write_tokens": written,
+                "output_tokens": usage.get("output_tokens")}
+    creation = usage.get("cache_creation")
+    if isinstance(creation, dict) and isinstance(creation.get("ephemeral_1h_input_tokens"), int):
+        recorded["cache_write_1h_tokens"] = creation["ephemeral_1h_input_tokens"]
+    return recorded
 
 
 def _tools(tools: Any, path: Path, trace_id: str) -> list[dict[str, Any]]:
