@@ -153,6 +153,8 @@ class _Converter:
         message = record["message"]
         if message.get("model") == SYNTHETIC_MODEL or record.get("isApiErrorMessage"):
             return
+        if isinstance(record.get("version"), str):  # the latest wins: a resumed session may run a newer Claude Code
+            self.trace.agent_version = record["version"]
         content = message["content"]
         blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
         response = self.response

@@ -456,3 +456,12 @@ def test_a_30mb_session_is_read_line_by_line(benchmark, tmp_path):
     print(f"\n{size / 1e6:.1f} MB session, {turns} responses: read in {min(timings):.2f}s, "
           f"tracemalloc peak {peak / 1e6:.1f} MB ({peak / size:.2f}x the file)")
     assert peak < size
+
+
+def test_the_session_records_the_claude_code_version_that_wrote_it():
+    """Each entry carries Claude Code's `version`; the trace keeps the one its latest response ran under
+    (calibration places Claude Code's cache markers by version)."""
+    from harness.traces import load_traces
+
+    (trace,) = load_traces([FIXTURES / "claude-code" / "d6e0bada-1959-4eec-a9d2-0bfade768d8f.jsonl"])
+    assert trace.agent_version and trace.agent_version.startswith("2.1.")
