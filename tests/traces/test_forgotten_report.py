@@ -190,6 +190,8 @@ def test_a_paused_requests_reply_is_not_a_trace_message():
     assert (found.request, found.source, found.role, found.line) == (3, 2, "tool", "ABC-123 is XYZ-789")
     events[-1] = {**events[-1], "forgotten_from": [1]}
     assert (first_forgotten(events).role, first_forgotten(events).line) == ("assistant", "reading ABC-123 for XYZ-789")
+    events[-1] = {**events[-1], "forgotten_from": [0]}
+    assert (first_forgotten(events).role, first_forgotten(events).line) == ("user", "")
     old = {k: v for k, v in events[-1].items() if k != "forgotten_from"}
     found = first_forgotten(events[:-1] + [old])
     assert (found.reference, found.source, found.role, found.line) == ("XYZ-789", None, None, "")
