@@ -57,8 +57,9 @@ retries, in the main request or raised out of a strategy's own request; false ot
 Trace replays (harness.traces.replay): a main ``llm_call`` carries ``forgotten_references`` (how many
 references, harness.traces.references, the recorded response being replayed used that appeared earlier in
 the trace and that no message of the view sent held) and up to a few of them as
-``forgotten_examples``. Per run, ``forgotten_references`` is their sum over successful main requests,
-None for runs that are not replays (nothing measured it).
+``forgotten_examples``, with ``forgotten_from``: the trace index of the message each example first appeared in.
+Per run, ``forgotten_references`` is their sum over successful main requests and ``forgotten_per_request`` that
+sum over those requests (``requests``); both None for runs that are not replays (nothing measured them).
 
 The checker's verdict: a row's ``detail`` is the ``detail`` of the run's ``run_end``
 event (the environment's Score.detail, e.g. ``expected`` and ``given``), bounded by ``bounded_detail``
@@ -412,6 +413,8 @@ class RunMetrics:
         metrics["task_missing_requests"] = self.task_missing_requests
         metrics["reexecuted_state_calls"] = self.reexecutions.count
         metrics["forgotten_references"] = self.forgotten_references
+        metrics["forgotten_per_request"] = (self.forgotten_references / metrics["requests"]
+                                            if self.forgotten_references is not None and metrics["requests"] else None)
         metrics["detail"] = self.detail
         return metrics
 

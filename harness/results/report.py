@@ -8,6 +8,7 @@ import pandas as pd
 
 from harness.core.errors import ConfigError
 from harness.conversation.events import read_events
+from harness.results.forgotten import forgotten_section
 from harness.results.metrics import LOOP_CONDENSATIONS
 from harness.core.numbers import DOLLARS, SIGNED_USD, USD
 from harness.results.layout import CONFIG_FILE, EVENTS_DIR, SUMMARY_FILE, read_runs
@@ -31,7 +32,8 @@ COMPARED = (
 RECORDED_REQUEST = ("input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens", "cost_usd")
 REQUEST_COLUMNS = ["run_id", "task_id", "family", "strategy", "seed", "profile", "request", "input_tokens",
                    "cached_tokens", "cache_write_tokens", "output_tokens", "cost_usd", "resets_before",
-                   "compactions_before", "clock_s", "trace_index", *(f"recorded_{name}" for name in RECORDED_REQUEST)]
+                   "compactions_before", "clock_s", "trace_index", "forgotten_references",
+                   *(f"recorded_{name}" for name in RECORDED_REQUEST)]
 
 
 # What an interval means, said in report.md (the README says the same near its first table).
@@ -75,7 +77,7 @@ def _run_requests(path: Path, run: dict[str, Any]) -> list[dict[str, Any]]:
                                                       "output_tokens")},
                          "cost_usd": event.get("cost_usd"), "resets_before": resets,
                          "compactions_before": compactions, "clock_s": event.get("clock_s"),
-                         "trace_index": event.get("trace_index"),
+                         "trace_index": event.get("trace_index"), "forgotten_references": event.get("forgotten_references"),
                          **{f"recorded_{name}": recorded.get(name) for name in RECORDED_REQUEST}})
             resets = compactions = 0
     return rows
@@ -86,8 +88,9 @@ def requests_frame(results_dir: str | Path, runs: pd.DataFrame | None = None) ->
 
     `resets_before` and `compactions_before` count the condensation and compaction events
     since the previous request: where the sawtooth drops (a recorded agent's own reset in a trace replay counts
-    as a reset). A trace replay's requests also carry the trace message they answered (`trace_index`) and what
-    the trace recorded of that request (`recorded_*`, its cost at the recorded model's list prices).
+    as a reset). A trace replay's requests also carry the trace message they answered (`trace_index`), what
+    the trace recorded of that request (`recorded_*`, its cost at the recorded model's list prices) and, main
+    requests, their `forgotten_references`; null elsewhere.
     """
     runs = runs_frame(results_dir) if runs is None else runs
     rows: list[dict[str, Any]] = []
@@ -125,7 +128,10 @@ def _aggregate(group: pd.DataFrame, seed: int) -> dict[str, Any]:
         "overflow_rate": (group["termination"] == "context_overflow").mean(),
     })
     if "forgotten_references" in group:  # trace replays (harness.traces.replay) alone measure it
-        row["mean_forgotten_references"] = pd.to_numeric(group["forgotten_references"], errors="coerce").mean()
+        forgotten = pd.to_numeric(group["forgotten_references"], errors="coerce")
+        row["mean_forgotten_references"] = forgotten.mean()
+        requests = group.loc[forgotten.notna(), "requests"].sum()  # those of the runs that measured it
+        row["forgotten_per_request"] = forgotten.sum() / requests if requests else float("nan")
     failures = _failure_counts(group)  # sums per strategy (results written before these fields count 0)
     row.update({column: int(failures[column].sum()) for column in failures})
     row["runs_with_failures"] = int(failures[[column for column, _ in FAILURE_MODES]].gt(0).any(axis=1).sum())
@@ -626,7 +632,8 @@ def write_report(results_dir: str | Path, baseline: str = DEFAULT_BASELINE,
     plots += tuning_sections.plots
     (results_dir / REPORT_FILE).write_text(
         report_markdown(results_dir, runs, summary, paired, baseline, plots,
-                        failure_section(runs) + window_lines + tuning_sections.markdown, seed),
+                        forgotten_section(results_dir, runs, requests) + failure_section(runs) + window_lines
+                        + tuning_sections.markdown, seed),
         encoding="utf-8")
     return {"summary": summary, "paired": paired, "table": console_table(summary, runs), "plots": plots}
 
@@ -678,12 +685,14 @@ def replay_table(runs: pd.DataFrame) -> str:
     for strategy, group in runs.groupby("strategy", sort=False):
         recorded = pd.to_numeric(group.get("recorded_input_tokens"), errors="coerce")
         cached, total_in = group["cached_tokens"].fillna(0).sum(), group["input_tokens"].fillna(0).sum()
-        rows.append([str(strategy), f"{int(group['success'].sum())}/{len(group)}", f"{int(group['requests'].sum()):,}",
+        forgotten = pd.to_numeric(group["forgotten_references"], errors="coerce").fillna(0).sum()
+        requests = group["requests"].sum()
+        rows.append([str(strategy), f"{int(group['success'].sum())}/{len(group)}", f"{int(requests):,}",
                      f"{int(total_in):,}", "n/a" if recorded.isna().all() else f"{int(recorded.sum()):,}",
                      f"{cached / total_in:.0%}" if total_in else "n/a",
                      DOLLARS(pd.to_numeric(group['cost_usd'], errors='coerce').sum(min_count=1)),
                      f"{int((group['summaries'] + group['hard_resets']).sum())}",
-                     f"{int(group['compactions'].sum())}",
-                     f"{int(pd.to_numeric(group['forgotten_references'], errors='coerce').fillna(0).sum()):,}"])
+                     f"{int(group['compactions'].sum())}", f"{int(forgotten):,}",
+                     f"{forgotten / requests:.2f}" if requests else "n/a"])
     return markdown(["strategy", "traces completed", "requests", "input tokens", "recorded input", "cache hit",
-                     "cost USD", "summaries", "compactions", "forgotten refs"], rows)
+                     "cost USD", "summaries", "compactions", "forgotten refs", "forgotten per request"], rows)

@@ -125,7 +125,9 @@ class _Replay:
                           if message["role"] == "assistant"}
         self.index = ReferenceIndex(frozenset().union(*self.responses.values()))
         ctx.view.watch = self.index.watch
-        self.seen: set[str] = set()  # references of the trace's messages so far (those wanted)
+        # References of the trace's messages so far (those wanted), each with the position of the message it
+        # first appeared in: where a forgotten one came from (`forgotten_from`).
+        self.seen: dict[str, int] = {}
         self.calls: dict[str, ToolCall] = {}
         self.sent_at = request_times(cell.trace)
         self.pricing = Pricing.for_model(cell.trace.model) if cell.trace.model and cell.trace.usage else None
@@ -161,7 +163,7 @@ class _Replay:
             else:
                 ctx.add_message({"role": role, "content": message["content"]}, origin="task" if role == "system" else "user")
                 ctx.turn_start = ctx.turn_start or role == "user"
-            self.seen |= references
+            self.seen.update((reference, position) for reference in references if reference not in self.seen)
         return "trace_end", None
 
     def _respond(self, position: int, message: dict[str, Any], uses: list[str]) -> tuple[str, str] | None:
@@ -179,7 +181,8 @@ class _Replay:
             forgotten = self._forgotten(messages, uses) if options else self.index.missing(uses)
             request = {**request_fields(ctx, self.main, messages, options), "trace_index": position,
                        "forgotten_references": len(forgotten),
-                       **({"forgotten_examples": forgotten[:FORGOTTEN_EXAMPLES]} if forgotten else {}),
+                       **({"forgotten_examples": forgotten[:FORGOTTEN_EXAMPLES],
+                           "forgotten_from": [self.seen[r] for r in forgotten[:FORGOTTEN_EXAMPLES]]} if forgotten else {}),
                        **({"recorded": recorded} if recorded else {})}
             try:
                 result = self.main.complete(messages, ctx.tools, clock_s=ctx.clock.now_s, reply=_reply(message),
