@@ -11,8 +11,10 @@ recorded; then the requests where they differ most, each with what explains the 
   where the recorded writes used the 1h TTL), so one side's cache had expired;
 - `tokenizer`: the same messages counted differently (ctxbench counts with litellm's bundled tokenizer and its
   own framing; the provider with its own tokenizer, chat template, and content the log keeps in another form);
-- `cache`: the recorded provider read more than the simulation (a breakpoint the policy does not place, or
-  a prefix the log does not show whole) or less (its cache missed: eviction, another cache node);
+- `cache`: the recorded provider read a larger share of the request than the simulation (a breakpoint the
+  policy does not place, or a prefix the log does not show whole; on the first request, a prefix another
+  session or subagent had written: `warm before the trace`) or a smaller one (its cache missed: an eviction,
+  another cache node, or an earlier block the agent changed where the log does not show it);
 - `output`: the response was billed for more (or fewer) output tokens than its logged text counts: reasoning
   or thinking the log does not hold, or another tokenizer.
 Ours throughout: the thresholds below are where a difference stops being rounding.
@@ -32,7 +34,7 @@ LABELS = {"input_tokens": "input", "cached_tokens": "cache read", "cache_write_t
           "output_tokens": "output", "cost_usd": "cost"}
 TTL_S = {"5m": 300.0, "1h": 3600.0}
 TOKENIZER_TOLERANCE = 0.05  # a request's input differing by more than this share is counted differently
-CACHE_TOLERANCE = 0.05  # cache reads differing by more than this share of the request's input
+CACHE_TOLERANCE = 0.05  # the share of a request read from cache differing by more than this
 WORST = 5  # requests shown where simulated and recorded differ most
 CALIBRATION_FILE, CALIBRATION_REQUESTS_FILE = "calibration.csv", "calibration_requests.csv"
 CALIBRATION_TEXT = "calibration.txt"  # what `traces --calibrate` printed
@@ -83,8 +85,13 @@ def _reasons(row: dict[str, Any], one_hour: bool) -> list[str]:
     if recorded and abs(simulated - recorded) > TOKENIZER_TOLERANCE * recorded and "prefix" not in reasons:
         reasons.append("tokenizer")
     read, recorded_read = row["cached_tokens"] or 0, _number(row["recorded_cached_tokens"])
-    if recorded and abs(read - recorded_read) > CACHE_TOLERANCE * recorded and "ttl" not in reasons:
-        reasons.append("cache: recorded read more" if recorded_read > read else "cache: recorded read less")
+    # Shares of the request read from cache: a tokenizer's difference scales a read and its input alike.
+    share, recorded_share = read / simulated if simulated else 0.0, recorded_read / recorded if recorded else 0.0
+    if recorded and abs(share - recorded_share) > CACHE_TOLERANCE and "ttl" not in reasons:
+        if recorded_share < share:
+            reasons.append("cache: recorded read less")
+        else:
+            reasons.append("cache: warm before the trace" if "prefix" in reasons else "cache: recorded read more")
     output, recorded_output = row["output_tokens"] or 0, _number(row["recorded_output_tokens"])
     if recorded_output and abs(output - recorded_output) > TOKENIZER_TOLERANCE * recorded_output:
         reasons.append("output")
