@@ -6,6 +6,8 @@ Each format is one module in this package exposing:
     def detect(path: Path, head: Any) -> bool     # whether a file holds this format (head: parsed JSON
                                                   # of a .json file, the first JSONL record, or None)
     def read(path: Path) -> list[Trace]           # every trace in the file, or TraceError
+    def is_trace_dir(path: Path) -> bool          # optional: a directory that is one trace as a whole
+                                                  # (listed as one candidate, detected and read as such)
 
 A format that takes options (FORMAT_OPTIONS, e.g. claude-code's `include_sidechains`) declares them
 as keyword-only parameters of `read`; `load_traces(paths, fmt, **options)` hands each format only the
@@ -129,6 +131,7 @@ def check_trace(trace: Trace) -> Trace:
 FORMAT_MODULES: dict[str, str] = {
     "ctxbench": "harness.traces.ctxbench_log",
     "inspect": "harness.traces.inspect_log",
+    "openhands": "harness.traces.openhands_events",
     "tau-bench": "harness.traces.tau_bench",
     "mini-swe-agent": "harness.traces.mini_swe_agent",
     "swe-agent": "harness.traces.swe_agent",
@@ -163,22 +166,45 @@ def format_module(fmt: str) -> Any:
 
 
 def trace_files(path: Path) -> list[Path]:
-    """A file as given, or a directory's trace files, recursively, in sorted order."""
-    if path.is_dir():
-        return sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(TRACE_SUFFIXES))
+    """A file or a trace directory as given, or a directory's trace files and trace directories (a format's
+    `is_trace_dir`, not descended into), recursively, in sorted order."""
+    import os
+
     if not path.exists():
         raise TraceError(path, "no such file or directory")
-    return [path]
+    if not path.is_dir() or is_trace_dir(path):
+        return [path]
+    found = []
+    for root, directories, files in os.walk(path):
+        here = Path(root)
+        claimed = [name for name in directories if is_trace_dir(here / name)]
+        directories[:] = sorted(set(directories) - set(claimed))
+        found += [here / name for name in claimed]
+        found += [here / name for name in files if name.endswith(TRACE_SUFFIXES) and (here / name).is_file()]
+    return sorted(found)
+
+
+def is_trace_dir(path: Path) -> bool:
+    """Whether an available format reads this directory as one trace."""
+    for fmt in FORMAT_MODULES:
+        try:
+            module = format_module(fmt)
+        except ConfigError:
+            continue
+        if getattr(module, "is_trace_dir", None) and module.is_trace_dir(path):
+            return True
+    return False
 
 
 def read_head(path: Path) -> Any:
-    """What detectors look at: a .json/.traj file parsed, a .jsonl file's first record, else None."""
+    """What detectors look at: a .json/.traj file parsed, a .jsonl file's first record, else None (an .eval
+    file, a trace directory)."""
     import json
 
     from harness.traces.records import load_json, read_text
     from harness.core.user_files import check_depth
 
-    if path.suffix == ".eval":
+    if path.suffix == ".eval" or path.is_dir():
         return None
     if path.suffix != ".jsonl":
         return load_json(path)
@@ -254,7 +280,8 @@ def load_traces(paths: list[str | Path], fmt: str = "auto", **options: Any) -> l
         if not found:
             held = f"; {len(empty)} held nothing to replay, e.g. {empty[0]}" if empty else ""
             raise TraceError(root, f"holds no trace ({len(files)} candidate file(s) with suffixes "
-                                   f"{', '.join(TRACE_SUFFIXES)}{held}; formats: {', '.join(FORMAT_MODULES)})")
+                                   f"{', '.join(TRACE_SUFFIXES)} or trace directories{held}; formats: "
+                                   f"{', '.join(FORMAT_MODULES)})")
     return _unique_ids(traces)
 
 
