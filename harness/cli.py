@@ -808,11 +808,19 @@ def _cmd_traces(args: argparse.Namespace) -> int:
     from harness import api
     from harness.core.config import parse_inline_or_file
     from harness.results.report import replay_table, runs_frame
-    from harness.traces.replay import REPLAY_MODEL
+    from harness.traces.replay import REPLAY_MODEL, replayable
 
     configs = parse_inline_or_file(args.strategy_config, "--strategy-config") if args.strategy_config else None
     started = time.perf_counter()
-    out = api.traces(args.paths, strategies=api.strategy_specs(args.strategies, configs), fmt=args.format,
+    specs = api.strategy_specs(args.strategies, configs)
+    named = {name.strip() for name in args.strategies.split(",")}
+    if "all" in named:  # `all` means every strategy a replay can run; one named outright is refused with its reason
+        kept, skipped = replayable(specs)
+        specs = kept + [spec for spec in specs if spec.display in skipped and spec.name in named]
+        for label, reason in skipped.items():
+            if label not in named:
+                print(f"note: --strategies all leaves out {label}: {reason}", file=sys.stderr)
+    out = api.traces(args.paths, strategies=specs, fmt=args.format,
                      profiles=_profiles(args, REPLAY_MODEL), out=args.out or api.default_out(),
                      progress=not args.no_progress, baseline=args.baseline,
                      command_line=args.command_line, calibrate=args.calibrate, chosen=_chosen(args),

@@ -113,6 +113,7 @@ class _Converter:
         self.names: dict[str, str] = {}  # tool_use id -> tool name
         self.response: tuple[str, int, list[Any]] | None = None  # the open response: message.id, index, blocks
         self.models: Counter[str] = Counter()  # responses per recorded model
+        self.output_at_start: dict[int, int | None] = {}  # each response's output count in its first entry
         self.reset = False  # a compaction boundary passed: the next message is the first one kept
 
     def convert(self, thread: Thread) -> Trace:
@@ -168,7 +169,17 @@ class _Converter:
         self.response = (entry.message_id, index, blocks) if entry.message_id else None
         usage = recorded_usage(message.get("usage"))
         if usage:
-            self.trace.usage[index] = usage  # a later entry of the response holds the same or grown usage
+            # A later entry of the response holds the same or grown usage. Claude Code logs each content block as
+            # it completes, with the usage known then: the input and cache counts are final from the stream's
+            # start, the output count only once the stream has ended. A response whose output never grew past
+            # its first entry's, with no `stop_reason`, was logged before its end: its output is not recorded (None), not
+            # its start count (on recorded 2.1.3x sessions, about half of the main thread's responses, every subagent's).
+            start = self.output_at_start.setdefault(index, usage["output_tokens"])
+            ended = message.get("stop_reason") is not None  # logged after the stream's end (versions 1.0.x)
+            if not ended and usage["output_tokens"] is not None and start is not None \
+                    and usage["output_tokens"] <= start:
+                usage["output_tokens"] = None
+            self.trace.usage[index] = usage
 
     def only_tool_results_after(self, index: int) -> bool:
         """Whether only tool results came after message `index`: a response's later entries still join it."""

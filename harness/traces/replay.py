@@ -72,10 +72,26 @@ def check_replayable(spec: StrategySpec, profiles: dict[str, dict[str, Any]]) ->
     """Build the strategy (so its config is checked), its profiles, and refuse one needing the agent's help."""
     strategy = build_strategy(spec)
     check_profiles(strategy, profiles, spec.display)
-    for tool in strategy.tools():
-        if tool.name in COOPERATIVE_TOOLS:
-            raise ConfigError(f"strategy {spec.display} cannot be replayed on recorded traces: "
-                              f"{COOPERATIVE_TOOLS[tool.name]}")
+    reason = needs_the_agent(strategy)
+    if reason:
+        raise ConfigError(f"strategy {spec.display} cannot be replayed on recorded traces: {reason}")
+
+
+def needs_the_agent(strategy: Any) -> str | None:
+    """Why a strategy cannot be replayed (it works only through a call the recorded agent never made), or None."""
+    return next((COOPERATIVE_TOOLS[tool.name] for tool in strategy.tools() if tool.name in COOPERATIVE_TOOLS), None)
+
+
+def replayable(specs: list[StrategySpec]) -> tuple[list[StrategySpec], dict[str, str]]:
+    """The specs a replay can run, and those it cannot with the reason (`--strategies all` skips them)."""
+    kept, skipped = [], {}
+    for spec in specs:
+        reason = needs_the_agent(build_strategy(spec))
+        if reason:
+            skipped[spec.display] = reason
+        else:
+            kept.append(spec)
+    return kept, skipped
 
 
 def build_cells(traces: list[Trace], strategies: list[StrategySpec], profiles: dict[str, dict[str, Any]],
@@ -219,7 +235,8 @@ class _Replay:
         if not usage:
             return None
         recorded = {key: value for key, value in usage.items() if value is not None}
-        if self.pricing is not None and usage.get("input_tokens") is not None:
+        if self.pricing is not None and usage.get("input_tokens") is not None \
+                and usage.get("output_tokens") is not None:
             recorded["cost_usd"] = self.pricing.cost(Usage.from_dict(usage))[0]
         return recorded
 
@@ -266,14 +283,15 @@ def _total(values: list[int | None]) -> int | None:
 
 def recorded_totals(trace: Trace) -> dict[str, Any]:
     """What the trace recorded of its own cost, for calibration: None where it recorded nothing. The cost is at
-    the recorded model's list prices (litellm's cost map), over the requests whose usage the trace records."""
+    the recorded model's list prices (litellm's cost map), over the requests whose usage the trace records whole
+    (a request without its output count has no cost: an input-only figure would pass for a cheaper request)."""
     def total(name: str) -> int | None:
         return _total([usage.get(name) for usage in trace.usage.values()])
 
     input_tokens = total("input_tokens")
     pricing = Pricing.for_model(trace.model) if trace.model and input_tokens is not None else None
-    cost = sum(pricing.cost(Usage.from_dict(usage))[0]
-               for usage in trace.usage.values() if usage.get("input_tokens") is not None) if pricing else None
+    cost = sum(pricing.cost(Usage.from_dict(usage))[0] for usage in trace.usage.values()
+               if usage.get("input_tokens") is not None and usage.get("output_tokens") is not None) if pricing else None
     return {"recorded_input_tokens": input_tokens if input_tokens is not None else trace.recorded_input_tokens,
             "recorded_cached_tokens": total("cached_tokens"), "recorded_cache_write_tokens": total("cache_write_tokens"),
             "recorded_output_tokens": total("output_tokens"), "recorded_cost_usd": cost,

@@ -103,22 +103,24 @@ def test_whole_session_thread_merged_responses_and_parallel_tool_results():
 def test_usage_is_the_last_entry_of_each_response_exactly_as_recorded():
     """Recorded usage per response: input = input_tokens + cache reads + cache writes (Anthropic's
     input_tokens excludes both), cached = cache reads, writes = cache creation, hour-long writes from
-    cache_creation.ephemeral_1h_input_tokens; the response's last entry holds its final usage."""
+    cache_creation.ephemeral_1h_input_tokens; the response's last entry holds its final usage. The output count
+    is recorded only where the log shows the stream's end (it grew past the first entry's, or a stop_reason)."""
     trace = only(claude_code.read(WHOLE))
-    last_usage = {}
+    first_output, last_usage = {}, {}
     for line in lines_of(WHOLE):
         if line["type"] == "assistant":
+            first_output.setdefault(line["message"]["id"], line["message"]["usage"]["output_tokens"])
             last_usage[line["message"]["id"]] = line["message"]["usage"]
     expected = [{"input_tokens": u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"],
                  "cached_tokens": u["cache_read_input_tokens"], "cache_write_tokens": u["cache_creation_input_tokens"],
-                 "output_tokens": u["output_tokens"],
+                 "output_tokens": u["output_tokens"] if u["output_tokens"] > first_output[key] else None,
                  "cache_write_1h_tokens": u["cache_creation"]["ephemeral_1h_input_tokens"]}
-                for u in last_usage.values()]
+                for key, u in last_usage.items()]
     assert [trace.usage[i] for i in sorted(trace.usage)] == expected
     assert sorted(trace.usage) == [1, 3, 10, 13] and all(trace.messages[i]["role"] == "assistant" for i in trace.usage)
     assert trace.usage[1] == {"input_tokens": 25801, "cached_tokens": 17915, "cache_write_tokens": 7883,
-                              "output_tokens": 27, "cache_write_1h_tokens": 7883}
-    assert trace.usage[13]["output_tokens"] == 173  # the last entry's, not the first's
+                              "output_tokens": None, "cache_write_1h_tokens": 7883}
+    assert trace.usage[13]["output_tokens"] == 173  # the last entry's, grown past the first's
     assert trace.recorded_input_tokens == 25801 + 26007 + 26507 + 27666 == 105981
     assert trace.model == "claude-opus-4-6"
 
@@ -240,9 +242,9 @@ def test_sidechains_inside_a_session_file_are_left_out_unless_asked_for():
     assert roles(side) == ["user", "assistant", "tool", "assistant"]
     assert side.messages[3]["content"].startswith("There are 7 TODO markers")
     assert side.usage == {1: {"input_tokens": 9004, "cached_tokens": 0, "cache_write_tokens": 9000,
-                              "output_tokens": 60},
+                              "output_tokens": None},  # one entry, no stop_reason: logged before the stream's end
                           3: {"input_tokens": 9154, "cached_tokens": 9000, "cache_write_tokens": 150,
-                              "output_tokens": 25}}
+                              "output_tokens": None}}
 
 
 def test_a_project_directory_reads_sessions_and_its_subagent_files_only_when_asked():
@@ -465,3 +467,25 @@ def test_the_session_records_the_claude_code_version_that_wrote_it():
 
     (trace,) = load_traces([FIXTURES / "claude-code" / "d6e0bada-1959-4eec-a9d2-0bfade768d8f.jsonl"])
     assert trace.agent_version and trace.agent_version.startswith("2.1.")
+
+
+def test_an_output_count_logged_before_the_stream_ended_is_not_recorded(tmp_path):
+    """Claude Code logs each content block as it completes, with the usage known then: input and cache counts are
+    final from the stream's start, the output count only after its end (recorded 2.1.3x sessions: every subagent
+    response keeps its start count, 1-10 tokens). A response whose output never grew and has no stop_reason
+    records no output (None) and so no recorded cost; one with a stop_reason keeps its count."""
+    def entry(uuid, parent, block, output, stop=None):
+        return {"type": "assistant", "sessionId": "s-3", "uuid": uuid, "parentUuid": parent,
+                "message": {"id": f"msg-{uuid[0]}", "role": "assistant", "content": [block], "stop_reason": stop,
+                            "usage": {"input_tokens": 10, "cache_read_input_tokens": 0,
+                                      "cache_creation_input_tokens": 0, "output_tokens": output}}}
+    path = write(tmp_path / "outputs.jsonl", [
+        {"type": "user", "sessionId": "s-3", "uuid": "u1", "parentUuid": None,
+         "message": {"role": "user", "content": "go"}},
+        entry("a1", "u1", {"type": "text", "text": "thinking aloud"}, 3),
+        entry("a2", "a1", {"type": "text", "text": "more"}, 3),
+        {"type": "user", "sessionId": "s-3", "uuid": "u2", "parentUuid": "a2",
+         "message": {"role": "user", "content": "again"}},
+        entry("b1", "u2", {"type": "text", "text": "done"}, 4, stop="end_turn")])
+    trace = only(claude_code.read(path))
+    assert [trace.usage[i]["output_tokens"] for i in sorted(trace.usage)] == [None, 4]
