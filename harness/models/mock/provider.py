@@ -284,7 +284,7 @@ class MockProvider(CustomLLM):
 
         `window`: OpenAI's `POST /responses/compact` (see `compact`): the reply is the compaction item alone.
         """
-        if reply is None and model == REPLAY_MODEL:
+        if reply is None and model == REPLAY_MODEL and not window:  # a compaction pass answers with its item alone
             raise ValueError(f"{REPLAY_MODEL} answers only with a reply it is given (harness.traces.replay)")
         state = self.session(config.session, config.cache, config.price_model)
         with state.lock:
