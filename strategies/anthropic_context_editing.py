@@ -20,10 +20,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.core.config import option, require
-from harness.core.errors import ConfigError
-from harness.models.cache_policy import ANTHROPIC, provider_family
 from harness.models.provider_compaction import ANTHROPIC_CLEAR_EDIT as EDIT
 from strategies import thresholds
+from strategies.anthropic_compaction import require_anthropic
 from strategies.base import Strategy
 
 if TYPE_CHECKING:
@@ -70,14 +69,9 @@ class AnthropicContextEditing(Strategy):
     provider = "anthropic"
 
     def check_main(self, profile: "LLMProfile", where: str) -> None:
-        """Anthropic's API (or the mock, in process or behind serve-mock's Anthropic route) applies the edit; litellm
-        refuses `context_management` for other providers' chat APIs."""
-        if profile.is_mock or provider_family(profile.model, None, profile.api_base) == ANTHROPIC:
-            return
-        raise ConfigError(f"{where}: {EDIT} is Anthropic's own context editing, and {profile.model} is not served by "
-                          "Anthropic's API; use an anthropic/... model (serve-mock: --model anthropic/<name> "
-                          "--api-base URL), litellm.context_management (litellm's polyfill of the edit) or "
-                          "clear_tool_uses (the same edit done in the view) for another provider")
+        require_anthropic(profile, where, f"{EDIT} is Anthropic's own context editing",
+                          "litellm.context_management (litellm's polyfill of the edit) or clear_tool_uses (the same "
+                          "edit done in the view)")
 
     def threshold_values(self, budget: int | None) -> dict[str, int]:
         """A `tool_uses` trigger leaves no token threshold to scale."""

@@ -10,7 +10,6 @@ field in `provider_specific_fields`) and its polyfill of the edit where the docs
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import httpx
@@ -26,6 +25,7 @@ from harness.models.mock.context_editing import PLACEHOLDER, ClearEdit, clear, i
 from harness.models.mock.provider import MockConfig, MockProvider
 from harness.models.provider_compaction import ANTHROPIC_CONTEXT_BETA, applied_edits, FIELDS
 from strategies import StrategySpec, build_strategy
+from tests.conftest import matches_golden
 
 GOLDEN = Path(__file__).parents[1] / "goldens" / "anthropic_context_editing" / "requests.json"
 EDIT = "clear_tool_uses_20250919"
@@ -308,8 +308,6 @@ def test_the_route_answers_with_the_field_and_counts_tokens_with_the_original(mo
     assert counted["input_tokens"] == counted["context_management"]["original_input_tokens"]
 
 
-# Headers of Anthropic's API a request carries, as the golden keeps them (the rest are the HTTP client's own).
-WIRE_HEADERS = ("anthropic-beta", "anthropic-version", "x-ctxbench-session", "x-ctxbench-request", "x-ctxbench-seed")
 
 
 def test_request_bodies_and_headers_match_the_golden(recording_server, monkeypatch):
@@ -322,14 +320,7 @@ def test_request_bodies_and_headers_match_the_golden(recording_server, monkeypat
                         "clear_tool_inputs": ["read"]}):
         strategy = build_strategy(StrategySpec("anthropic.context_editing", config))
         client.complete([SYSTEM, TASK, *conversation(1)], TOOLS, clock_s=0.0, options=strategy.request_options(None))
-    captured = {name: {"path": request["path"], "body": request["body"],
-                       "headers": {key: request["headers"][key] for key in sorted(request["headers"])
-                                   if key.lower() in WIRE_HEADERS}}
-                for name, request in zip(("defaults", "configured"), sent)}
-    if os.environ.get("CTXBENCH_UPDATE_GOLDENS"):
-        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
-        GOLDEN.write_text(json.dumps(captured, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    assert captured == json.loads(GOLDEN.read_text(encoding="utf-8"))
+    captured = matches_golden(GOLDEN, sent, ("defaults", "configured"))
     assert captured["defaults"]["body"]["context_management"]["edits"] == [
         {"type": EDIT, "trigger": tokens(100_000), "keep": uses(3)}]
 

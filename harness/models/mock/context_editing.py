@@ -39,8 +39,7 @@ from typing import Any, Mapping, MutableMapping, Sequence
 from harness.core.frozen import freeze
 from harness.core.tokens import count_message, count_text, count_tools
 from harness.models.mock.compaction import CompactionRequestError
-from harness.models.provider_compaction import ANTHROPIC_CLEAR_EDIT as EDIT, ANTHROPIC_CONTEXT_BETA as BETA
-from harness.models.provider_compaction import ANTHROPIC_EDIT as COMPACT_EDIT
+from harness.models.provider_compaction import ANTHROPIC_CLEAR_EDIT as EDIT, ANTHROPIC_EDIT as COMPACT_EDIT
 
 DEFAULT_TRIGGER = 100_000
 DEFAULT_KEEP = 3
