@@ -138,3 +138,21 @@ def test_a_replayed_trace_counts_what_the_provider_cleared(tmp_path):
     by_strategy = {row["strategy"]: row for row in rows(out)}
     assert by_strategy["none"]["forgotten_references"] == 0
     assert by_strategy[NAME]["forgotten_references"] > 0 and by_strategy[NAME]["compactions"] >= 1
+
+
+def test_the_cache_a_provider_edit_cost_is_counted_on_the_request_it_edited():
+    """Docs: clearing invalidates the cached prefix of the request it edits. `compaction_cache_read_lost_tokens`
+    counts, for a provider's edit (logged after its response), what that request did not read back of the one before;
+    a client's edit still counts the request after it."""
+    from harness.results.metrics import RunMetrics
+
+    def call(index, input_tokens, cached):
+        return {"id": index, "type": "llm_call", "profile": "main", "ok": True,
+                "usage": {"input_tokens": input_tokens, "cached_tokens": cached, "output_tokens": 1}}
+
+    metrics = RunMetrics()
+    for event in (call(0, 10_000, 0), call(1, 6_000, 1_000),
+                  {"id": 2, "type": "compaction", "step": "clear_tool_uses", "by": "provider", "reclaimed_tokens": 5_000},
+                  call(3, 7_000, 6_000)):
+        metrics.add(event)
+    assert metrics.cache_read_lost == 9_000
