@@ -21,6 +21,7 @@ REGISTRY: dict[str, str] = {
     "llm_summarizing": "strategies.llm_summarizing:LLMSummarizing",
     # A provider's own compaction, asked for in the request: the provider forgets.
     "anthropic.compaction": "strategies.anthropic_compaction:AnthropicCompaction",
+    "anthropic.context_editing": "strategies.anthropic_context_editing:AnthropicContextEditing",
     "openai.compaction": "strategies.openai_compaction:OpenAICompaction",
     "openai.compact": "strategies.openai_compact:OpenAICompact",
     # Adapters: the real libraries' code (strategies.adapters), each needing its extra.

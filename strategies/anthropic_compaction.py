@@ -47,6 +47,16 @@ class AnthropicCompactionConfig:
                 "instructions must be a non-empty text, or null for the API's own prompt")
 
 
+def require_anthropic(profile: "LLMProfile", where: str, what: str, alternatives: str) -> None:
+    """Anthropic's API (or the mock, in process or behind serve-mock's Anthropic route) applies a context edit; litellm
+    refuses `context_management` for other providers' chat APIs: another model is refused naming `alternatives`."""
+    if profile.is_mock or provider_family(profile.model, None, profile.api_base) == ANTHROPIC:
+        return
+    raise ConfigError(f"{where}: {what}, and {profile.model} is not served by Anthropic's API; use an anthropic/... "
+                      f"model (serve-mock: --model anthropic/<name> --api-base URL), or {alternatives} for another "
+                      "provider")
+
+
 class AnthropicCompaction(Strategy):
     name = "anthropic.compaction"
     summary = "Anthropic's server-side compaction: past a token trigger the API summarizes and drops the history"
@@ -55,13 +65,7 @@ class AnthropicCompaction(Strategy):
     provider = "anthropic"
 
     def check_main(self, profile: "LLMProfile", where: str) -> None:
-        """Anthropic's API (or the mock, in process or behind serve-mock's Anthropic route) applies the edit; litellm
-        refuses `context_management` for other providers' chat APIs."""
-        if profile.is_mock or provider_family(profile.model, None, profile.api_base) == ANTHROPIC:
-            return
-        raise ConfigError(f"{where}: {EDIT} is Anthropic's own compaction, and {profile.model} is not served by "
-                          "Anthropic's API; use an anthropic/... model (serve-mock: --model anthropic/<name> "
-                          "--api-base URL), or litellm.context_management for another provider")
+        require_anthropic(profile, where, f"{EDIT} is Anthropic's own compaction", "litellm.context_management")
 
     def on_run_start(self, ctx: "RunContext") -> None:
         self.limits = thresholds.resolved(self.config, ctx.budget())

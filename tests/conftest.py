@@ -68,6 +68,25 @@ def mock_server(monkeypatch):
         server.server_close()
 
 
+# Headers of Anthropic's API a request carries, as a golden keeps them (the rest are the HTTP client's own).
+ANTHROPIC_WIRE_HEADERS = ("anthropic-beta", "anthropic-version", "x-ctxbench-session", "x-ctxbench-request",
+                          "x-ctxbench-seed")
+
+
+def matches_golden(golden: Path, sent: list[dict], names: tuple[str, ...]) -> dict:
+    """The requests `recording_server` captured, by name (path, body, Anthropic's headers), compared with the golden
+    file, which CTXBENCH_UPDATE_GOLDENS=1 rewrites after a deliberate change; returns them."""
+    captured = {name: {"path": request["path"], "body": request["body"],
+                       "headers": {key: request["headers"][key] for key in sorted(request["headers"])
+                                   if key.lower() in ANTHROPIC_WIRE_HEADERS}}
+                for name, request in zip(names, sent)}
+    if os.environ.get("CTXBENCH_UPDATE_GOLDENS"):
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(json.dumps(captured, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    assert captured == json.loads(golden.read_text(encoding="utf-8"))
+    return captured
+
+
 def write_suite_file(directory, suite="default", family=None, task_ids=None):
     """A task file holding the rows of a built-in suite that match a family and/or task ids."""
     import json

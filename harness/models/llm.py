@@ -15,7 +15,7 @@ from typing import Any
 import harness  # noqa: F401  (offline environment first)
 from harness.models.mock import DEFAULT_MOCK_WINDOW
 from harness.models.cache_marks import NO_MARKS, CacheMarks
-from harness.models.provider_compaction import BLOCKS, FIELDS, ITEMS, paused
+from harness.models.provider_compaction import BLOCKS, FIELDS, ITEMS, applied_edits, paused
 from harness.models import responses_api
 from harness.models.cache_policy import CachePlanner, mark_request, parse_policy, provider_family
 from harness.core.clock import CLOCK_HEADER, LATENCY_HEADER, simulated_latency_s
@@ -162,6 +162,9 @@ class LLMResult:
     from_cache: bool = False  # replayed from the response cache: no request was made
     duration_s: float = 0.0  # the request's time on the run's clock: simulated by a mock, else latency_s
     window: list[dict[str, Any]] | None = None  # a `/responses/compact` call's compacted window (`message` its last)
+    # The context edits the provider applied to the request (Anthropic's response field `context_management`,
+    # `{"applied_edits": [...]}`); never part of the message, which is sent back
+    context_management: dict[str, Any] | None = None
 
     @property
     def paused(self) -> bool:
@@ -326,7 +329,8 @@ class LLMClient:
         if stored is not None:
             return LLMResult(message=stored["message"], usage=Usage(**stored["usage"]), cost_usd=stored["cost_usd"],
                              cost_usd_uncached=stored["cost_usd_uncached"], latency_s=0.0, from_cache=True,
-                             duration_s=stored.get("duration_s", 0.0), window=stored.get("window"))
+                             duration_s=stored.get("duration_s", 0.0), window=stored.get("window"),
+                             context_management=stored.get("context_management"))
         try:
             result = self._send(messages, kwargs, clock_s, marks)
         except Exception:
@@ -335,7 +339,8 @@ class LLMClient:
         self._cache.put(key, repeat, self.profile.model, {
             "message": result.message, "usage": result.usage.as_dict(), "cost_usd": result.cost_usd,
             "cost_usd_uncached": result.cost_usd_uncached, "duration_s": result.duration_s,
-            **({"window": result.window} if result.window is not None else {})})
+            **({"window": result.window} if result.window is not None else {}),
+            **({"context_management": result.context_management} if result.context_management is not None else {})})
         return result
 
     def _send(self, messages: list[dict[str, Any]], kwargs: dict[str, Any], clock_s: float | None,
@@ -383,8 +388,9 @@ class LLMClient:
                                 request=request, marks=marks, options=options)
 
     def count_in_process(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-                         options: dict[str, Any] | None) -> int:
-        """A request's input tokens as this client's mock counts them (token counting: nothing served)."""
+                         options: dict[str, Any] | None) -> tuple[int, int | None]:
+        """A request's input tokens as this client's mock counts them, and before a context edit it asks for
+        (harness.models.mock.provider.MockProvider.count_tokens; token counting: nothing served)."""
         if self._mock is None:
             raise ValueError(f"{self.profile.model}: only a mock/... model is served in process")
         return self._mock.count_tokens(messages, tools, options)
@@ -442,6 +448,7 @@ class LLMClient:
                 served_latency = _served_latency_s(response)
             latency = time.perf_counter() - started
         result = self.priced(_message_dict(reply), normalize_usage(raw_usage), latency, served_latency)
+        result.context_management = applied_edits(field_reader(reply)(FIELDS))
         if window is not None:
             result.window = [*map(_window_message, window[:-1]), result.message]
         return result

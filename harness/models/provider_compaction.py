@@ -31,6 +31,12 @@ ANTHROPIC_DEFAULT_TRIGGER = 150_000
 ANTHROPIC_MIN_TRIGGER = 50_000
 # The SDK's compaction request (`compaction: {"type": "summarize"}`; anthropic SDK 2.x lib/tools/_beta_runner.py).
 ANTHROPIC_SUMMARIZE_BETA = "compact-2026-09-04"
+# Anthropic's context editing beside it: the clear_tool_uses edit and its beta (harness.models.mock.context_editing);
+# the response reports the edits it applied in `context_management`, which litellm keeps in the message's provider
+# fields (anthropic/chat/transformation.py `_build_provider_specific_fields`).
+ANTHROPIC_CLEAR_EDIT = "clear_tool_uses_20250919"
+ANTHROPIC_CONTEXT_BETA = "context-management-2025-06-27"
+APPLIED = "context_management"
 
 ITEMS = "compaction_items"
 # OpenAI's Responses compaction: `context_management: [{"type": "compaction", "compact_threshold": N}]` (openai SDK
@@ -95,6 +101,17 @@ def with_items(message: dict[str, Any], items: list[dict[str, Any]]) -> dict[str
 def with_blocks(message: dict[str, Any], blocks: list[dict[str, Any]]) -> dict[str, Any]:
     """The message with these compaction blocks, as litellm returns them."""
     return {**message, FIELDS: {**(message.get(FIELDS) or {}), BLOCKS: blocks}} if blocks else message
+
+
+def with_applied(message: dict[str, Any], applied: list[dict[str, Any]]) -> dict[str, Any]:
+    """The message carrying the context edits a provider applied, as litellm returns them."""
+    return {**message, FIELDS: {**(message.get(FIELDS) or {}), APPLIED: {"applied_edits": applied}}}
+
+
+def applied_edits(fields: Any) -> dict[str, Any] | None:
+    """The response's `context_management` (`{"applied_edits": [...]}`) in a message's provider fields, or None."""
+    found = fields.get(APPLIED) if isinstance(fields, Mapping) else None
+    return dict(found) if isinstance(found, Mapping) else None
 
 
 def blocks_alone(message: dict[str, Any]) -> dict[str, Any]:

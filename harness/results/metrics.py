@@ -255,6 +255,7 @@ class RunMetrics:
         self.seconds: Counter[str] = Counter()  # the simulated clock's parts: model_s, tool_s, user_wait_s
         self._previous_input: int | None = None  # of the last successful main request
         self._edited = False  # a compaction since then
+        self._read_lost = 0  # cached tokens the last main request did not read back of the one before it
         self._agent_messages: list[Mapping[str, Any]] = []
         self._results: dict[Any, tuple[Any, Mapping[str, Any]]] = {}  # tool_call_id -> (is_error, message): the last
         self.loops = _Loops()
@@ -308,7 +309,10 @@ class RunMetrics:
             step = str(event.get("step"))
             self.compaction_steps[step] += 1
             self.reclaimed_by_step[step] += event.get("reclaimed_tokens") or 0
-            self._edited = True
+            if event.get("by") == "provider":  # the provider edited the request it answered: its loss is that one's
+                self.cache_read_lost += self._read_lost
+            else:
+                self._edited = True
         elif kind == "run_end":
             self.detail = bounded_detail(event.get("detail"))
         elif kind == "tool_output_offloaded":
@@ -335,8 +339,10 @@ class RunMetrics:
             self.context_sum += context
             self.context_count += 1
         cached = usage.get("cached_tokens")
-        if self._edited and self._previous_input is not None and cached is not None:
-            self.cache_read_lost += max(self._previous_input - cached, 0)
+        self._read_lost = max(self._previous_input - cached, 0) \
+            if self._previous_input is not None and cached is not None else 0
+        if self._edited:
+            self.cache_read_lost += self._read_lost
         self._previous_input = context
         self._edited = False
 

@@ -12,11 +12,13 @@ window raises the context-window error, so summarizing strategies summarize and 
 
 What the strategy would have starved the agent of: at each request, `forgotten_references`
 (harness.traces.references) counts the references of the recorded response that appeared earlier in the
-trace and that no message of the view sent held, from an index kept as view ops apply.
+trace and that no message of the view sent held, from an index kept as view ops apply; where the strategy asked
+the provider to forget (its compaction, its context edits), no message the model saw held.
 """
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +34,8 @@ from harness.conversation.events import EventLog
 from harness.models.llm import LLMClient, is_context_window_error
 from harness.results.metrics import RunMetrics
 from harness.models.profiles import build_profiles
+from harness.models.mock.compaction import read_edit
+from harness.models.mock.context_editing import clear, input_tokens, read_clear
 from harness.models.provider_compaction import compaction_at, visible_from
 from harness.models.usage import Pricing, Usage
 from harness.traces.references import ReferenceIndex, message_references
@@ -146,6 +150,8 @@ class _Replay:
         self.seen: dict[str, int] = {}
         self.calls: dict[str, ToolCall] = {}
         self.sent_at = request_times(cell.trace)
+        self.cleared: dict[Any, Any] = {}  # what the provider's context edit made of a message (its memo)
+        self.held: dict[int, tuple[Any, frozenset[str]]] = {}  # id(message) -> (message, its references)
         self.pricing = Pricing.for_model(cell.trace.model) if cell.trace.model and cell.trace.usage else None
 
     def run(self) -> tuple[str, str | None]:
@@ -194,7 +200,7 @@ class _Replay:
             strategy.before_request(ctx)
             messages = ctx.view.to_messages()
             options = strategy.request_options(ctx)
-            forgotten = self._forgotten(messages, uses) if options else self.index.missing(uses)
+            forgotten = self._forgotten(messages, uses, options) if options else self.index.missing(uses)
             request = {**request_fields(ctx, self.main, messages, options), "trace_index": position,
                        "forgotten_references": len(forgotten),
                        **({"forgotten_examples": forgotten[:FORGOTTEN_EXAMPLES],
@@ -240,15 +246,42 @@ class _Replay:
             recorded["cost_usd"] = self.pricing.cost(Usage.from_dict(usage))[0]
         return recorded
 
-    def _forgotten(self, messages: list[dict[str, Any]], uses: list[str]) -> list[str]:
+    def _forgotten(self, messages: list[dict[str, Any]], uses: list[str], options: dict[str, Any]) -> list[str]:
         """Those of `uses` the model does not see when the strategy asked the provider for something: a provider's
-        compaction leaves the view whole and the model sees it from the latest compaction on (provider_visible)."""
+        compaction leaves the view whole and the model sees it from the latest compaction on (provider_visible); a
+        context edit (clear_tool_uses) leaves it whole and the model sees placeholders for the results it cleared,
+        worked out by the simulated provider's own rules on the same request."""
         found = compaction_at(messages)
+        visible = visible_from(messages, found) if found is not None else messages
+        edited = self._provider_cleared(visible, options)
         if found is None:
-            return self.index.missing(uses)
-        held = frozenset().union(*(message_references(message, self.index.wanted)
-                                   for message in visible_from(messages, found)))
+            missing = set(self.index.missing(uses))
+            lost: Counter[str] = Counter()
+            for original, shown in edited:  # each message the edit changed no longer holds what it lost
+                lost.update(self._references(original) - self._references(shown))
+            return sorted(reference for reference in uses
+                          if reference in missing or lost[reference] >= self.index.holders.get(reference, 0) > 0)
+        shown = {id(original): message for original, message in edited}
+        held = frozenset().union(*(self._references(shown.get(id(message), message)) for message in visible))
         return sorted(reference for reference in uses if reference not in held)
+
+    def _provider_cleared(self, messages: list[dict[str, Any]], options: dict[str, Any]) -> list[tuple[Any, Any]]:
+        """(message, as the model sees it) for each message the request's clear_tool_uses edit changes."""
+        asked = options.get("context_management")
+        edit = read_clear(asked) if isinstance(asked, dict) else None
+        if edit is None:
+            return []
+        compaction = read_edit(asked)
+        clearing = clear(messages, edit, input_tokens(messages, self.ctx.tools), self.cleared,
+                         compaction.trigger if compaction else None)
+        return [] if clearing is None else [(messages[at], message) for at, message in clearing.edited.items()]
+
+    def _references(self, message: Any) -> frozenset[str]:
+        """A message's wanted references, read once per message object."""
+        known = self.held.get(id(message))
+        if known is None or known[0] is not message:
+            known = self.held[id(message)] = (message, message_references(message, self.index.wanted))
+        return known[1]
 
     def _tool_result(self, message: dict[str, Any]) -> None:
         call_id = message["tool_call_id"]

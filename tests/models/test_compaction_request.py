@@ -93,9 +93,9 @@ def test_count_tokens_ignores_the_compaction_parameter_and_reads_from_a_block_on
     provider = MockProvider()
     messages = long_conversation(5)
     _, usage = serve(messages, provider=provider)
-    assert provider.count_tokens(messages, [], SUMMARIZE) == usage["prompt_tokens"]
+    assert provider.count_tokens(messages, [], SUMMARIZE)[0] == usage["prompt_tokens"]
     reply, _ = serve(messages, SUMMARIZE)
-    assert provider.count_tokens([SYSTEM, reply, TASK], [], None) < 1_000
+    assert provider.count_tokens([SYSTEM, reply, TASK], [], None)[0] < 1_000
 
 
 # ----- on serve-mock's Messages API, through the real SDK
@@ -117,7 +117,7 @@ def test_the_sdks_compaction_request_over_the_route_equals_the_mock_in_process(m
     assert [block.to_dict() for block in message.content] == compaction_blocks(local)
     counted = client.beta.messages.count_tokens(model="claude-sonnet-4-6", system=SYSTEM["content"], messages=turns,
                                                 betas=[ANTHROPIC_SUMMARIZE_BETA])
-    assert counted.input_tokens == MockProvider().count_tokens([SYSTEM, TASK], [], None)
+    assert counted.input_tokens == MockProvider().count_tokens([SYSTEM, TASK], [], None)[0]
 
 
 @pytest.mark.parametrize("body, headers, refusal", [

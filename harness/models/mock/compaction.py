@@ -39,13 +39,14 @@ from typing import Any, Mapping, Sequence
 
 from harness.core.tokens import stable_hash
 from harness.models.cache_marks import Breakpoint, CacheMarks
-from harness.models.provider_compaction import (ANTHROPIC_DEFAULT_TRIGGER, ANTHROPIC_EDIT, ANTHROPIC_MIN_TRIGGER,
-                                                carried_entries, compaction_at, compaction_blocks, summary_message,
+from harness.models.provider_compaction import (ANTHROPIC_CLEAR_EDIT, ANTHROPIC_DEFAULT_TRIGGER, ANTHROPIC_EDIT,
+                                                ANTHROPIC_MIN_TRIGGER, carried_entries, compaction_at, compaction_blocks, summary_message,
                                                 visible_from, with_blocks)
 
 EDIT, DEFAULT_TRIGGER, MIN_TRIGGER = ANTHROPIC_EDIT, ANTHROPIC_DEFAULT_TRIGGER, ANTHROPIC_MIN_TRIGGER
-# Context edits the API knows; the simulated provider applies the compaction edit and refuses to pretend the others.
-OTHER_EDITS = ("clear_tool_uses_20250919", "clear_thinking_20251015")
+# Context edits the API knows: the compaction edit is read here, clear_tool_uses by harness.models.mock.context_editing;
+# the simulated provider refuses to pretend the other.
+OTHER_EDITS = ("clear_thinking_20251015",)
 _EDIT_KEYS = {"type", "trigger", "instructions", "pause_after_compaction"}
 SUMMARIZE = "summarize"  # the compaction request's only type (beta_compaction_config_param.py)
 _SUMMARIZE_KEYS = {"type", "instructions"}
@@ -71,7 +72,7 @@ class CompactEdit:
 
 def read_edit(context_management: Any, where: str = "context_management") -> CompactEdit | None:
     """The request's compaction edit, or None when it asks for none; raises CompactionRequestError as the API
-    refuses a malformed one."""
+    refuses a malformed one (a clear_tool_uses edit beside it: harness.models.mock.context_editing.read_clear)."""
     if context_management is None:
         return None
     if not isinstance(context_management, Mapping):
@@ -84,8 +85,10 @@ def read_edit(context_management: Any, where: str = "context_management") -> Com
         at = f"{where}.edits[{index}]"
         kind = edit.get("type") if isinstance(edit, Mapping) else None
         if kind in OTHER_EDITS:
-            raise CompactionRequestError(f"{at}.type", f"the simulated provider applies only {EDIT}; {kind} is "
-                                                       "done client-side in ctxbench (strategy clear_tool_uses)")
+            raise CompactionRequestError(f"{at}.type", f"the simulated provider applies {EDIT} and "
+                                                       f"{ANTHROPIC_CLEAR_EDIT}, not {kind}")
+        if kind == ANTHROPIC_CLEAR_EDIT:
+            continue
         if kind != EDIT:
             raise CompactionRequestError(f"{at}.type", f"unknown context edit {kind!r}")
         if found is not None:

@@ -32,7 +32,7 @@ from harness.models.mock.agents.common import Knobs, build_knobs
 from harness.models.mock.agents.memo import forget
 from harness.models.mock.agents.memory import Memory
 from harness.models.mock.cache import CACHE_STYLES, BlockChain, CacheUse, PrefixCache, anthropic_min_tokens
-from harness.models.mock.faults import Faults, draw, garble_tool_calls, raise_error
+from harness.models.mock.faults import Draw, Faults, draw, garble_tool_calls, raise_error
 from harness.models.mock.summarizer import (SUMMARIZER_PREFIX, SummarizerKnobs, build_summarizer_knobs, is_summarizer,
                                      summarize)
 from harness.models.mock.compaction import (CompactEdit, CompactionRequestError, check_answered, check_signatures,
@@ -40,8 +40,9 @@ from harness.models.mock.compaction import (CompactEdit, CompactionRequestError,
                                             DEFAULT_INSTRUCTIONS, iteration, read_edit, read_summarize,
                                             visible_context)
 from harness.models.mock import responses_compaction as responses
+from harness.models.mock.context_editing import ClearEdit, clear, read_clear
 from harness.models.mock.wire_marks import read_marks
-from harness.models.provider_compaction import carries_compaction, summary_message
+from harness.models.provider_compaction import carries_compaction, summary_message, with_applied
 from harness.core.tokens import count_message, count_tools
 from harness.models.usage import DEFAULT_PRICE_MODEL, check_price_model
 
@@ -104,6 +105,8 @@ class _Session:
 
     cache: PrefixCache
     blocks: BlockChain = field(default_factory=BlockChain)  # the last request: tool list, then messages
+    unedited: BlockChain = field(default_factory=BlockChain)  # the last request a context edit was asked of, unedited
+    cleared: dict[Any, Any] = field(default_factory=dict)  # messages the edit changed, and what it made of them
     tool_prefixes: tuple[Any, list[tuple[int, int]]] = (None, [])  # a tool list, its prefixes' keys and tokens
     clock_s: float = 0.0
     requests: int = 0  # requests received, failed ones included: the fault index of a client that tells none
@@ -277,8 +280,10 @@ class MockProvider(CustomLLM):
         without it, the session's count of requests received and attempt 0.
 
         `options`: the provider parameters a strategy added (Strategy.request_options): Anthropic's
-        `context_management` with its compaction edit or the SDK's `compaction` request
-        (harness.models.mock.compaction), or OpenAI's Responses `context_management` list
+        `context_management` with its compaction edit (harness.models.mock.compaction), its clear_tool_uses edit
+        (harness.models.mock.context_editing: applied before the model sees the request, the applied edit reported in
+        the reply's `provider_specific_fields.context_management`) or the SDK's `compaction` request, or OpenAI's
+        Responses `context_management` list
         (harness.models.mock.responses_compaction). A request carrying a compaction block or item is seen from it on,
         edit or not, as the API drops what precedes it.
 
@@ -310,15 +315,37 @@ class MockProvider(CustomLLM):
         state.requests += 1
         if fault.error:
             raise_error(fault.error, model)
-        edit, kind, kept = None, ANTHROPIC, ()
+        edit, kind, kept, cleared = None, ANTHROPIC, (), None
         if options or window or carries_compaction(messages):  # most requests of most runs: none of it
             try:
-                edit, kind = _compaction_asked(options, window, messages)
+                edit, kind, cleared = _compaction_asked(options, window, messages)
                 responses.check_items(messages)
                 kept = responses.window_users(messages) if window else ()
                 messages, marks = visible_context(messages, marks)
             except CompactionRequestError as exc:  # what the API answers 400 to
                 raise litellm.BadRequestError(message=str(exc), model=model, llm_provider="mock") from None
+        applied = None
+        if cleared is not None:
+            messages, applied = self._clear(state, messages, tools, cleared, edit)
+        reply, usage = self._answer(state, model, messages, tools, config, seed, reply, marks, edit, fault, kind, kept)
+        return (with_applied(reply, [applied]) if applied else reply), usage
+
+    @staticmethod
+    def _clear(state: _Session, messages: list[dict[str, Any]], tools: list[dict[str, Any]], edit: ClearEdit,
+               compaction: CompactEdit | None) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        """The request as the clear_tool_uses edit leaves it, and the applied edit (None when it did not act)."""
+        unedited = state.unedited.read([tools or _NO_TOOLS, *messages], key_of=_block_key, tokens_of=_block_tokens)
+        clearing = clear(messages, edit, unedited, state.cleared, compaction.trigger if compaction else None)
+        if clearing is None:
+            return messages, None
+        return clearing.request(messages), clearing.applied()
+
+    def _answer(self, state: _Session, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                config: MockConfig, seed: int | None, reply: dict[str, Any] | None, marks: CacheMarks | None,
+                edit: CompactEdit | None, fault: Draw, kind: str, kept: Sequence[dict[str, Any]]
+                ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The request as the model sees it answered: window check, cache accounting, a compaction past its
+        trigger, the reply and its usage."""
         prompt_tokens = state.blocks.read([tools or _NO_TOOLS, *messages], key_of=_block_key, tokens_of=_block_tokens)
         if prompt_tokens > config.window:
             raise litellm.ContextWindowExceededError(
@@ -383,17 +410,23 @@ class MockProvider(CustomLLM):
         return responses.compaction_reply(summary, answer), usage
 
     def count_tokens(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-                     options: dict[str, Any] | None = None) -> int:
+                     options: dict[str, Any] | None = None) -> tuple[int, int | None]:
         """A request's input tokens as `serve` counts them, nothing served (Anthropic's free `count_tokens`
-        endpoint: it takes a request's `compaction` parameter and ignores it, the types' `compaction` field)."""
+        endpoint: it takes a request's `compaction` parameter and ignores it, the types' `compaction` field), and,
+        when it asks for the clear_tool_uses edit, the count before the edit (`original_input_tokens`)."""
         try:
             check_signatures(messages)
-            if options:
-                read_edit(options.get("context_management"))
+            asked = (options or {}).get("context_management")
+            read_edit(asked)
+            edit = read_clear(asked)
         except CompactionRequestError as exc:
             raise litellm.BadRequestError(message=str(exc), model="count_tokens", llm_provider="mock") from None
         visible, _ = visible_context(messages, None)
-        return sum(_block_tokens(block) for block in [tools or _NO_TOOLS, *visible])
+        original = sum(_block_tokens(block) for block in [tools or _NO_TOOLS, *visible])
+        if edit is None:
+            return original, None
+        clearing = clear(visible, edit, original)
+        return original - (clearing.cleared_input_tokens if clearing else 0), original
 
     @staticmethod
     def _cache_use(state: _Session, tools: list[dict[str, Any]], messages: list[dict[str, Any]],
@@ -413,24 +446,25 @@ _WINDOW_PASS = CompactEdit(trigger=0, pause_after_compaction=True)  # `/response
 
 
 def _compaction_asked(options: dict[str, Any] | None, window: bool,
-                      messages: list[dict[str, Any]]) -> tuple[CompactEdit | None, str]:
+                      messages: list[dict[str, Any]]) -> tuple[CompactEdit | None, str, ClearEdit | None]:
     """The compaction a request asks for and whose rules apply: `/responses/compact`, OpenAI's
     `context_management` (a list), the anthropic SDK's compaction request (`compaction`), or Anthropic's edit (an
-    object with edits); its compaction blocks checked; raises CompactionRequestError as the API refuses."""
+    object with edits); and Anthropic's clear_tool_uses edit beside it; its compaction blocks checked; raises
+    CompactionRequestError as the API refuses."""
     options = options or {}
     check_signatures(messages)
     responses.check_truncation(options.get("truncation"))
     if window:
-        return _WINDOW_PASS, WINDOW
+        return _WINDOW_PASS, WINDOW, None
     asked = options.get("context_management")
     if isinstance(asked, list):
         threshold = responses.read_threshold(asked)
-        return (CompactEdit(trigger=threshold) if threshold is not None else None), OPENAI
+        return (CompactEdit(trigger=threshold) if threshold is not None else None), OPENAI, None
     summarize = read_summarize(options.get("compaction"), asked)
     if summarize is not None:
         check_answered(messages)
-        return summarize, ANTHROPIC
-    return read_edit(asked), ANTHROPIC
+        return summarize, ANTHROPIC, None
+    return read_edit(asked), ANTHROPIC, read_clear(asked)
 
 
 def _usage(prompt_tokens: int, output_tokens: int, use: CacheUse, style: str) -> dict[str, Any]:

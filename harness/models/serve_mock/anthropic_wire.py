@@ -24,9 +24,11 @@ import litellm
 
 from harness.models.cache_marks import Breakpoint, CacheMarks
 from harness.models.mock.compaction import CompactionRequestError, read_edit, read_summarize
+from harness.models.mock.context_editing import read_clear
 from harness.models.mock.wire_marks import check_count, read_ttl
-from harness.models.provider_compaction import (ANTHROPIC_BETA, ANTHROPIC_SUMMARIZE_BETA, compaction_blocks, paused,
-                                                with_blocks)
+from harness.models.provider_compaction import (ANTHROPIC_BETA, ANTHROPIC_CLEAR_EDIT, ANTHROPIC_CONTEXT_BETA,
+                                                ANTHROPIC_EDIT, ANTHROPIC_SUMMARIZE_BETA, APPLIED, FIELDS,
+                                                applied_edits, compaction_blocks, paused, with_blocks)
 
 ROUTES = ("/v1/messages", "/messages")
 # Token counting (free, not billed): the request without max_tokens, answered with {"input_tokens": N}.
@@ -99,6 +101,7 @@ def read_request(body: Any, counting: bool = False) -> MessagesRequest:
     try:
         if read_summarize(asked.get("compaction"), asked.get("context_management")) is None:
             read_edit(asked.get("context_management"))
+            read_clear(asked.get("context_management"))
     except CompactionRequestError as exc:
         raise WireError(str(exc)) from None
     options = asked or None
@@ -106,10 +109,12 @@ def read_request(body: Any, counting: bool = False) -> MessagesRequest:
                            marks=marks, user=user, options=options)
 
 
-# The beta each compaction parameter needs: the edit's (Anthropic's compaction docs; litellm adds it with the edit),
-# the compaction request's (the SDK's `compact_before_next_turn`: "Requires the compact-2026-09-04 beta").
-_BETAS = {"context_management": ("the compaction edit", ANTHROPIC_BETA),
-          "compaction": ("a compaction request", ANTHROPIC_SUMMARIZE_BETA)}
+# The beta each parameter needs: each context edit's (Anthropic's compaction and context-editing docs; litellm adds
+# them with the edits, anthropic/chat/transformation.py `_ensure_context_management_beta_header`), the compaction
+# request's (the SDK's `compact_before_next_turn`: "Requires the compact-2026-09-04 beta").
+_EDIT_BETAS = {ANTHROPIC_EDIT: ("the compaction edit", ANTHROPIC_BETA),
+               ANTHROPIC_CLEAR_EDIT: (f"the {ANTHROPIC_CLEAR_EDIT} edit", ANTHROPIC_CONTEXT_BETA)}
+_REQUEST_BETA = ("a compaction request", ANTHROPIC_SUMMARIZE_BETA)
 
 
 def read_messages(turns: list[Any]) -> list[dict[str, Any]]:
@@ -123,10 +128,15 @@ def read_messages(turns: list[Any]) -> list[dict[str, Any]]:
 
 
 def check_beta(asked: MessagesRequest, beta_header: str | None) -> None:
-    """A compaction parameter is a beta: the request must name its beta in its `anthropic-beta` header."""
+    """A context edit or a compaction request is a beta: the request must name its beta in its `anthropic-beta`
+    header."""
     betas = {name.strip() for name in (beta_header or "").split(",")}
-    for key in asked.options or ():
-        what, beta = _BETAS[key]
+    options = asked.options or {}
+    needed = [("compaction", _REQUEST_BETA)] if "compaction" in options else []
+    edits = (options.get("context_management") or {}).get("edits") or ()
+    needed += [("context_management", _EDIT_BETAS[kind]) for kind in dict.fromkeys(edit.get("type") for edit in edits)
+               if kind in _EDIT_BETAS]
+    for key, (what, beta) in needed:
         if beta not in betas:
             raise WireError(f"{key}: {what} needs the beta header anthropic-beta: {beta}")
 
@@ -327,8 +337,10 @@ def response(reply: dict[str, Any], usage: dict[str, Any], model: str, message_i
         content.append({"type": "tool_use", "id": call["id"], "name": call["function"]["name"],
                         "input": _tool_input(call["function"].get("arguments") or "{}")})
     stop = "compaction" if paused(reply) else "tool_use" if calls else "end_turn"
+    edits = applied_edits(reply.get(FIELDS))
     return {"id": message_id, "type": "message", "role": "assistant", "model": model, "content": content,
-            "stop_reason": stop, "stop_sequence": None, "usage": usage_fields(usage)}
+            "stop_reason": stop, "stop_sequence": None, "usage": usage_fields(usage),
+            **({APPLIED: edits} if edits is not None else {})}
 
 
 @dataclass
@@ -361,12 +373,17 @@ def answer(body: Any, beta_header: str | None, serve: Callable[[MessagesRequest]
     return Answer(200, response(reply, usage, asked.model, message_id()), usage)
 
 
-def answer_count(body: Any, beta_header: str | None, count: Callable[[MessagesRequest], int]) -> Answer:
-    """`POST /v1/messages/count_tokens`: the request's input tokens as the mock counts them (free: no usage)."""
+def answer_count(body: Any, beta_header: str | None,
+                 count: Callable[[MessagesRequest], tuple[int, int | None]]) -> Answer:
+    """`POST /v1/messages/count_tokens`: the request's input tokens as the mock counts them (free: no usage), and
+    for a request asking for the clear_tool_uses edit the count before it (`context_management.original_input_tokens`,
+    the docs' "Token counting")."""
     try:
         asked = read_request(body, counting=True)
         check_beta(asked, beta_header)
-        return Answer(200, {"input_tokens": count(asked)})
+        tokens, original = count(asked)
+        return Answer(200, {"input_tokens": tokens,
+                            **({APPLIED: {"original_input_tokens": original}} if original is not None else {})})
     except (WireError, litellm.BadRequestError) as exc:
         return Answer(400, error("invalid_request_error", f"malformed request: {exc}"))
 
