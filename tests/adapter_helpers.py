@@ -16,6 +16,31 @@ def requires(library: Library) -> pytest.MarkDecorator:
                                               f"{library.install_hint()}")
 
 
+def user_turns(turns: int, words: int) -> list[dict[str, Any]]:
+    """`turns` user turns, each naming a code, a tool call answered by `words` filler words, and a closing reply."""
+    from tests.reset_helpers import tool_call
+
+    out: list[dict[str, Any]] = []
+    for turn in range(turns):
+        out += [{"role": "user", "content": f"turn {turn}: the code is K{turn}7"},
+                {"role": "assistant", "content": "", "tool_calls": [tool_call(f"u{turn}", "look", {"n": turn})]},
+                {"role": "tool", "tool_call_id": f"u{turn}", "name": "look", "content": f"r{turn} " * words},
+                {"role": "assistant", "content": f"done {turn}"}]
+    return out
+
+
+def tool_steps(ctx: Any, strategy: Any, steps: int, words: int) -> None:
+    """`steps` requests as the runner makes them, each answered by a read call whose result is `words` filler words."""
+    from tests.reset_helpers import success, tool_call
+
+    for step in range(steps):
+        strategy.before_request(ctx)
+        success(ctx, strategy, {"role": "assistant", "content": "", "tool_calls": [tool_call(f"s{step}", "read", {})]},
+                input_tokens=ctx.prompt_tokens_estimate())
+        ctx.add_message({"role": "tool", "tool_call_id": f"s{step}", "name": "read", "content": "w " * words},
+                        origin="tool")
+
+
 def long_context(turns: int, words: int, cache: str = "anthropic", summary: dict[str, Any] | None = None) -> Any:
     """A run context (tests.reset_helpers.context) with `turns` read calls whose results are `words` filler words,
     each naming a code; the mock's cache style `cache` for both profiles (`summary`: another summary profile)."""

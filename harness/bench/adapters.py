@@ -30,6 +30,8 @@ ADAPTER_BENCH: dict[str, tuple[dict[str, Any], str]] = {
     "inspect.compaction_trim": ({}, "compaction_ladder"),
     "inspect.compaction_summary": ({}, "llm_summarizing"),
     "openhands.llm_summarizing": ({"max_size": 100_000}, "llm_summarizing"),
+    "strands.sliding_window": ({"per_turn": True, "window_size": 100_000}, "compaction_ladder"),
+    "strands.summarizing": ({}, "llm_summarizing"),
 }
 
 

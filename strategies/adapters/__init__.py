@@ -1,8 +1,8 @@
 """Adapters: the real libraries' own context-management code, run by ctxbench's runner.
 
 A native strategy is ctxbench's reading of a source; an adapter runs the source itself. Each
-module here wraps one library (`pydantic_ai`, `inspect_ai`, `openhands`, `litellm_context_management`):
-it converts the view to the library's own message or event types, calls the library's own entry
+module here wraps one library (`pydantic_ai`, `inspect_ai`, `openhands`, `litellm_context_management`,
+`strands`): it converts the view to the library's own message or event types, calls the library's own entry
 point, and turns what the library returns into view ops (harness.conversation.view), recorded as events, so a saved log
 replays without the library. Every model call the library makes goes through ctxbench's LLM
 layer as a side call of the `summary` profile (counted, cached, faulted, priced, mockable).
@@ -152,6 +152,9 @@ OPENAI_SDK = Library("openai", "", "openai")
 # OpenHands' condensers: no condensation of this view is possible (context/condenser/base.py).
 OPENHANDS_SDK = Library("openhands-sdk", "openhands", "openhands.sdk", min_python=(3, 12),
                         give_ups=(("NoCondensationAvailableException", ""),))
+
+# Strands Agents' conversation managers (strands/agent/conversation_manager/; the distribution's package is `strands`).
+STRANDS = Library("strands-agents", "strands", "strands")
 
 # litellm's context-management polyfill (llms/anthropic/messages/context_management/), at this path and with the
 # names the adapter calls from 1.109.0 on (earlier releases kept it under anthropic/pass_through/).

@@ -21,7 +21,7 @@ from harness.core.errors import ConfigError
 from harness.conversation.replay import replay_file
 from strategies import StrategySpec, build_strategy
 from strategies.adapters import INSPECT_AI, Library
-from tests.adapter_helpers import requires
+from tests.adapter_helpers import requires, tool_steps, user_turns
 from tests.reset_helpers import context, success, tool_call
 
 pytestmark = requires(INSPECT_AI)
@@ -85,13 +85,7 @@ def _history(kind: str) -> list[dict[str, Any]]:
             {"role": "assistant", "content": "", "tool_calls": [tool_call("d4", "fetch", {"u": "d"})]},
             {"role": "tool", "tool_call_id": "d4", "name": "fetch", "content": "z" * 4000},
         ]
-    turns = []
-    for turn in range(4):
-        turns += [{"role": "user", "content": f"turn {turn}: the code is K{turn}7"},
-                  {"role": "assistant", "content": "", "tool_calls": [tool_call(f"u{turn}", "look", {"n": turn})]},
-                  {"role": "tool", "tool_call_id": f"u{turn}", "name": "look", "content": f"r{turn} " * 1500},
-                  {"role": "assistant", "content": f"done {turn}"}]
-    return turns[:-1]
+    return user_turns(4, 1500)[:-1]
 
 
 def _inspect_messages(messages: list[dict[str, Any]]) -> list[Any]:
@@ -346,11 +340,6 @@ def test_conversion_is_once_per_message(monkeypatch):
     monkeypatch.setattr(adapter, "to_inspect", lambda message, cid: converted.append(cid) or original(message, cid))
     strategy = build_strategy(StrategySpec("inspect.compaction_edit", {"threshold": 3000}))
     ctx = context()
-    for step in range(30):
-        strategy.before_request(ctx)
-        success(ctx, strategy, {"role": "assistant", "content": "", "tool_calls": [tool_call(f"s{step}", "read", {})]},
-                input_tokens=ctx.prompt_tokens_estimate())
-        ctx.add_message({"role": "tool", "tool_call_id": f"s{step}", "name": "read", "content": "w " * 300},
-                        origin="tool")
+    tool_steps(ctx, strategy, 30, 300)
     assert any(e["type"] == "compaction" for e in ctx.log.events)
     assert sorted(converted) == sorted(set(converted)) == [i for i in sorted(ctx.view.messages)][:len(converted)]

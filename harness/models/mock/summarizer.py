@@ -4,7 +4,9 @@ Its request holds previews of events in OpenHands' `<EVENT>` blocks (what OpenHa
 ctxbench's summarizing strategies send, strategies.summaries), or it is the conversation itself
 followed by one instruction (Inspect AI's CompactionSummary; litellm's compact_20260112, whose instruction
 ends the last user turn and asks for the summary inside a `<summary></summary>` block, which the reply then
-is, as a model following it writes it). When a family agent recognizes a task statement in them,
+is, as a model following it writes it), or the conversation between a summarizer's instructions (the system prompt)
+and a closing request to summarize it (Strands Agents' conversation managers), where the instructions are not part
+of what it reads. When a family agent recognizes a task statement in them,
 the summary is that agent's `notes()` over the previews: the task and the facts it can see.
 Otherwise, not knowing the task, it keeps what the agent itself said (assistant previews),
 the body of any earlier summary of its own, and the shown lines that name an identifier
@@ -39,6 +41,10 @@ IDENTIFIER = re.compile(r"\b[A-Za-z][\w-]*\d[\w-]*\b")  # codes, ids, versioned 
 # An instruction asking for the summary inside a summary block (Anthropic's compaction prompt, which litellm's
 # compact_20260112 sends and reads the summary back out of: context_management/editors/compact.py).
 SUMMARY_BLOCK = re.compile(r"<summary>\s*</summary>")
+# A closing user turn that only asks for a summary of the conversation (Strands Agents' generate_summary and its
+# summarization agent: strands/agent/conversation_manager/compression/context_compression.py,
+# summarizing_conversation_manager.py): the request's system prompt is then the summarizer's instructions.
+SUMMARIZE_REQUEST = re.compile(r"\W*(please\W+)?summari[sz]e\W+(this|the)\W+conversation\W*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -133,8 +139,18 @@ def _transcript_previews(messages: list[dict[str, Any]]) -> list[tuple[str, str]
     return [(m.get("role", ""), m["content"]) for m in messages[:-1] if isinstance(m.get("content"), str)]
 
 
+def _without_instructions(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The request without a leading system prompt that only instructs the summarizer: one closed by a request to
+    summarize the conversation (Strands' shape). Other requests as they are."""
+    if len(messages) > 2 and messages[0].get("role") == "system" and messages[-1].get("role") == "user" and \
+            SUMMARIZE_REQUEST.fullmatch(message_text(messages[-1])):
+        return messages[1:]
+    return messages
+
+
 def summarize(messages: list[dict[str, Any]], *, seed: int, knobs: SummarizerKnobs | None = None) -> dict[str, Any]:
     """The summary reply to one summary request: the facts shown, each kept as its knobs draw."""
+    messages = _without_instructions(messages)
     visible = Visible(messages, [], seed=seed, knobs=Knobs(), writer=(knobs or SummarizerKnobs()).writer)
     asked_for_block = bool(messages) and SUMMARY_BLOCK.search(message_text(messages[-1])) is not None
     for agent in AGENTS:
