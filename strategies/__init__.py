@@ -36,6 +36,8 @@ REGISTRY: dict[str, str] = {
     "openhands.llm_summarizing": "strategies.adapters.openhands:LLMSummarizingAdapter",
     "openhands.pipeline": "strategies.adapters.openhands:PipelineAdapter",
     "litellm.context_management": "strategies.adapters.litellm_context_management:LitellmContextManagementAdapter",
+    "headroom.compress": "strategies.adapters.headroom:HeadroomCompress",
+    "adk.compaction": "strategies.adapters.google_adk:EventsCompactionAdapter",
 }
 
 COMPOSE_KEY = "with"
