@@ -70,10 +70,10 @@ OFFLINE_SWITCH = "HEADROOM_OFFLINE"  # headroom/offline.py OFFLINE_ENV
 KOMPRESS_OFF = "disabled"  # compress.py CompressConfig.kompress_model: "skip ML compression entirely"
 MODES = (None, "agent")  # compress.py: mode None (default) or "agent" (lossless densify)
 STEP = "headroom"
-# What headroom says once per process (its content detector's backend) or once per model (its tokenizer), kept
-# from the first time it was said, so that every run records it alike: by "" (the warm-up at load) and by model.
 # A tool output large enough for headroom's content detector to run on it (it skips blocks under 500 characters).
 WARM_UP = "\n".join(f"line {n}: nothing to see here" for n in range(100))
+# What headroom says once per process (its content detector's backend) or once per model (its tokenizer), kept
+# from the first time it was said, so that every run records it alike: by "" (the warm-up at load) and by model.
 _SETUP_WARNINGS: dict[str, list[tuple[str, str, str]]] = {}
 _CAPTURED: contextvars.ContextVar[list[logging.LogRecord] | None] = contextvars.ContextVar(
     "ctxbench_headroom_warnings", default=None)
