@@ -39,6 +39,8 @@ REGISTRY: dict[str, str] = {
     "litellm.context_management": "strategies.adapters.litellm_context_management:LitellmContextManagementAdapter",
     "strands.sliding_window": "strategies.adapters.strands:SlidingWindowAdapter",
     "strands.summarizing": "strategies.adapters.strands:SummarizingAdapter",
+    "headroom.compress": "strategies.adapters.headroom:HeadroomCompress",
+    "adk.compaction": "strategies.adapters.google_adk:EventsCompactionAdapter",
 }
 
 COMPOSE_KEY = "with"

@@ -41,6 +41,19 @@ def tool_steps(ctx: Any, strategy: Any, steps: int, words: int) -> None:
                         origin="tool")
 
 
+def refused_before_any_run(tmp_path: Any, capsys: Any, name: str, config: dict[str, Any]) -> str:
+    """`ctxbench run` of strategy `name` with `config`: exit 2 and no result written; returns what it said."""
+    import json
+
+    from harness.cli import main
+
+    out = tmp_path / "r"
+    assert main(["run", "--suite", "smoke", "--strategies", name, "--no-progress", "--out", str(out),
+                 "--strategy-config", json.dumps({name: config})]) == 2
+    assert not (out / "runs.jsonl").exists()
+    return capsys.readouterr().err
+
+
 def long_context(turns: int, words: int, cache: str = "anthropic", summary: dict[str, Any] | None = None) -> Any:
     """A run context (tests.reset_helpers.context) with `turns` read calls whose results are `words` filler words,
     each naming a code; the mock's cache style `cache` for both profiles (`summary`: another summary profile)."""

@@ -26,6 +26,8 @@ Event vocabulary that metrics read (strategies emit these):
   ``reclaimed_tokens``, ``tokens_before``, ``tokens_after``, ``trigger`` (e.g. "turn_boundary",
   "emergency", "per_request", "context_window_error", "before_request", "input_tokens"),
   ``message_ids`` and the ``view_ops`` themselves.
+* ``compression`` (a compression layer in front of every main request: headroom's ``compress()``) with
+  ``tokens_saved``: that request's input is smaller by this than the same messages uncompressed.
 * ``compaction_skipped`` with ``step`` and ``would_reclaim_tokens`` (a clear below ``min_clear_tokens``).
 * ``tool_output_offloaded`` with ``result_id``, ``tool``, ``total_chars``, ``shown_chars`` and the
   full ``content`` (the store, so an audit can read what was held back).
@@ -251,6 +253,7 @@ class RunMetrics:
         self.compaction_steps: Counter[str] = Counter()
         self.reclaimed_by_step: Counter[str] = Counter()
         self.offloaded_chars = 0
+        self.compression_saved: list[int] = []  # tokens each compressed request saved
         self.cache_read_lost = 0
         self.seconds: Counter[str] = Counter()  # the simulated clock's parts: model_s, tool_s, user_wait_s
         self._previous_input: int | None = None  # of the last successful main request
@@ -315,6 +318,8 @@ class RunMetrics:
                 self._edited = True
         elif kind == "run_end":
             self.detail = bounded_detail(event.get("detail"))
+        elif kind == "compression":
+            self.compression_saved.append(event.get("tokens_saved") or 0)
         elif kind == "tool_output_offloaded":
             self.offloaded_chars += (event.get("total_chars") or 0) - (event.get("shown_chars") or 0)
 
@@ -407,6 +412,8 @@ class RunMetrics:
         metrics["compaction_reclaimed_by_step"] = dict(sorted(self.reclaimed_by_step.items()))
         metrics["compaction_cache_read_lost_tokens"] = self.cache_read_lost
         metrics["compactions_skipped"] = counts["compaction_skipped"]
+        metrics["compressed_requests"] = sum(saved > 0 for saved in self.compression_saved)
+        metrics["compression_saved_tokens"] = sum(self.compression_saved)
         metrics["tool_outputs_offloaded"] = counts["tool_output_offloaded"]
         metrics["tool_output_offloaded_chars"] = self.offloaded_chars
         metrics["cache_bust_warnings"] = counts["cache_bust_warning"]

@@ -2,7 +2,8 @@
 
 A native strategy is ctxbench's reading of a source; an adapter runs the source itself. Each
 module here wraps one library (`pydantic_ai`, `inspect_ai`, `openhands`, `litellm_context_management`,
-`strands`): it converts the view to the library's own message or event types, calls the library's own entry
+`strands`, `headroom`, `google_adk`):
+it converts the view to the library's own message or event types, calls the library's own entry
 point, and turns what the library returns into view ops (harness.conversation.view), recorded as events, so a saved log
 replays without the library. Every model call the library makes goes through ctxbench's LLM
 layer as a side call of the `summary` profile (counted, cached, faulted, priced, mockable).
@@ -160,6 +161,11 @@ STRANDS = Library("strands-agents", "strands", "strands")
 # names the adapter calls from 1.109.0 on (earlier releases kept it under anthropic/pass_through/).
 LITELLM = Library("litellm", "", "litellm.llms.anthropic.messages.context_management", min_version="1.109.0")
 
+# headroom-ai's compress(): its compressors and its air-gap switch (strategies/adapters/headroom.py).
+HEADROOM = Library("headroom-ai", "headroom", "headroom")
+# Google ADK's events compaction (apps/compaction.py) and its LiteLlm model class; ADK needs Python >= 3.11.
+GOOGLE_ADK = Library("google-adk", "google-adk", "google.adk", min_python=(3, 11))
+
 _loops = threading.local()
 
 
@@ -194,6 +200,37 @@ def content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     return "".join(part.get("text", "") for part in content if isinstance(part, Mapping))
+
+
+class SideCallRouter:
+    """litellm's `acompletion` as a side call of one profile, answered as a litellm ModelResponse: what a library
+    that calls litellm (a proxy's `llm_router`, ADK's `LiteLlm` client) is handed instead of litellm itself."""
+
+    def __init__(self, ctx: "RunContext", profile: str, purpose: str) -> None:
+        self.ctx, self.profile, self.purpose = ctx, profile, purpose
+        self.error: BaseException | None = None  # what the side call raised (the library may catch it)
+
+    async def acompletion(self, *, messages: list[Mapping[str, Any]], **_: Any) -> Any:
+        import litellm
+
+        sent = [{key: value for key, value in message.items() if value is not None} for message in messages]
+        try:
+            result = self.ctx.call_llm(self.profile, sent, purpose=self.purpose)
+        except BaseException as exc:
+            self.error = exc
+            raise
+        usage = result.usage
+        prompt, completion = usage.input_tokens or 0, usage.output_tokens or 0
+        return litellm.ModelResponse(
+            model=self.ctx.profiles[self.profile].model,
+            choices=[{"index": 0, "finish_reason": "stop",
+                      "message": {"role": "assistant", "content": result.message.get("content") or ""}}],
+            usage={"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion})
+
+    def raise_own(self) -> None:
+        """ctxbench's own error inside the side call ends the run, though the library caught it."""
+        if isinstance(self.error, CtxbenchError):
+            raise self.error
 
 
 # An entry of the view a library asks for: (id of a logged message, or None for a new one;

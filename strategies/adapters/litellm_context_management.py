@@ -28,8 +28,8 @@ The conversation is kept as litellm's client keeps it:
 Seams, ours: outside litellm's proxy there are no general settings and no router, and its caller checks
 (caller_model_checks.py) allow a caller with no proxy auth. `_general_settings` stands for the proxy's
 `general_settings` during the adapter's own calls alone (a context variable; litellm reads its own
-elsewhere), naming the summary profile as `context_management_summary_model`; `_SummaryRouter` stands for
-`llm_router`, whose `acompletion` litellm calls with that name: a side call of that profile, answered as a
+elsewhere), naming the summary profile as `context_management_summary_model`; `SideCallRouter`
+(strategies.adapters) stands for `llm_router`, whose `acompletion` litellm calls with that name: a side call of that profile, answered as a
 litellm ModelResponse. The summary call's `max_tokens` (4,096) and `timeout` (60 s) are the profile's own
 settings here. A summary call that fails is litellm's `summary_call_failed` (it forwards the request
 uncompacted), recorded as `condensation_refused`; ctxbench's own errors inside it end the run as elsewhere.
@@ -42,9 +42,9 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
 from harness.core.config import budget_fraction, build_dataclass, option, require
-from harness.core.errors import ConfigError, CtxbenchError
+from harness.core.errors import ConfigError
 from strategies import thresholds
-from strategies.adapters import LITELLM, Library, Wanted, apply_view, content_text, run_sync
+from strategies.adapters import LITELLM, Library, SideCallRouter, Wanted, apply_view, content_text, run_sync
 from strategies.base import Strategy
 from tasks.base import ToolCall
 
@@ -125,36 +125,6 @@ def _install_settings_seam(compact: Any) -> None:
 
     general_settings.ctxbench_seam = True  # type: ignore[attr-defined]
     compact.proxy_general_settings = general_settings
-
-
-class _SummaryRouter:
-    """Stands for the proxy's `llm_router`: litellm's summary call as a side call of one profile."""
-
-    def __init__(self, ctx: "RunContext", profile: str) -> None:
-        self.ctx, self.profile = ctx, profile
-        self.error: BaseException | None = None  # what the side call raised (litellm catches it)
-
-    async def acompletion(self, *, messages: list[Mapping[str, Any]], **_: Any) -> Any:
-        import litellm
-
-        sent = [{key: value for key, value in message.items() if value is not None} for message in messages]
-        try:
-            result = self.ctx.call_llm(self.profile, sent, purpose="litellm.compact_20260112")
-        except BaseException as exc:
-            self.error = exc
-            raise
-        usage = result.usage
-        prompt, completion = usage.input_tokens or 0, usage.output_tokens or 0
-        return litellm.ModelResponse(
-            model=self.ctx.profiles[self.profile].model,
-            choices=[{"index": 0, "finish_reason": "stop",
-                      "message": {"role": "assistant", "content": result.message.get("content") or ""}}],
-            usage={"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion})
-
-    def raise_own(self) -> None:
-        """ctxbench's own error inside the side call ends the run, though litellm caught it."""
-        if isinstance(self.error, CtxbenchError):
-            raise self.error
 
 
 # ----- conversion ---------------------------------------------------------------------------------
@@ -347,7 +317,7 @@ class LitellmContextManagementAdapter(Strategy):
         view = ctx.view
         head = view.ids[0] if view.ids and view.message(view.ids[0]).get("role") == "system" else None
         history = [self.client_message(ctx, cid) for cid in view.ids if cid != head]
-        router = _SummaryRouter(ctx, self.config.context_management_summary_model)
+        router = SideCallRouter(ctx, self.config.context_management_summary_model, "litellm.compact_20260112")
         token = _SETTINGS.set({self.compact.COMPACT_SUMMARY_MODEL_SETTING_KEY: router.profile})
         try:
             with LITELLM.calling("prepare_context_managed_request", ctx):

@@ -6,7 +6,8 @@ followed by one instruction (Inspect AI's CompactionSummary; litellm's compact_2
 ends the last user turn and asks for the summary inside a `<summary></summary>` block, which the reply then
 is, as a model following it writes it), or the conversation between a summarizer's instructions (the system prompt)
 and a closing request to summarize it (Strands Agents' conversation managers), where the instructions are not part
-of what it reads. When a family agent recognizes a task statement in them,
+of what it reads, or Google ADK's one message rendering the events into its prompt, read back as the conversation
+it shows (harness.models.mock.adk_prompt). When a family agent recognizes a task statement in them,
 the summary is that agent's `notes()` over the previews: the task and the facts it can see.
 Otherwise, not knowing the task, it keeps what the agent itself said (assistant previews),
 the body of any earlier summary of its own, and the shown lines that name an identifier
@@ -25,6 +26,7 @@ from typing import Any
 
 from harness.core.config import build_dataclass, require
 from harness.core.tokens import message_text
+from harness.models.mock import adk_prompt
 from harness.models.mock.agents import AGENTS
 from harness.models.mock.agents.common import Knobs, Visible, Writer, text_reply
 from harness.models.mock.agents.memo import Readings
@@ -150,6 +152,8 @@ def _without_instructions(messages: list[dict[str, Any]]) -> list[dict[str, Any]
 
 def summarize(messages: list[dict[str, Any]], *, seed: int, knobs: SummarizerKnobs | None = None) -> dict[str, Any]:
     """The summary reply to one summary request: the facts shown, each kept as its knobs draw."""
+    if not (messages and EVENT_OPEN in message_text(messages[0])):
+        messages = adk_prompt.transcript(messages) or messages
     messages = _without_instructions(messages)
     visible = Visible(messages, [], seed=seed, knobs=Knobs(), writer=(knobs or SummarizerKnobs()).writer)
     asked_for_block = bool(messages) and SUMMARY_BLOCK.search(message_text(messages[-1])) is not None
