@@ -30,6 +30,8 @@ ADAPTER_BENCH: dict[str, tuple[dict[str, Any], str]] = {
     "inspect.compaction_trim": ({}, "compaction_ladder"),
     "inspect.compaction_summary": ({}, "llm_summarizing"),
     "openhands.llm_summarizing": ({"max_size": 100_000}, "llm_summarizing"),
+    "langchain.summarization": ({}, "llm_summarizing"),
+    "langchain.clear_tool_uses": ({}, "clear_tool_uses"),
 }
 
 

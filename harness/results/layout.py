@@ -34,7 +34,8 @@ EVENTS_DIR = "events"
 PLOTS_DIR = "plots"
 
 
-LIBRARIES = ("pydantic-ai-harness", "pydantic-ai-slim", "inspect-ai", "anthropic", "openhands-sdk")
+LIBRARIES = ("pydantic-ai-harness", "pydantic-ai-slim", "inspect-ai", "anthropic", "openhands-sdk", "langchain",
+             "langchain-core", "langgraph")
 
 
 def versions() -> dict[str, str]:

@@ -21,7 +21,7 @@ from harness.core.errors import ConfigError
 from harness.conversation.replay import replay_file
 from strategies import StrategySpec, build_strategy
 from strategies.adapters import INSPECT_AI, Library
-from tests.adapter_helpers import requires
+from tests.adapter_helpers import agent_steps, requires
 from tests.reset_helpers import context, success, tool_call
 
 pytestmark = requires(INSPECT_AI)
@@ -344,13 +344,7 @@ def test_conversion_is_once_per_message(monkeypatch):
     converted: list[int] = []
     original = adapter.to_inspect
     monkeypatch.setattr(adapter, "to_inspect", lambda message, cid: converted.append(cid) or original(message, cid))
-    strategy = build_strategy(StrategySpec("inspect.compaction_edit", {"threshold": 3000}))
     ctx = context()
-    for step in range(30):
-        strategy.before_request(ctx)
-        success(ctx, strategy, {"role": "assistant", "content": "", "tool_calls": [tool_call(f"s{step}", "read", {})]},
-                input_tokens=ctx.prompt_tokens_estimate())
-        ctx.add_message({"role": "tool", "tool_call_id": f"s{step}", "name": "read", "content": "w " * 300},
-                        origin="tool")
+    agent_steps(ctx, build_strategy(StrategySpec("inspect.compaction_edit", {"threshold": 3000})), steps=30)
     assert any(e["type"] == "compaction" for e in ctx.log.events)
     assert sorted(converted) == sorted(set(converted)) == [i for i in sorted(ctx.view.messages)][:len(converted)]

@@ -4,7 +4,9 @@ Its request holds previews of events in OpenHands' `<EVENT>` blocks (what OpenHa
 ctxbench's summarizing strategies send, strategies.summaries), or it is the conversation itself
 followed by one instruction (Inspect AI's CompactionSummary; litellm's compact_20260112, whose instruction
 ends the last user turn and asks for the summary inside a `<summary></summary>` block, which the reply then
-is, as a model following it writes it). When a family agent recognizes a task statement in them,
+is, as a model following it writes it), or it is one message embedding the conversation as LangChain's
+SummarizationMiddleware sends it (each message to summarize a `<message type="...">` element: langchain_core's XML
+rendering), read back into that conversation. When a family agent recognizes a task statement in them,
 the summary is that agent's `notes()` over the previews: the task and the facts it can see.
 Otherwise, not knowing the task, it keeps what the agent itself said (assistant previews),
 the body of any earlier summary of its own, and the shown lines that name an identifier
@@ -18,6 +20,7 @@ agent: each fact it is shown makes it into a summary with chance
 from __future__ import annotations
 
 import re
+from xml.sax.saxutils import unescape
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +42,13 @@ IDENTIFIER = re.compile(r"\b[A-Za-z][\w-]*\d[\w-]*\b")  # codes, ids, versioned 
 # An instruction asking for the summary inside a summary block (Anthropic's compaction prompt, which litellm's
 # compact_20260112 sends and reads the summary back out of: context_management/editors/compact.py).
 SUMMARY_BLOCK = re.compile(r"<summary>\s*</summary>")
+# LangChain's XML rendering of messages (langchain_core messages/utils.py get_buffer_string(format="xml")): a
+# message element per message, its type human / ai / system / tool; an AI message with tool calls holds its text
+# in <content> and each call as <tool_call id=".." name="..">arguments</tool_call>; texts escaped as XML.
+LANGCHAIN_MESSAGE = re.compile(r'<message type="(\w+)">(.*?)</message>', re.DOTALL)
+LANGCHAIN_CONTENT = re.compile(r"^  <content>(.*?)</content>$", re.DOTALL | re.MULTILINE)
+LANGCHAIN_CALL = re.compile(r'^  <tool_call id="(.*?)" name="(.*?)">(.*?)</tool_call>$', re.DOTALL | re.MULTILINE)
+LANGCHAIN_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
 
 
 @dataclass(frozen=True)
@@ -133,8 +143,36 @@ def _transcript_previews(messages: list[dict[str, Any]]) -> list[tuple[str, str]
     return [(m.get("role", ""), m["content"]) for m in messages[:-1] if isinstance(m.get("content"), str)]
 
 
+def langchain_conversation(messages: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """The conversation a request of one message embeds as LangChain's message elements, as chat messages (a
+    tool result answers the oldest call shown before it still unanswered, as a reader pairs them: the elements
+    name no call of a result); None for another shape."""
+    if len(messages) != 1:
+        return None
+    conversation: list[dict[str, Any]] = []
+    unanswered: list[str] = []
+    for kind, body in LANGCHAIN_MESSAGE.findall(message_text(messages[0])):
+        role = LANGCHAIN_ROLES.get(kind, kind)
+        calls = LANGCHAIN_CALL.findall(body) if role == "assistant" else []
+        if calls:
+            content = LANGCHAIN_CONTENT.search(body)
+            unanswered = [unescape(call_id) for call_id, _, _ in calls]
+            conversation.append({"role": role, "content": unescape(content[1]) if content else "", "tool_calls": [
+                {"id": call_id, "type": "function", "function": {"name": unescape(name), "arguments": unescape(args)}}
+                for call_id, (_, name, args) in zip(unanswered, calls)]})
+        elif role == "tool":
+            conversation.append({"role": role, "content": unescape(body),
+                                 "tool_call_id": unanswered.pop(0) if unanswered else ""})
+        else:
+            conversation.append({"role": role, "content": unescape(body)})
+    return conversation or None
+
+
 def summarize(messages: list[dict[str, Any]], *, seed: int, knobs: SummarizerKnobs | None = None) -> dict[str, Any]:
     """The summary reply to one summary request: the facts shown, each kept as its knobs draw."""
+    embedded = langchain_conversation(messages)
+    if embedded is not None:  # read as a conversation followed by its instruction, as Inspect's request is
+        messages = [*embedded, {"role": "user", "content": ""}]
     visible = Visible(messages, [], seed=seed, knobs=Knobs(), writer=(knobs or SummarizerKnobs()).writer)
     asked_for_block = bool(messages) and SUMMARY_BLOCK.search(message_text(messages[-1])) is not None
     for agent in AGENTS:
