@@ -37,6 +37,8 @@ REGISTRY: dict[str, str] = {
     "openhands.llm_summarizing": "strategies.adapters.openhands:LLMSummarizingAdapter",
     "openhands.pipeline": "strategies.adapters.openhands:PipelineAdapter",
     "litellm.context_management": "strategies.adapters.litellm_context_management:LitellmContextManagementAdapter",
+    "langchain.summarization": "strategies.adapters.langchain:SummarizationAdapter",
+    "langchain.clear_tool_uses": "strategies.adapters.langchain:ClearToolUsesAdapter",
     "strands.sliding_window": "strategies.adapters.strands:SlidingWindowAdapter",
     "strands.summarizing": "strategies.adapters.strands:SummarizingAdapter",
     "headroom.compress": "strategies.adapters.headroom:HeadroomCompress",

@@ -32,6 +32,8 @@ ADAPTER_BENCH: dict[str, tuple[dict[str, Any], str]] = {
     "openhands.llm_summarizing": ({"max_size": 100_000}, "llm_summarizing"),
     "strands.sliding_window": ({"per_turn": True, "window_size": 100_000}, "compaction_ladder"),
     "strands.summarizing": ({}, "llm_summarizing"),
+    "langchain.summarization": ({}, "llm_summarizing"),
+    "langchain.clear_tool_uses": ({}, "clear_tool_uses"),
 }
 
 

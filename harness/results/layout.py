@@ -34,8 +34,8 @@ EVENTS_DIR = "events"
 PLOTS_DIR = "plots"
 
 
-LIBRARIES = ("pydantic-ai-harness", "pydantic-ai-slim", "inspect-ai", "anthropic", "openhands-sdk", "headroom-ai",
-             "google-adk")
+LIBRARIES = ("pydantic-ai-harness", "pydantic-ai-slim", "inspect-ai", "anthropic", "openhands-sdk", "langchain",
+             "langchain-core", "langgraph", "strands-agents", "headroom-ai", "google-adk")
 
 
 def versions() -> dict[str, str]:

@@ -2,7 +2,7 @@
 
 A native strategy is ctxbench's reading of a source; an adapter runs the source itself. Each
 module here wraps one library (`pydantic_ai`, `inspect_ai`, `openhands`, `litellm_context_management`,
-`strands`, `headroom`, `google_adk`):
+`langchain`, `strands`, `headroom`, `google_adk`):
 it converts the view to the library's own message or event types, calls the library's own entry
 point, and turns what the library returns into view ops (harness.conversation.view), recorded as events, so a saved log
 replays without the library. Every model call the library makes goes through ctxbench's LLM
@@ -11,8 +11,8 @@ layer as a side call of the `summary` profile (counted, cached, faulted, priced,
 What they share lives here: which library an adapter needs and how to say it is missing
 (`Library`), errors that name the library (`Library.calling`), running a library's async entry
 point from the runner's synchronous hooks (`run_sync`), and the one step that turns "the view
-the library wants" into view ops (`apply_view`). Nothing here imports a library; the core
-never does.
+the library wants" into view ops (`apply_view`), and keeping ctxbench's warnings filters as they were while a
+library's imports add their own (`warnings_kept`). Nothing here imports a library; the core never does.
 """
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ import re
 import sys
 import threading
 import time
+import warnings
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Awaitable, Iterator, Mapping, Sequence, TypeVar
@@ -161,6 +162,8 @@ STRANDS = Library("strands-agents", "strands", "strands")
 # names the adapter calls from 1.109.0 on (earlier releases kept it under anthropic/pass_through/).
 LITELLM = Library("litellm", "", "litellm.llms.anthropic.messages.context_management", min_version="1.109.0")
 
+# LangChain 1.x agent middleware (langchain.agents.middleware): SummarizationMiddleware, ContextEditingMiddleware.
+LANGCHAIN = Library("langchain", "langchain", "langchain.agents.middleware")
 # headroom-ai's compress(): its compressors and its air-gap switch (strategies/adapters/headroom.py).
 HEADROOM = Library("headroom-ai", "headroom", "headroom")
 # Google ADK's events compaction (apps/compaction.py) and its LiteLlm model class; ADK needs Python >= 3.11.
@@ -182,6 +185,18 @@ def installed_version(distribution: str) -> str | None:
         return importlib.metadata.version(distribution)
     except importlib.metadata.PackageNotFoundError:
         return None
+
+
+@contextlib.contextmanager
+def warnings_kept() -> Iterator[None]:
+    """Around importing a library: the warnings filters its imports add are undone (isolation: ctxbench's own
+    filters stay as they were)."""
+    filters = list(warnings.filters)
+    try:
+        yield
+    finally:
+        warnings.filters[:] = filters
+        warnings._filters_mutated()  # type: ignore[attr-defined]
 
 
 def run_sync(awaitable: Awaitable[T]) -> T:

@@ -22,7 +22,7 @@ import warnings
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping, Sequence
 
 from harness.core.errors import ConfigError
-from strategies.adapters import PYDANTIC_AI_HARNESS, Library, apply_view, run_sync
+from strategies.adapters import PYDANTIC_AI_HARNESS, Library, apply_view, run_sync, warnings_kept
 from strategies.base import Strategy
 from strategies.thresholds import OfBudget, default_text, scaled
 from tasks.base import ToolCall, ToolResult, ToolSpec, tool_error
@@ -39,16 +39,12 @@ SUMMARY_PROFILE = "summary"
 # ----- loading the library without letting it change ctxbench ------------------------------------
 def load(where: str) -> dict[str, Any]:
     """Import the library's modules, restoring the warnings filters its imports add (isolation)."""
-    filters = list(warnings.filters)
-    try:
+    with warnings_kept():
         modules = {name: PYDANTIC_AI_HARNESS.load(where, f"pydantic_ai_harness.{name}")
                    for name in ("compaction", "tool_output_limits", "warn_on_cache_busts")}
         for name in ("pydantic_ai", "pydantic_ai.messages", "pydantic_ai.models", "pydantic_ai.models.function",
                      "pydantic_ai.profiles", "pydantic_ai.tools", "pydantic_ai.usage", "pydantic_ai.exceptions"):
             modules[name] = PYDANTIC_AI_HARNESS.load(where, name)
-    finally:
-        warnings.filters[:] = filters
-        warnings._filters_mutated()  # type: ignore[attr-defined]
     return modules
 
 

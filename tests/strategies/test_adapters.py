@@ -12,12 +12,12 @@ from harness.conversation.view import fold
 from reset_helpers import context
 from strategies import REGISTRY, comparison_strategies, strategy_class
 from adapter_helpers import requires
-from strategies.adapters import (ANTHROPIC_SDK, ANTHROPIC_SDK_FOR_INSPECT, GOOGLE_ADK, HEADROOM, INSPECT_AI, LITELLM,
-                                 OPENHANDS_SDK, PYDANTIC_AI_HARNESS, STRANDS, Library, LibraryError, apply_view)
+from strategies.adapters import (ANTHROPIC_SDK, ANTHROPIC_SDK_FOR_INSPECT, GOOGLE_ADK, HEADROOM, INSPECT_AI, LANGCHAIN,
+                                 LITELLM, OPENHANDS_SDK, PYDANTIC_AI_HARNESS, STRANDS, Library, LibraryError, apply_view)
 
 ADAPTERS = sorted(name for name in REGISTRY if strategy_class(name).library is not None)
-LIBRARIES = (PYDANTIC_AI_HARNESS, INSPECT_AI, ANTHROPIC_SDK_FOR_INSPECT, ANTHROPIC_SDK, OPENHANDS_SDK, LITELLM, STRANDS,
-             HEADROOM, GOOGLE_ADK)
+LIBRARIES = (PYDANTIC_AI_HARNESS, INSPECT_AI, ANTHROPIC_SDK_FOR_INSPECT, ANTHROPIC_SDK, OPENHANDS_SDK, LITELLM, LANGCHAIN,
+             STRANDS, HEADROOM, GOOGLE_ADK)
 
 
 def _tool_history(ctx, results=3):
@@ -101,7 +101,7 @@ def test_what_the_library_raises_is_a_library_error_naming_it_and_its_version():
 def test_adapters_are_registered_but_left_out_of_the_native_comparison():
     assert ADAPTERS == ["adk.compaction", "anthropic_sdk.compaction", "headroom.compress", "inspect.compaction_auto",
                         "inspect.compaction_edit", "inspect.compaction_native", "inspect.compaction_summary",
-                        "inspect.compaction_trim",
+                        "inspect.compaction_trim", "langchain.clear_tool_uses", "langchain.summarization",
                         "litellm.context_management", "openhands.llm_summarizing", "openhands.pipeline",
                         "pai.tiered_compaction", "pai.tool_output_limits", "pai.warn_on_cache_busts",
                         "strands.sliding_window", "strands.summarizing"]
@@ -129,7 +129,8 @@ def test_the_core_never_imports_a_library():
             "import strategies; [strategies.strategy_class(n) for n in strategies.REGISTRY]; "
             "main(['strategies']); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('pydantic_ai_harness', 'pydantic_ai', 'inspect_ai', 'anthropic', 'openhands', 'strands', 'headroom') "
+            "('pydantic_ai_harness', 'pydantic_ai', 'inspect_ai', 'anthropic', 'openhands', 'langchain', "
+            "'langchain_core', 'langgraph', 'strands', 'headroom') "
             "or m.startswith('google.adk') "
             "or m.startswith('litellm.llms.anthropic.messages.context_management')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -4,10 +4,12 @@ Its request holds previews of events in OpenHands' `<EVENT>` blocks (what OpenHa
 ctxbench's summarizing strategies send, strategies.summaries), or it is the conversation itself
 followed by one instruction (Inspect AI's CompactionSummary; litellm's compact_20260112, whose instruction
 ends the last user turn and asks for the summary inside a `<summary></summary>` block, which the reply then
-is, as a model following it writes it), or the conversation between a summarizer's instructions (the system prompt)
-and a closing request to summarize it (Strands Agents' conversation managers), where the instructions are not part
-of what it reads, or Google ADK's one message rendering the events into its prompt, read back as the conversation
-it shows (harness.models.mock.adk_prompt). When a family agent recognizes a task statement in them,
+is, as a model following it writes it), or it is one message embedding the conversation as LangChain's
+SummarizationMiddleware sends it (each message to summarize a `<message type="...">` element: langchain_core's XML
+rendering), read back into that conversation, or the conversation between a summarizer's instructions (the system
+prompt) and a closing request to summarize it (Strands Agents' conversation managers), where the instructions are
+not part of what it reads, or Google ADK's one message rendering the events into its prompt, read back as the
+conversation it shows (harness.models.mock.adk_prompt). When a family agent recognizes a task statement in them,
 the summary is that agent's `notes()` over the previews: the task and the facts it can see.
 Otherwise, not knowing the task, it keeps what the agent itself said (assistant previews),
 the body of any earlier summary of its own, and the shown lines that name an identifier
@@ -21,6 +23,7 @@ agent: each fact it is shown makes it into a summary with chance
 from __future__ import annotations
 
 import re
+from xml.sax.saxutils import unescape
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +50,13 @@ SUMMARY_BLOCK = re.compile(r"<summary>\s*</summary>")
 # summarization agent: strands/agent/conversation_manager/compression/context_compression.py,
 # summarizing_conversation_manager.py): the request's system prompt is then the summarizer's instructions.
 SUMMARIZE_REQUEST = re.compile(r"\W*(please\W+)?summari[sz]e\W+(this|the)\W+conversation\W*", re.IGNORECASE)
+# LangChain's XML rendering of messages (langchain_core messages/utils.py get_buffer_string(format="xml")): a
+# message element per message, its type human / ai / system / tool; an AI message with tool calls holds its text
+# in <content> and each call as <tool_call id=".." name="..">arguments</tool_call>; texts escaped as XML.
+LANGCHAIN_MESSAGE = re.compile(r'<message type="(\w+)">(.*?)</message>', re.DOTALL)
+LANGCHAIN_CONTENT = re.compile(r"^  <content>(.*?)</content>$", re.DOTALL | re.MULTILINE)
+LANGCHAIN_CALL = re.compile(r'^  <tool_call id="(.*?)" name="(.*?)">(.*?)</tool_call>$', re.DOTALL | re.MULTILINE)
+LANGCHAIN_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
 
 
 @dataclass(frozen=True)
@@ -150,8 +160,36 @@ def _without_instructions(messages: list[dict[str, Any]]) -> list[dict[str, Any]
     return messages
 
 
+def langchain_conversation(messages: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """The conversation a request of one message embeds as LangChain's message elements, as chat messages (a
+    tool result answers the oldest call shown before it still unanswered, as a reader pairs them: the elements
+    name no call of a result); None for another shape."""
+    if len(messages) != 1:
+        return None
+    conversation: list[dict[str, Any]] = []
+    unanswered: list[str] = []
+    for kind, body in LANGCHAIN_MESSAGE.findall(message_text(messages[0])):
+        role = LANGCHAIN_ROLES.get(kind, kind)
+        calls = LANGCHAIN_CALL.findall(body) if role == "assistant" else []
+        if calls:
+            content = LANGCHAIN_CONTENT.search(body)
+            unanswered = [unescape(call_id) for call_id, _, _ in calls]
+            conversation.append({"role": role, "content": unescape(content[1]) if content else "", "tool_calls": [
+                {"id": call_id, "type": "function", "function": {"name": unescape(name), "arguments": unescape(args)}}
+                for call_id, (_, name, args) in zip(unanswered, calls)]})
+        elif role == "tool":
+            conversation.append({"role": role, "content": unescape(body),
+                                 "tool_call_id": unanswered.pop(0) if unanswered else ""})
+        else:
+            conversation.append({"role": role, "content": unescape(body)})
+    return conversation or None
+
+
 def summarize(messages: list[dict[str, Any]], *, seed: int, knobs: SummarizerKnobs | None = None) -> dict[str, Any]:
     """The summary reply to one summary request: the facts shown, each kept as its knobs draw."""
+    embedded = langchain_conversation(messages)
+    if embedded is not None:  # read as a conversation followed by its instruction, as Inspect's request is
+        messages = [*embedded, {"role": "user", "content": ""}]
     if not (messages and EVENT_OPEN in message_text(messages[0])):
         messages = adk_prompt.transcript(messages) or messages
     messages = _without_instructions(messages)
