@@ -338,6 +338,7 @@ def test_conversion_is_once_per_message(monkeypatch):
     converted: list[int] = []
     original = adapter.to_inspect
     monkeypatch.setattr(adapter, "to_inspect", lambda message, cid: converted.append(cid) or original(message, cid))
+    strategy = build_strategy(StrategySpec("inspect.compaction_edit", {"threshold": 3000}))
     ctx = context()
     tool_steps(ctx, strategy, 30, 300)
     assert any(e["type"] == "compaction" for e in ctx.log.events)
