@@ -71,19 +71,6 @@ def long_context(turns: int, words: int, cache: str = "anthropic", summary: dict
     return ctx
 
 
-def agent_steps(ctx: Any, strategy: Any, steps: int, words: int = 300) -> None:
-    """`steps` main requests as the runner makes them: the strategy's hook, the reply (one `read` call, its usage the
-    request's size), the call's result of about `words` words."""
-    from tests.reset_helpers import success, tool_call
-
-    for step in range(steps):
-        strategy.before_request(ctx)
-        success(ctx, strategy, {"role": "assistant", "content": "", "tool_calls": [tool_call(f"s{step}", "read", {})]},
-                input_tokens=ctx.prompt_tokens_estimate())
-        ctx.add_message({"role": "tool", "tool_call_id": f"s{step}", "name": "read", "content": "w " * words},
-                        origin="tool")
-
-
 def record_wire_requests(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
     """Every request a library's SDK client sends through ctxbench's transport, as (path, beta header, body)."""
     import json

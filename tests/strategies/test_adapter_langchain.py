@@ -20,7 +20,7 @@ from harness.core.errors import ConfigError
 from harness.models.mock.summarizer import HEADER, summarize
 from strategies import StrategySpec, build_strategy
 from strategies.adapters import LANGCHAIN, Library
-from tests.adapter_helpers import agent_steps, requires
+from tests.adapter_helpers import requires, tool_steps
 from tests.reset_helpers import SYSTEM, context, success, tool_call
 from tests.tasks.test_suites import opening, small_env
 
@@ -332,7 +332,7 @@ def test_each_message_is_converted_once_and_the_state_only_grows_between_edits(m
                          (CLEAR, {"edits": [{"trigger": 3000}]})):
         converted.clear()
         ctx = context()
-        agent_steps(ctx, _adapter(name, config), steps=30)
+        tool_steps(ctx, _adapter(name, config), 30, 300)
         assert any(e["type"] in ("compaction", "condensation") for e in ctx.log.events)
         assert sorted(converted) == sorted(set(converted))
 
