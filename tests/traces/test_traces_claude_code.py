@@ -256,6 +256,7 @@ def test_a_project_directory_reads_sessions_and_its_subagent_files_only_when_ask
     assert {t.trace_id for t in load_traces([HERE])} == sessions
     everything = {t.trace_id: t for t in load_traces([HERE], include_sidechains=True)}
     assert set(everything) == sessions | {"ae4a77f8-aedd-4bc1-888f-c94edc91af04/aac57f5",
+                                          "8463c716-a2ea-4c14-9efa-87158ebd9f20/a7be2f0",
                                           "5e1f0c3a-7b2d-4e8f-9a61-2c4d8e0b7f13/b0000000-0000-4000-8000-000000000001"}
     subagent = everything["ae4a77f8-aedd-4bc1-888f-c94edc91af04/aac57f5"]
     assert roles(subagent) == ["user", "assistant", *["tool"] * 6, "assistant", *["tool"] * 6, "assistant"]
@@ -381,7 +382,7 @@ def test_cli_replays_the_sessions_under_none_and_observation_masking(tmp_path, c
                 "--out", str(out), "--no-progress"]) == 0
     assert "observation_masking" in capsys.readouterr().out
     rows = read_runs(out)
-    assert len(rows) == 10 and {row["family"] for row in rows} == {"claude-code"}
+    assert len(rows) == 12 and {row["family"] for row in rows} == {"claude-code"}
     assert {row["recorded_input_tokens"] for row in rows if row["task_id"].startswith("d6e0bada")} == {105981}
     assert all(row["requests"] > 0 for row in rows)
     assert json.loads((out / "config.json").read_text())["format_options"] == {"include_sidechains": True}
