@@ -853,12 +853,13 @@ def _cmd_tasks(args: argparse.Namespace) -> int:
 
 def _cmd_replay(args: argparse.Namespace) -> int:
     from harness.conversation.replay import replay_file
+    from harness.conversation.events import event_logs
     from harness.results.layout import EVENTS_DIR
 
     files: list[Path] = []
     for item in args.events:
         path = Path(item)
-        files.extend(sorted((path / EVENTS_DIR).glob("*.jsonl")) if path.is_dir() else [path])
+        files.extend(event_logs(path / EVENTS_DIR) if path.is_dir() else [path])
     if not files:
         raise ConfigError(f"replay: no event files in {args.events}")
     failed = 0

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.bench import common
+from harness.conversation.events import event_log_path
 from harness.bench.common import BenchOptions, Figure
 
 MEMORY_REPEATS = 3  # fresh RSS children per task: the figure is their median, their range is in the note
@@ -60,7 +61,7 @@ def memory_child(suite: str, task_id: str, strategy: str, trace: bool) -> dict[s
         if trace:
             tracemalloc.stop()
         peak = _status_bytes("VmHWM")
-        texts = common.distinct_contents(common.events(Path(tmp) / f"{cell.run_id}.jsonl"))
+        texts = common.distinct_contents(common.events(event_log_path(tmp, cell.run_id)))
     return {"rss_growth": max(peak - before, 0), "traced_peak": peak_traced,
             "content": sum(len(t.encode("utf-8")) for t in texts)}
 

@@ -6,6 +6,8 @@ import json
 import time
 from pathlib import Path
 
+from harness.conversation.events import event_log_path
+
 STEP_RESULT_TOKENS = 200  # the tool result each measured step adds: the same at every context size
 
 _FILLER = ("amber basalt cedar delta ember fjord garnet harbor iris juniper kestrel lagoon meadow nectar onyx "
@@ -42,7 +44,7 @@ class Session:
         environment = TaskRow("bench", "chained_lookup", 1, {"hops": 4, "files": 2, "distractors": 2}).build()
         profiles = build_profiles(mock_profiles(window=10 * tokens + 100_000))
         name = f"bench-{tokens}-{messages}"
-        self.ctx = RunContext(EventLog(Path(tmp) / f"{name}.jsonl", in_memory=False), profiles, run_id=name, seed=0)
+        self.ctx = RunContext(EventLog(event_log_path(tmp, name), in_memory=False), profiles, run_id=name, seed=0)
         self.main = LLMClient(profiles[MAIN_PROFILE], session=name, seed=0)
         self.ctx.tools = [spec.schema() for spec in environment.tool_specs()]
         self.ctx.add_message({"role": "system", "content": environment.system_prompt}, origin="task")

@@ -29,6 +29,39 @@ OUTSIDE_TEXT_FIELDS = ("error", "traceback")
 # `long` work_queue run (2.7 MB -> 1.7 MB at 64 KiB) for no CPU that a run's figures show (~60 more writes of a
 # 4 MB log). The log is flushed when the run closes it, as before.
 WRITE_BUFFER_BYTES = 1 << 16
+# A run's log in a results directory's events/ (harness.results.layout): `<run_id>.jsonl`. Every reader finds a
+# run's log with find_event_log and lists logs with event_logs, never by building the name itself.
+EVENT_LOG_SUFFIXES = (".jsonl",)
+WRITTEN_SUFFIX = EVENT_LOG_SUFFIXES[0]
+
+
+def event_log_path(events_dir: str | Path, run_id: str) -> Path:
+    """Where a run's log is written."""
+    return Path(events_dir) / f"{run_id}{WRITTEN_SUFFIX}"
+
+
+def find_event_log(events_dir: str | Path, run_id: str) -> Path:
+    """A run's log as it is on disk, in whichever layout wrote it (the written name when there is none)."""
+    for suffix in EVENT_LOG_SUFFIXES:
+        path = Path(events_dir) / f"{run_id}{suffix}"
+        if path.is_file():
+            return path
+    return event_log_path(events_dir, run_id)
+
+
+def event_log_run_id(path: str | Path) -> str | None:
+    """The run id an event log's file name holds (None: not an event log's name)."""
+    name = Path(path).name
+    return next((name[: -len(suffix)] for suffix in EVENT_LOG_SUFFIXES if name.endswith(suffix)), None)
+
+
+def event_logs(events_dir: str | Path) -> list[Path]:
+    """The event logs in an events/ directory, in run id order."""
+    directory = Path(events_dir)
+    if not directory.is_dir():
+        return []
+    found = [path for path in directory.iterdir() if path.is_file() and event_log_run_id(path)]
+    return sorted(found, key=lambda path: event_log_run_id(path) or "")
 
 
 class EventLog:

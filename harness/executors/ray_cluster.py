@@ -21,6 +21,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable
 
+from harness.conversation.events import event_log_path
 from harness.models import limits
 from harness.core.errors import ConfigError
 from harness.executors.base import LostRow, MayStart, OnRow, RunCell
@@ -126,7 +127,7 @@ def run_remote(cell: Any, run_cell: RunCell) -> tuple[bool, Any, bytes | None]:
             returned, value = True, run_cell(here)
         except Exception as exc:  # the parent makes its row (lost_row), as with local processes
             returned, value = False, _picklable(exc)
-        log = Path(local) / f"{cell.run_id}.jsonl"
+        log = event_log_path(local, cell.run_id)
         return returned, value, log.read_bytes() if log.exists() else None
     finally:
         shutil.rmtree(local, ignore_errors=True)
@@ -155,7 +156,7 @@ def write_log(cell: Any, data: bytes | None) -> None:
     events/<run id>.jsonl is always a whole log (or the one from before)."""
     if data is None:
         return
-    target = Path(cell.events_dir) / f"{cell.run_id}.jsonl"
+    target = event_log_path(cell.events_dir, cell.run_id)
     target.parent.mkdir(parents=True, exist_ok=True)
     temp = target.with_name(target.name + ".tmp")
     with open(temp, "wb") as handle:

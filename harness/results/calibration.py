@@ -61,12 +61,12 @@ def compared_requests(results_dir: str | Path) -> pd.DataFrame:
 
 def _writes_1h(runs: pd.DataFrame, results_dir: str | Path) -> dict[str, bool]:
     """Whether each run's recorded writes used the 1h TTL (any request recording 1h writes)."""
-    from harness.conversation.events import read_events
+    from harness.conversation.events import find_event_log, read_events
     from harness.results.layout import EVENTS_DIR
 
     found: dict[str, bool] = {}
     for run_id in runs["run_id"]:
-        path = Path(results_dir) / EVENTS_DIR / f"{run_id}.jsonl"
+        path = find_event_log(Path(results_dir) / EVENTS_DIR, run_id)
         found[run_id] = path.exists() and any(
             (event.get("recorded") or {}).get("cache_write_1h_tokens") for event in read_events(path)
             if event["type"] == "llm_call")

@@ -18,7 +18,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 import pandas as pd
 
-from harness.conversation.events import read_events
+from harness.conversation.events import find_event_log, read_events
 from harness.core.secrets import scrub
 from harness.models.profiles import MAIN_PROFILE
 from harness.results.layout import EVENTS_DIR
@@ -166,9 +166,9 @@ def _known(value: int | None) -> str:
 
 
 def _first_row(results_dir: Path, run: Mapping[str, Any]) -> list[str]:
-    path = results_dir / EVENTS_DIR / f"{run['run_id']}.jsonl"
+    path = find_event_log(results_dir / EVENTS_DIR, run["run_id"])
     found = first_forgotten(read_events(path)) if path.exists() else None
-    trace = f"[{run['task_id']}]({EVENTS_DIR}/{run['run_id']}.jsonl)"
+    trace = f"[{run['task_id']}]({EVENTS_DIR}/{path.name})"
     if found is None:  # no log, or one without the examples its row counts: said rather than guessed
         return [trace, str(run["strategy"]), "n/a", "", "", "", "", ""]
     return [trace, str(run["strategy"]), _known(found.request), f"{found.forgotten:,}",

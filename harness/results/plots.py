@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable
 
 import pandas as pd
 
+from harness.conversation.events import find_event_log
 from harness.core.errors import ConfigError, did_you_mean
 from harness.results.layout import CONFIG_FILE, EVENTS_DIR, PLOTS_DIR
 from harness.results.stats import pareto_front
@@ -60,7 +61,7 @@ def context_window(results_dir: str | Path, run_ids: Iterable[str]) -> int | Non
     """The main profile's window of these runs: from each run's run_start event (its first line), else
     config.json's profiles; None when neither is readable or the model's limit is unknown."""
     for run_id in run_ids:
-        path = Path(results_dir) / EVENTS_DIR / f"{run_id}.jsonl"
+        path = find_event_log(Path(results_dir) / EVENTS_DIR, run_id)
         try:
             with open(path, encoding="utf-8") as handle:
                 start = json.loads(handle.readline())

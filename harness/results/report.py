@@ -7,7 +7,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from harness.core.errors import ConfigError
-from harness.conversation.events import read_events
+from harness.conversation.events import find_event_log, read_events
 from harness.results.forgotten import forgotten_section
 from harness.results.metrics import LOOP_CONDENSATIONS
 from harness.core.numbers import DOLLARS, SIGNED_USD, USD
@@ -95,7 +95,7 @@ def requests_frame(results_dir: str | Path, runs: pd.DataFrame | None = None) ->
     runs = runs_frame(results_dir) if runs is None else runs
     rows: list[dict[str, Any]] = []
     for run in runs.to_dict("records"):
-        path = Path(results_dir) / EVENTS_DIR / f"{run['run_id']}.jsonl"
+        path = find_event_log(Path(results_dir) / EVENTS_DIR, run["run_id"])
         if path.exists():
             rows.extend(_run_requests(path, run))
     return pd.DataFrame(rows, columns=REQUEST_COLUMNS)

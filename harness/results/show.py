@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from harness.core.errors import ConfigError, did_you_mean
-from harness.conversation.events import read_events
+from harness.conversation.events import event_log_run_id, event_logs, find_event_log, read_events
 from harness.conversation.replay import ReplayReport, replay_event
 from harness.results.layout import EVENTS_DIR, RUNS_FILE, read_runs
 from harness.core.tokens import message_text
@@ -81,7 +81,7 @@ class RunFiles:
 def run_ids(results_dir: Path) -> tuple[list[str], dict[str, dict[str, Any]]]:
     """The runs of a results directory (its event logs, and rows whose log is missing) and its rows by run id."""
     rows = {row["run_id"]: row for row in read_runs(results_dir)} if (results_dir / RUNS_FILE).exists() else {}
-    ids = sorted({p.stem for p in (results_dir / EVENTS_DIR).glob("*.jsonl")} | set(rows))
+    ids = sorted({event_log_run_id(p) for p in event_logs(results_dir / EVENTS_DIR)} | set(rows))
     return ids, rows
 
 
@@ -102,7 +102,7 @@ def resolve(target: str, run_id: str | None) -> RunFiles | None:
     run_id = run_id if run_id is not None else ids[0]
     if run_id not in ids:
         raise ConfigError(f"show: --run {run_id!r} is not a run of {path}{did_you_mean(run_id, ids)}")
-    events_path = path / EVENTS_DIR / f"{run_id}.jsonl"
+    events_path = find_event_log(path / EVENTS_DIR, run_id)
     if not events_path.is_file():
         raise ConfigError(f"show: run {run_id!r} has a row in {path / RUNS_FILE} but no event log {events_path}")
     return RunFiles(events_path, rows.get(run_id))

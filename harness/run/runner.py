@@ -20,7 +20,7 @@ from harness.run.contain import Guarded, RunCrash, contained, guarded_call
 from harness.conversation.context import RunContext
 from harness.models.profiles import MAIN_PROFILE
 from harness.core.errors import ConfigError, CtxbenchError, StrategyFailed
-from harness.conversation.events import EventLog, read_events
+from harness.conversation.events import EventLog, event_log_path, find_event_log, read_events
 from harness.executors import make_executor, runs_under_way, settle_heap
 from harness.core.frozen import MessageEditError
 from harness.models.llm import LLMClient, LLMProfile, is_context_window_error
@@ -122,7 +122,7 @@ def run_cell(cell: Cell, client: Callable[..., LLMClient] = LLMClient) -> dict[s
 def _run_cell(cell: Cell, client: Callable[..., LLMClient]) -> dict[str, Any]:
     wall_start, cpu_start = time.perf_counter(), time.thread_time()  # this run's thread alone
     remember(cell.profiles, cell.strategy.config)  # known already unless this is a spawned worker
-    events_path = Path(cell.events_dir) / f"{cell.run_id}.jsonl"
+    events_path = event_log_path(cell.events_dir, cell.run_id)
     metrics = RunMetrics()
     log = EventLog(events_path, in_memory=False, on_append=metrics.add)
     profiles = build_profiles(cell.profiles)
@@ -364,7 +364,7 @@ def lost_row(cell: Cell, error: BaseException) -> dict[str, Any]:
     (harness.executors.process_threads.WorkerExited), made here with the metrics of the events its log holds."""
     metrics = RunMetrics()
     try:
-        for event in read_events(Path(cell.events_dir) / f"{cell.run_id}.jsonl"):
+        for event in read_events(find_event_log(cell.events_dir, cell.run_id)):
             metrics.add(event)
     except (OSError, CtxbenchError, MetricsError):
         pass  # the log up to its first unreadable line (the worker may have died writing it)

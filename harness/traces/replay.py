@@ -30,7 +30,7 @@ from harness.conversation.context import RunContext
 from harness.models.profiles import MAIN_PROFILE
 from harness.run.contain import Guarded, guarded_call
 from harness.core.errors import ConfigError
-from harness.conversation.events import EventLog
+from harness.conversation.events import EventLog, event_log_path
 from harness.models.llm import LLMClient, is_context_window_error
 from harness.results.metrics import RunMetrics
 from harness.models.profiles import build_profiles
@@ -337,7 +337,7 @@ def replay_cell(cell: TraceCell) -> dict[str, Any]:
     """Replay one trace under one strategy to its end; return its runs.jsonl row."""
     wall_start, cpu_start = time.perf_counter(), time.thread_time()
     metrics = RunMetrics()
-    log = EventLog(Path(cell.events_dir) / f"{cell.run_id}.jsonl", in_memory=False, on_append=metrics.add)
+    log = EventLog(event_log_path(cell.events_dir, cell.run_id), in_memory=False, on_append=metrics.add)
     profiles = build_profiles(cell.profiles)
     clock = RunClock(ClockConfig(), [cell.trace.trace_id, SEED])  # advanced by simulated model time alone
     ctx = RunContext(log, profiles, run_id=cell.run_id, seed=SEED, clock=clock)

@@ -43,7 +43,7 @@ from typing import Any, Iterable, Mapping
 
 from harness.models.profiles import MAIN_PROFILE
 from harness.core.errors import ConfigError
-from harness.conversation.events import read_events
+from harness.conversation.events import find_event_log, read_events
 from harness.results.layout import CONFIG_FILE, EVENTS_DIR, RUNS_FILE, read_runs
 from harness.core.secrets import scrub
 from harness.core.tokens import message_text, stable_hash
@@ -373,7 +373,7 @@ class InspectLogs:
 
     def add(self, row: Mapping[str, Any]) -> None:
         label = str(row.get("strategy"))
-        sample = run_sample(row, self.results_dir / EVENTS_DIR / f"{row['run_id']}.jsonl", self.epoch(row.get("seed")))
+        sample = run_sample(row, find_event_log(self.results_dir / EVENTS_DIR, row["run_id"]), self.epoch(row.get("seed")))
         self.samples.setdefault(label, {})[row["run_id"]] = sample
         self.rows.setdefault(label, {})[row["run_id"]] = row
         if self.live:
