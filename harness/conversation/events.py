@@ -123,6 +123,16 @@ class EventLog:
         return (e for e in self.events if e["type"] == type_)
 
 
+def first_event(path: str | Path) -> dict[str, Any] | None:
+    """A log's first event (its run_start) without reading the rest; None when it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            event = json.loads(handle.readline())
+    except (OSError, ValueError):
+        return None
+    return event if isinstance(event, dict) else None
+
+
 def read_events(path: str | Path) -> list[dict[str, Any]]:
     """Load an event file, naming the file and line of any corruption (missing file, bytes that are
     not UTF-8, a line that is not a JSON object, an id out of sequence)."""

@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterable
 
 import pandas as pd
 
-from harness.conversation.events import find_event_log
+from harness.conversation.events import find_event_log, first_event
 from harness.core.errors import ConfigError, did_you_mean
 from harness.results.layout import CONFIG_FILE, EVENTS_DIR, PLOTS_DIR
 from harness.results.stats import pareto_front
@@ -61,13 +61,8 @@ def context_window(results_dir: str | Path, run_ids: Iterable[str]) -> int | Non
     """The main profile's window of these runs: from each run's run_start event (its first line), else
     config.json's profiles; None when neither is readable or the model's limit is unknown."""
     for run_id in run_ids:
-        path = find_event_log(Path(results_dir) / EVENTS_DIR, run_id)
-        try:
-            with open(path, encoding="utf-8") as handle:
-                start = json.loads(handle.readline())
-        except (OSError, ValueError):
-            continue
-        main = (start.get("profiles") or {}).get("main") if isinstance(start, dict) else None
+        start = first_event(find_event_log(Path(results_dir) / EVENTS_DIR, run_id)) or {}
+        main = (start.get("profiles") or {}).get("main")
         if isinstance(main, dict):
             return profile_window(main)
     try:
