@@ -1,4 +1,4 @@
-"""The append-only event log of one run, mirrored line by line to `events/<run_id>.jsonl`.
+"""The append-only event log of one run, mirrored line by line to `events/<run_id>.jsonl.gz`.
 
 Nothing is ever removed from the log. Strategies change what the model sees only by
 appending events that carry `view_ops` (see harness.conversation.view), so the view that was sent can
@@ -7,14 +7,22 @@ always be rebuilt from the file alone.
 A run's log lives in its file: the runner keeps none of its events in memory
 (`in_memory=False`) and folds what it needs as they are appended (the view, the metrics).
 A log without a file keeps its events in `events`, for tests and scripts to read back.
+
+On disk a log is gzip'd JSON Lines (`zcat` reads it, as do pandas, polars and DuckDB), and a large message
+content is a reference, `{"$blob": "<sha256>"}`, to the text stored once in `events/blobs/`
+(harness.conversation.blobs). read_events gives the events back whole, as they were appended. Logs written
+before compression (`events/<run_id>.jsonl`, every text inline) are read the same way.
 """
 from __future__ import annotations
 
+import gzip
 import json
 import os
+import zlib
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
+from harness.conversation.blobs import BLOBS_DIR, COMPRESS_LEVEL, GZIP_WBITS, BLOB_MIN_CHARS, BlobStore, is_blob_hash
 from harness.core.errors import ReplayMismatch
 from harness.core.fast_json import json_line
 from harness.core.secrets import scrub
@@ -29,15 +37,25 @@ OUTSIDE_TEXT_FIELDS = ("error", "traceback")
 # `long` work_queue run (2.7 MB -> 1.7 MB at 64 KiB) for no CPU that a run's figures show (~60 more writes of a
 # 4 MB log). The log is flushed when the run closes it, as before.
 WRITE_BUFFER_BYTES = 1 << 16
-# A run's log in a results directory's events/ (harness.results.layout): `<run_id>.jsonl`. Every reader finds a
-# run's log with find_event_log and lists logs with event_logs, never by building the name itself.
-EVENT_LOG_SUFFIXES = (".jsonl",)
+# A run's log in a results directory's events/ (harness.results.layout): `<run_id>.jsonl.gz`, or `<run_id>.jsonl`
+# as written before compression. Every reader finds a run's log with find_event_log and lists logs with
+# event_logs, never by building the name itself.
+EVENT_LOG_SUFFIXES = (".jsonl.gz", ".jsonl")
 WRITTEN_SUFFIX = EVENT_LOG_SUFFIXES[0]
+BLOB_REF = "$blob"  # {"$blob": sha256}: where a line holds a reference to a stored text instead of the text
+# The texts stored as blobs, the ones that recur from run to run: a message's content (a tool output, the task's
+# statement) and a top-level `content` (a tool output a strategy offloaded, harness.conversation.context).
+STORED_FIELD = "content"
+
+
+def event_log_name(run_id: str) -> str:
+    """The file name a run's log is written under."""
+    return f"{run_id}{WRITTEN_SUFFIX}"
 
 
 def event_log_path(events_dir: str | Path, run_id: str) -> Path:
     """Where a run's log is written."""
-    return Path(events_dir) / f"{run_id}{WRITTEN_SUFFIX}"
+    return Path(events_dir) / event_log_name(run_id)
 
 
 def find_event_log(events_dir: str | Path, run_id: str) -> Path:
@@ -64,6 +82,62 @@ def event_logs(events_dir: str | Path) -> list[Path]:
     return sorted(found, key=lambda path: event_log_run_id(path) or "")
 
 
+def is_compressed(path: str | Path) -> bool:
+    return str(path).endswith(".gz")
+
+
+def blob_store(log_path: str | Path) -> BlobStore:
+    """The blob store beside a log (its events/ directory's)."""
+    return BlobStore(Path(log_path).parent / BLOBS_DIR)
+
+
+class _PlainFile:
+    """A log file as written before compression (kept for a log a caller names `.jsonl`)."""
+
+    def __init__(self, path: Path):
+        self._file = open(path, "wb", buffering=WRITE_BUFFER_BYTES)
+        self.write = self._file.write
+
+    def sync(self) -> None:
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self.sync()
+        self._file.close()
+
+
+class _CompressedFile:
+    """A log file written through zlib as one gzip member: a line costs one compress call, rarely a write."""
+
+    def __init__(self, path: Path):
+        self._file = open(path, "wb", buffering=WRITE_BUFFER_BYTES)
+        self._compressor = zlib.compressobj(COMPRESS_LEVEL, zlib.DEFLATED, GZIP_WBITS)
+
+    def write(self, data: bytes) -> None:
+        self._file.write(self._compressor.compress(data))
+
+    def sync(self) -> None:
+        """What was written so far, on disk and readable (a sync flush: the stream goes on after it)."""
+        self._file.write(self._compressor.flush(zlib.Z_SYNC_FLUSH))
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self._file.write(self._compressor.flush())
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+
+
+def _large(value: Any) -> bool:
+    return isinstance(value, str) and len(value) >= BLOB_MIN_CHARS
+
+
+def _is_reference(value: Any) -> bool:
+    return isinstance(value, dict) and len(value) == 1 and is_blob_hash(value.get(BLOB_REF))
+
+
 class EventLog:
     def __init__(self, path: Path | None = None, *, in_memory: bool = True,
                  on_append: Callable[[dict[str, Any]], None] | None = None):
@@ -75,10 +149,14 @@ class EventLog:
         self._events: list[dict[str, Any]] | None = [] if in_memory else None
         self._count = 0
         self._on_append = on_append
-        self._file = None
+        self._file: _PlainFile | _CompressedFile | None = None
+        self._blobs: BlobStore | None = None
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(path, "wb", buffering=WRITE_BUFFER_BYTES)
+            if is_compressed(path):
+                self._file, self._blobs = _CompressedFile(path), blob_store(path)
+            else:
+                self._file = _PlainFile(path)
 
     @property
     def events(self) -> list[dict[str, Any]]:
@@ -97,19 +175,36 @@ class EventLog:
         if self._events is not None:
             self._events.append(event)
         if self._file is not None:
-            self._file.write(json_line(event))
+            self._file.write(json_line(self._stored(event) if self._blobs is not None else event))
         if self._on_append is not None:
             self._on_append(event)
         return event
 
+    def _stored(self, event: dict[str, Any]) -> dict[str, Any]:
+        """The event as its line holds it: a large content (top-level or a message's) as a reference to the
+        text in the blob store, which is on disk before the line is written."""
+        content, message = event.get(STORED_FIELD), event.get("message")
+        inner = message.get(STORED_FIELD) if isinstance(message, dict) else None
+        if not _large(content) and not _large(inner):
+            return event
+        stored = dict(event)
+        if _large(content):
+            stored[STORED_FIELD] = self._reference(content)
+        if _large(inner):
+            stored["message"] = {**message, STORED_FIELD: self._reference(inner)}
+        return stored
+
+    def _reference(self, text: str) -> str | dict[str, str]:
+        digest = self._blobs.put(text) if self._blobs is not None else None
+        return text if digest is None else {BLOB_REF: digest}
+
     def flush(self) -> None:
+        """Put what was appended so far on disk."""
         if self._file is not None:
-            self._file.flush()
-            os.fsync(self._file.fileno())
+            self._file.sync()
 
     def close(self) -> None:
         if self._file is not None:
-            self.flush()
             self._file.close()
             self._file = None
 
@@ -126,25 +221,67 @@ class EventLog:
 def first_event(path: str | Path) -> dict[str, Any] | None:
     """A log's first event (its run_start) without reading the rest; None when it cannot be read."""
     try:
-        with open(path, "rb") as handle:
+        with _open(path) as handle:
             event = json.loads(handle.readline())
-    except (OSError, ValueError):
+        return _resolved(event, _Blobs(path)) if isinstance(event, dict) else None
+    except (OSError, EOFError, zlib.error, ValueError):
         return None
-    return event if isinstance(event, dict) else None
+
+
+def _open(path: str | Path) -> Any:
+    return gzip.open(path, "rb") if is_compressed(path) else open(path, "rb")
+
+
+class _Blobs:
+    """The texts a log refers to, read from its blob store once each."""
+
+    def __init__(self, log_path: str | Path):
+        self.store = blob_store(log_path)
+        self.texts: dict[str, str] = {}
+
+    def text(self, reference: dict[str, str]) -> str:
+        digest = reference[BLOB_REF]
+        if digest not in self.texts:
+            self.texts[digest] = self.store.get(digest)
+        return self.texts[digest]
+
+
+def _resolved(event: dict[str, Any], blobs: _Blobs) -> dict[str, Any]:
+    """The event with the texts its line refers to put back (in place)."""
+    if _is_reference(event.get(STORED_FIELD)):
+        event[STORED_FIELD] = blobs.text(event[STORED_FIELD])
+    message = event.get("message")
+    if isinstance(message, dict) and _is_reference(message.get(STORED_FIELD)):
+        message[STORED_FIELD] = blobs.text(message[STORED_FIELD])
+    return event
+
+
+def _numbered_lines(path: str | Path, handle: Any) -> Iterable[tuple[int, bytes]]:
+    """The file's lines, numbered; a compressed log cut short or damaged (a run killed while writing it, a
+    copy torn) is an error naming the line where it breaks."""
+    number = 0
+    try:
+        for number, line in enumerate(handle, 1):
+            yield number, line
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise ReplayMismatch(f"{path}:{number + 1}: the compressed log breaks off here ({exc}); a run killed while "
+                             "its log was written is run again by `ctxbench run --resume`") from exc
 
 
 def read_events(path: str | Path) -> list[dict[str, Any]]:
-    """Load an event file, naming the file and line of any corruption (missing file, bytes that are
-    not UTF-8, a line that is not a JSON object, an id out of sequence)."""
-    events = []
+    """Load an event file (compressed or not), naming the file and line of any corruption (missing file,
+    bytes that are not UTF-8, a line that is not a JSON object, an id out of sequence, a compressed stream
+    cut short, a stored text missing)."""
+    events: list[dict[str, Any]] = []
     if os.path.exists(path) and not os.path.isdir(path) and not os.path.isfile(path):  # a FIFO would block the open
         raise ReplayMismatch(f"{path}: cannot read event log: not a regular file (a device, FIFO or socket)")
     try:
-        handle = open(path, "rb")
+        handle = _open(path)
     except OSError as exc:
         raise ReplayMismatch(f"{path}: cannot read event log: {exc.strerror}") from exc
+    blobs = _Blobs(path)
     with handle:
-        for number, line in enumerate(handle, 1):
+        for number, line in _numbered_lines(path, handle):
             if not line.strip():
                 continue
             try:
@@ -159,5 +296,11 @@ def read_events(path: str | Path) -> list[dict[str, Any]]:
                                      f"{type(event).__name__}")
             if event.get("id") != len(events):
                 raise ReplayMismatch(f"{path}:{number}: event id {event.get('id')!r}, expected {len(events)}")
-            events.append(event)
+            try:
+                events.append(_resolved(event, blobs))
+            except OSError as exc:
+                raise ReplayMismatch(f"{path}:{number}: its content is stored in {blobs.store.directory}, which "
+                                     f"does not have it ({exc.strerror})") from exc
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise ReplayMismatch(f"{path}:{number}: its stored content cannot be read: {exc}") from exc
     return events

@@ -116,9 +116,10 @@ class RaySlot:
         ray.get(self.actor.release.remote(self.key))
 
 
-def run_remote(cell: Any, run_cell: RunCell) -> tuple[bool, Any, bytes | None]:
+def run_remote(cell: Any, run_cell: RunCell) -> tuple[bool, Any, dict[str, bytes]]:
     """In a Ray worker: run the cell with its event log in a temporary directory of this machine; returns
-    whether it returned, its row (or the error it raised) and the event log's bytes (None: none written)."""
+    whether it returned, its row (or the error it raised) and the files it wrote there, by path relative to that
+    directory (its event log and the blobs the log refers to; none: no log written)."""
     local = tempfile.mkdtemp(prefix="ctxbench-ray-", dir=SCRATCH if os.path.isdir(SCRATCH) else None)
     try:
         here = copy.copy(cell)
@@ -127,8 +128,9 @@ def run_remote(cell: Any, run_cell: RunCell) -> tuple[bool, Any, bytes | None]:
             returned, value = True, run_cell(here)
         except Exception as exc:  # the parent makes its row (lost_row), as with local processes
             returned, value = False, _picklable(exc)
-        log = event_log_path(local, cell.run_id)
-        return returned, value, log.read_bytes() if log.exists() else None
+        written = {path.relative_to(local).as_posix(): path.read_bytes()
+                   for path in Path(local).rglob("*") if path.is_file() and not path.name.endswith(".tmp")}
+        return returned, value, written
     finally:
         shutil.rmtree(local, ignore_errors=True)
 
@@ -147,23 +149,26 @@ class _CellRunner:
         """Answered once the actor is up with its imports done (RayActors waits for every actor's)."""
         return True
 
-    def run(self, cell: Any, run_cell: RunCell) -> tuple[bool, Any, bytes | None]:
+    def run(self, cell: Any, run_cell: RunCell) -> tuple[bool, Any, dict[str, bytes]]:
         return run_remote(cell, run_cell)
 
 
-def write_log(cell: Any, data: bytes | None) -> None:
-    """Put a worker's event log in the results directory: written to a temporary name, then renamed, so
-    events/<run id>.jsonl is always a whole log (or the one from before)."""
-    if data is None:
-        return
-    target = event_log_path(cell.events_dir, cell.run_id)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temp = target.with_name(target.name + ".tmp")
-    with open(temp, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temp, target)
+def write_log(cell: Any, files: dict[str, bytes]) -> None:
+    """Put a worker's event log in the results directory: the blobs it refers to first (a blob already there
+    is the same text), then the log, each written to a temporary name and renamed, so events/<run id>.jsonl.gz
+    is always a whole log (or the one from before) whose blobs are all there."""
+    log = event_log_path(".", cell.run_id).name
+    for name in sorted(files, key=lambda name: name == log):  # the log last
+        target = Path(cell.events_dir) / name
+        if name != log and target.is_file():
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        descriptor, temp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(files[name])
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, target)
 
 
 class RayActors:
@@ -212,8 +217,8 @@ def _settle(future: Future, cell: Any, finished: Future) -> None:
     """Complete a cell's future from its actor's answer: the event log written first, then the row, or the
     error its run raised (or Ray's, when its actor died on every attempt) for lost_row."""
     try:
-        returned, value, log = finished.result()
-        write_log(cell, log)
+        returned, value, files = finished.result()
+        write_log(cell, files)
     except BaseException as exc:
         future.set_exception(exc)
         return

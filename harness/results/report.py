@@ -498,9 +498,9 @@ def checker_text(detail: Any, error: Any = None) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def failed_runs_section(runs: pd.DataFrame) -> list[str]:
-    """report.md's table of the runs that did not succeed: task (linked to its event log), strategy, seed,
-    termination, score and what the checker expected and was given."""
+def failed_runs_section(runs: pd.DataFrame, results_dir: str | Path) -> list[str]:
+    """report.md's table of the runs that did not succeed: task (linked to its event log, in the layout it was
+    written in), strategy, seed, termination, score and what the checker expected and was given."""
     lines = ["## Failed runs", ""]
     failed = runs[~runs["success"].astype(bool)]
     if failed.empty:
@@ -512,8 +512,9 @@ def failed_runs_section(runs: pd.DataFrame) -> list[str]:
               "e.g. it could not fit the window; `error`: a fault of the harness, the provider or a plug-in's code). "
               "Checker: what the task's checker expected and was given (runs.jsonl `detail`, whole in the event "
               "log's `run_end`).", ""]
-    rows = [[f"[{r['task_id']}](events/{r['run_id']}.jsonl)", str(r["strategy"]), str(r["seed"]),
-             str(r["termination"]), f"{float(r['score']):.2f}", checker_text(r.get("detail"), r.get("error"))]
+    events_dir = Path(results_dir) / EVENTS_DIR
+    rows = [[f"[{r['task_id']}]({EVENTS_DIR}/{find_event_log(events_dir, r['run_id']).name})", str(r["strategy"]),
+             str(r["seed"]), str(r["termination"]), f"{float(r['score']):.2f}", checker_text(r.get("detail"), r.get("error"))]
             for r in failed.head(FAILED_ROWS_SHOWN).to_dict("records")]
     header = ["task", "strategy", "seed", "termination", "score", "checker: expected vs given"]
     lines.append(markdown(header, rows, names=len(header)))
@@ -592,7 +593,7 @@ def report_markdown(results_dir: Path, runs: pd.DataFrame, summary: pd.DataFrame
         lines += ["Mean of (strategy - baseline) over runs with the same task_id and seed, its interval "
                   "resampling tasks; success and cache hit rate in percentage points. An interval that spans 0: "
                   "no difference shown on these tasks.", "", markdown_paired(paired)]
-    lines += ["", *failed_runs_section(runs), *extra_sections, "## Plots", ""]
+    lines += ["", *failed_runs_section(runs, results_dir), *extra_sections, "## Plots", ""]
     lines += [f"![{path.stem}](plots/{path.name})" for path in plots]
     return "\n".join(lines) + "\n"
 

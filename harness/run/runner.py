@@ -20,7 +20,7 @@ from harness.run.contain import Guarded, RunCrash, contained, guarded_call
 from harness.conversation.context import RunContext
 from harness.models.profiles import MAIN_PROFILE
 from harness.core.errors import ConfigError, CtxbenchError, StrategyFailed
-from harness.conversation.events import EventLog, event_log_path, find_event_log, read_events
+from harness.conversation.events import WRITTEN_SUFFIX, EventLog, event_log_path, find_event_log, read_events
 from harness.executors import make_executor, runs_under_way, settle_heap
 from harness.core.frozen import MessageEditError
 from harness.models.llm import LLMClient, LLMProfile, is_context_window_error
@@ -43,9 +43,9 @@ TERMINATIONS = ("submitted", "gave_up", "max_requests", "context_overflow", "str
                 "trace_end")
 
 
-# A run id names its event file, events/<run id>.jsonl: a file name has at most 255 bytes (ext4, XFS, Btrfs,
+# A run id names its event file, events/<run id>.jsonl.gz: a file name has at most 255 bytes (ext4, XFS, Btrfs,
 # APFS, NTFS) and a run id is ASCII. tasks.suites.TASK_ID_MAX leaves the label and seed their share.
-RUN_ID_MAX = 255 - len(".jsonl")
+RUN_ID_MAX = 255 - len(WRITTEN_SUFFIX)
 
 
 def run_id_for(task_id: str, label: str, seed: int, window: int | None = None) -> str:

@@ -145,7 +145,7 @@ FORMATS = ("auto", *FORMAT_MODULES)
 FORMAT_EXTRAS = {"inspect": "inspect"}
 # The options a format's `read` takes (keyword-only), by --format name: load_traces passes each format its own.
 FORMAT_OPTIONS: dict[str, tuple[str, ...]] = {"claude-code": ("include_sidechains",)}
-TRACE_SUFFIXES = (".json", ".jsonl", ".traj", ".eval")  # .traj.json ends in .json
+TRACE_SUFFIXES = (".json", ".jsonl", ".jsonl.gz", ".traj", ".eval")  # .traj.json ends in .json
 
 
 def format_module(fmt: str) -> Any:
@@ -199,19 +199,22 @@ def is_trace_dir(path: Path) -> bool:
 def read_head(path: Path) -> Any:
     """What detectors look at: a .json/.traj file parsed, a .jsonl file's first record, else None (an .eval
     file, a trace directory)."""
+    import gzip
     import json
+    import zlib
 
     from harness.traces.records import load_json, read_text
     from harness.core.user_files import check_depth
 
     if path.suffix == ".eval" or path.is_dir():
         return None
-    if path.suffix != ".jsonl":
+    if not path.name.endswith((".jsonl", ".jsonl.gz")):
         return load_json(path)
     try:
         if not path.is_file():
             read_text(path)  # refuses a FIFO, device or directory by name, without waiting on a FIFO
-        with open(path, encoding="utf-8") as handle:  # the first record only: a JSONL file may be large
+        opened = gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")
+        with opened as handle:  # the first record only: a JSONL file may be large
             line = next((line for line in handle if line.strip()), "")
         check_depth(line, f"{path}: its first record")
         return json.loads(line) if line else None
@@ -219,6 +222,8 @@ def read_head(path: Path) -> Any:
         raise TraceError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     except json.JSONDecodeError as exc:
         raise TraceError(path, f"its first record is not valid JSON ({exc.msg}, column {exc.colno})") from exc
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise TraceError(path, f"not a whole gzip file ({exc})") from exc
     except OSError as exc:
         raise TraceError(path, f"cannot read: {exc.strerror}") from exc
 

@@ -1,4 +1,4 @@
-"""ctxbench's own event logs (results/<run>/events/<run_id>.jsonl) as traces: re-cost a run, mock or real,
+"""ctxbench's own event logs (results/<run>/events/<run_id>.jsonl.gz, or .jsonl as written before) as traces: re-cost a run, mock or real,
 under another strategy, window or cache style without calling a model.
 
 The trace is the run's conversation as it happened, in logged order: the task's system prompt, the
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.errors import ReplayMismatch
-from harness.conversation.events import read_events
+from harness.conversation.events import event_log_run_id, read_events
 from harness.traces import Trace, TraceError
 
 FORMAT = "ctxbench"
@@ -23,7 +23,7 @@ MAIN_PROFILE = "main"  # harness.models.profiles.MAIN_PROFILE (not imported: a f
 
 
 def detect(path: Path, head: Any) -> bool:
-    return (path.suffix == ".jsonl" and isinstance(head, dict) and head.get("type") == "run_start"
+    return (event_log_run_id(path) is not None and isinstance(head, dict) and head.get("type") == "run_start"
             and "run_id" in head and "tools_hash" in head)
 
 

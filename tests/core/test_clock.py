@@ -8,7 +8,7 @@ from harness.models.cache_marks import CacheMarks
 from harness.cli import main
 from harness.core.clock import ClockConfig, RunClock, draw_s
 from harness.core.errors import ConfigError
-from harness.conversation.events import read_events
+from harness.conversation.events import event_log_name, read_events
 from harness.models.mock.cache import PrefixCache
 from harness.models.mock.provider import MockConfig, MockProvider
 from harness.conversation.replay import replay_file
@@ -32,7 +32,7 @@ def cached_after_reads(out, rows):
     cached = []
     for row in rows:
         tools, previous = [], None
-        for event in read_events(out / "events" / f"{row['run_id']}.jsonl"):
+        for event in read_events(out / "events" / event_log_name(row['run_id'])):
             if event["type"] == "message" and event["message"].get("role") == "tool":
                 tools.append(event["message"]["name"])
             elif event["type"] == "llm_call" and event.get("profile") == "main" and event["ok"]:
@@ -98,7 +98,7 @@ def test_tool_durations_are_seeded_family_specific_and_the_same_under_every_stra
     firsts = {}
     for row in rows:
         if row["family"] == "repo_maintenance":
-            events = read_events(out / "events" / f"{row['run_id']}.jsonl")
+            events = read_events(out / "events" / event_log_name(row['run_id']))
             tests = [e["tool_s"] for e in events if e["type"] == "message" and e["message"].get("name") == "run_tests"]
             firsts[row["strategy"]] = tests[0]
             assert 30 <= tests[0] <= 240
@@ -112,7 +112,7 @@ def test_user_delays_advance_the_clock(tmp_path):
     for name, clock in (("users", None), ("instant", {"user_scale": 0})):
         out, rows = run(tmp_path, name, clock=clock)
         row = next(r for r in rows if r["task_id"] == task)
-        events = read_events(out / "events" / f"{row['run_id']}.jsonl")
+        events = read_events(out / "events" / event_log_name(row['run_id']))
         users = [e for e in events if e["type"] == "message" and e["origin"] == "user" and "delay_s" in e]
         assert len(users) == 2  # the second batch, then the questions
         if clock is None:
@@ -146,7 +146,7 @@ def test_replay_passes_on_a_log_with_the_clock(tmp_path):
     """The clock's fields ride on the events; `ctxbench replay` still rebuilds every view."""
     out, rows = run(tmp_path, "replay", strategies="none,hard_summarize,llm_summarizing", clock=SLOW_READ)
     for row in rows:
-        assert replay_file(out / "events" / f"{row['run_id']}.jsonl").ok
+        assert replay_file(out / "events" / event_log_name(row['run_id'])).ok
     assert main(["replay", str(out)]) == 0
 
 

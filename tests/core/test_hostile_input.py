@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from tests.event_log_helpers import stored_lines, write_stored
 from harness import cli
 from harness.cli import main
 from harness.results.layout import RUNS_FILE
@@ -216,9 +217,9 @@ def test_nesting_up_to_the_bound_is_accepted_and_one_more_is_refused():
 
 @pytest.mark.parametrize("command", ["report", "replay"])
 def test_an_event_log_nested_200000_deep_exits_2_naming_file_and_line(results_copy, capsys, command):
-    log = sorted((results_copy / "events").glob("*.jsonl"))[0]
-    first = log.read_text().splitlines()[0]
-    log.write_text(first + "\n" + DEEP + "\n")
+    log = sorted((results_copy / "events").glob("*.jsonl.gz"))[0]
+    first = stored_lines(log)[0]
+    write_stored(log, first + "\n" + DEEP + "\n")
     refused(capsys, [command, str(results_copy)], f"{log}:2: nested 200000 arrays/objects deep")
 
 

@@ -20,7 +20,8 @@ from harness.models import limits
 
 from harness.run import runner
 from harness.cli import main  # noqa: E402
-from harness.conversation.events import read_events  # noqa: E402
+from harness.conversation.blobs import BLOBS_DIR  # noqa: E402
+from harness.conversation.events import event_log_name, event_logs, read_events  # noqa: E402
 from harness.executors import make_executor  # noqa: E402
 from harness.models.limits import INVOCATION_SPENDING  # noqa: E402
 from harness.results.layout import read_runs  # noqa: E402
@@ -57,7 +58,7 @@ def run_with(executor: str, out: Path) -> tuple[dict[str, dict[str, Any]], dict[
     out.mkdir()
     rows: list[dict[str, Any]] = []
     assert runner.run_cells(smoke_cells(out), workers=2, on_row=rows.append, progress=False, executor=executor) == []
-    logs = {path.name: untimed_events(path) for path in out.iterdir()}
+    logs = {path.name: untimed_events(path) for path in event_logs(out)}
     return {row["run_id"]: {k: v for k, v in row.items() if k not in TIME_FIELDS} for row in rows}, logs
 
 
@@ -67,7 +68,9 @@ def test_ray_and_local_processes_give_identical_rows_and_event_logs_on_the_smoke
     rows, logs = run_with("ray", tmp_path / "ray")
     local_rows, local_logs = run_with("local", tmp_path / "local")
     assert len(rows) == len(smoke_cells(tmp_path)) and rows == local_rows
-    assert sorted(logs) == sorted(f"{run_id}.jsonl" for run_id in rows) and logs == local_logs
+    assert sorted(logs) == sorted(event_log_name(run_id) for run_id in rows) and logs == local_logs
+    blobs = sorted(path.name for path in (tmp_path / "ray" / BLOBS_DIR).rglob("*"))  # the texts its logs refer to
+    assert blobs and blobs == sorted(path.name for path in (tmp_path / "local" / BLOBS_DIR).rglob("*"))
 
 
 def spend_one(cell: SimpleNamespace) -> dict[str, Any]:
@@ -143,7 +146,7 @@ def die_once_mid_cell(cell: runner.Cell) -> dict[str, Any]:
     marker = Path(cell.marker)
     if not marker.exists():
         marker.write_text("died once\n")
-        log = Path(cell.events_dir) / f"{cell.run_id}.jsonl"
+        log = Path(cell.events_dir) / event_log_name(cell.run_id)
         log.write_text('{"id": 0, "type": "run_st')
         os._exit(1)
     return runner.run_cell(cell)
@@ -164,7 +167,7 @@ def test_a_worker_that_dies_mid_cell_leaves_nothing_half_written_and_the_cell_is
     expected = runner.run_cell(smoke_cells(serial)[0])
     assert [row["run_id"] for row in rows] == [cell.run_id] and rows[0]["termination"] == expected["termination"]
     assert sorted(path.name for path in out.iterdir()) == [f"{cell.run_id}.jsonl"]
-    assert untimed_events(out / f"{cell.run_id}.jsonl") == untimed_events(serial / f"{cell.run_id}.jsonl")
+    assert untimed_events(out / event_log_name(cell.run_id)) == untimed_events(serial / event_log_name(cell.run_id))
 
 
 def test_resume_on_ray_finishes_a_run_and_says_which_executor_ran(local_ray, tmp_path):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.event_log_helpers import stored_bytes, write_stored
 from harness import cli
 from harness.cli import main
 from cli_helpers import exit_code
@@ -227,11 +228,11 @@ CORRUPTIONS = {
 def _corrupt(results: Path, tmp_path: Path, kind: str) -> tuple[Path, Path]:
     copy = tmp_path / "copy"
     shutil.copytree(results, copy)
-    log = sorted((copy / "events").glob("*.jsonl"))[0]
+    log = sorted((copy / "events").glob("*.jsonl.gz"))[0]
     data, _ = CORRUPTIONS[kind]
     if data is None:  # a valid first event, then bytes that are no UTF-8
-        data = log.read_bytes().split(b"\n")[0] + b"\n\xc3\x28\n"
-    log.write_bytes(data)
+        data = stored_bytes(log).split(b"\n")[0] + b"\n\xc3\x28\n"
+    write_stored(log, data)
     return copy, log
 
 

@@ -34,7 +34,7 @@ def http(server):
 def fault_sequences(out):
     """Per run, the faults it met: (successful main requests before it, retry number, error type) of each retry."""
     sequences = {}
-    for path in sorted((out / "events").glob("*.jsonl")):
+    for path in sorted((out / "events").glob("*.jsonl.gz")):
         done, met = 0, []
         for event in read_events(path):
             if event["type"] == "llm_call" and event.get("ok"):

@@ -50,7 +50,7 @@ def test_under_faults_no_finished_result_is_lost_or_duplicated(tmp_path):
     out, faulty = run_with_faults(tmp_path, "faulty", {"rate_limit": 0.15, "server_error": 0.1, "timeout": 0.1})
     assert sorted(r["run_id"] for r in faulty) == sorted(r["run_id"] for r in clean)
     assert len({r["run_id"] for r in faulty}) == len(faulty) == 2 * len(load_tasks("smoke"))
-    retries = [e for path in (out / "events").glob("*.jsonl") for e in read_events(path) if e["type"] == "llm_retry"]
+    retries = [e for path in (out / "events").glob("*.jsonl.gz") for e in read_events(path) if e["type"] == "llm_retry"]
     assert {e["error_type"] for e in retries} == {"RateLimitError", "InternalServerError", "Timeout"}
     assert all(e["delay_s"] <= FAST_RETRY["max_delay_s"] for e in retries)
     strip = lambda rows: {r["run_id"]: (r["success"], r["score"], r["requests"], r["output_tokens"]) for r in rows}  # noqa: E731
@@ -60,7 +60,7 @@ def test_under_faults_no_finished_result_is_lost_or_duplicated(tmp_path):
 
 def test_malformed_tool_arguments_get_an_error_result_the_agent_recovers_from(tmp_path):
     out, rows = run_with_faults(tmp_path, "malformed", {"malformed_tool_args": 0.5})
-    events = [e for path in (out / "events").glob("*.jsonl") for e in read_events(path)]
+    events = [e for path in (out / "events").glob("*.jsonl.gz") for e in read_events(path)]
     errors = [e for e in events if e["type"] == "message" and e["origin"] == "tool"
               and "arguments are not valid JSON" in e["message"]["content"]]
     assert errors and all(e.get("is_error") for e in errors)

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import harness.models.mock.agents as agents
+from harness.conversation.events import event_logs, read_events
 from harness.models.mock.agents import AGENTS, chained_lookup, respond
 from harness.models.mock.agents.common import Knobs, Visible, _content
 from tests.models.test_mock_memory import FAMILIES, _drive
@@ -91,8 +92,8 @@ def _texts_of_a_run(tmp_path, strategy: str = "tool_output_limits") -> set[str]:
     from harness import api
     import json
     api.run("smoke", strategies=strategy, profiles=api.mock_profiles(window=60_000), out=tmp_path)
-    return {str(json.loads(line)["message"].get("content") or "") for log in (tmp_path / "events").glob("*.jsonl")
-            for line in log.read_text().splitlines() if json.loads(line)["type"] == "message"}
+    return {str(event["message"].get("content") or "") for log in event_logs(tmp_path / "events")
+            for event in read_events(log) if event["type"] == "message"}
 
 
 def test_a_results_opening_is_tried_only_against_the_shapes_that_start_with_its_first_character(tmp_path):

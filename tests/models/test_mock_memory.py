@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from harness.conversation.events import event_logs, read_events
 from harness import api
 from harness.models.mock import provider
 from harness.models.mock.agents import respond
@@ -69,7 +70,7 @@ SAMPLE_WINDOW = 60_000  # small enough that every strategy here changes the view
 
 def _run_and_check(paired: PairedReplies, suite: str, out: Path, strategy: str, window: int | None = None) -> None:
     api.run(suite, strategies=strategy, profiles=api.mock_profiles(window=window), out=out)
-    for log in sorted((out / "events").glob("*.jsonl")):
+    for log in sorted((out / "events").glob("*.jsonl.gz")):
         report = replay_file(log)
         assert report.ok, (strategy, log.name, report)
     assert not paired.mismatches, paired.mismatches[:3]
@@ -368,7 +369,7 @@ def test_every_agent_pattern_reads_each_text_as_the_plain_regular_expression_doe
     from harness.models.mock.agents import reset, work_queue
 
     api.run("smoke", strategies="tool_output_limits", profiles=api.mock_profiles(window=60_000), out=tmp_path)
-    events = [json.loads(line) for log in (tmp_path / "events").glob("*.jsonl") for line in log.read_text().splitlines()]
+    events = [event for log in event_logs(tmp_path / "events") for event in read_events(log)]
     texts = {str(event["message"].get("content") or "") for event in events if event["type"] == "message"}
     patterns = [value for module in (big_output, chained_lookup, plant_early_ask_late, reading, repo_maintenance, reset,
                                      work_queue) for value in vars(module).values() if isinstance(value, memo.Pattern)]

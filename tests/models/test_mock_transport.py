@@ -24,7 +24,7 @@ def _run(tmp_path, via):
                   profiles=profiles, out=tmp_path / via, workers=1)
     rows = {r["run_id"]: {k: v for k, v in r.items() if k not in TIMING} for r in read_runs(out)}
     events = {path.name: [{k: v for k, v in e.items() if k not in TIMING | SETTINGS} for e in read_events(path)]
-              for path in sorted((out / "events").glob("*.jsonl"))}
+              for path in sorted((out / "events").glob("*.jsonl.gz"))}
     return rows, events
 
 

@@ -11,7 +11,7 @@ from inspect_ai.log import read_eval_log  # noqa: E402
 
 from harness import api  # noqa: E402
 from harness.cli import main  # noqa: E402
-from harness.conversation.events import read_events  # noqa: E402
+from harness.conversation.events import event_log_name, read_events  # noqa: E402
 from harness.results.exports.inspect import INSTALL_HINT, to_chat_message  # noqa: E402
 from harness.results.layout import read_runs  # noqa: E402
 
@@ -69,7 +69,7 @@ def test_events_match_the_runs_metrics(exported):
     for log in _logs(out):
         for sample in log.samples:
             row = rows[sample.metadata["run_id"]]
-            events = read_events(results / "events" / f"{row['run_id']}.jsonl")
+            events = read_events(results / "events" / event_log_name(row['run_id']))
             kinds = Counter(event.event for event in sample.events)
             model = [e for e in sample.events if e.event == "model"]
             assert sum(e.role == "main" and e.error is None for e in model) == row["requests"]

@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from harness.conversation.events import EventLog
+from harness.conversation.events import EventLog, event_log_name, read_events
 from harness.results.metrics import LOOP_CONDENSATIONS, compute_metrics
 from harness.results.report import write_report
 from harness.conversation.view import ViewState, fold
@@ -138,7 +138,7 @@ def test_task_statement_dropped_from_the_view_is_counted_per_request(run_suite):
         "stand_ins:SlidingWindow": {"keep_messages": 4}}, max_requests=20)
     events_dir = runs.attrs["out"] / "events"
     for run in runs.to_dict("records"):
-        calls = [json.loads(line) for line in (events_dir / f"{run['run_id']}.jsonl").read_text().splitlines()]
+        calls = read_events(events_dir / event_log_name(run['run_id']))
         sent = [e for e in calls if e["type"] == "llm_call" and e.get("ok") and e["profile"] == "main"]
         assert run["task_missing_requests"] == sum(bool(e.get("task_statement_missing")) for e in sent)
     assert runs["task_missing_requests"].sum() > 0

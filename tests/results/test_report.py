@@ -91,7 +91,8 @@ def test_load_results_of_run_returns_dataframes(run_suite):
 
 
 def test_results_files_are_readable_with_plain_pandas(smoke_sweep):
-    """No harness import: runs.jsonl, summary.csv, paired.csv, tuning.csv, events with pandas alone."""
+    """No harness import: runs.jsonl, summary.csv, paired.csv, tuning.csv, events (gzip'd JSON Lines) with pandas
+    alone (a log's large contents, stored apart: tests/results/test_event_log_layout.py)."""
     code = f"""
 import sys
 from pathlib import Path
@@ -100,7 +101,7 @@ root = Path({str(smoke_sweep)!r})
 runs = pd.read_json(root / "runs.jsonl", lines=True)
 summary = pd.read_csv(root / "summary.csv")
 pd.read_csv(root / "paired.csv"); pd.read_csv(root / "tuning.csv")
-events = pd.read_json(root / "events" / (runs["run_id"][0] + ".jsonl"), lines=True)
+events = pd.read_json(root / "events" / (runs["run_id"][0] + ".jsonl.gz"), lines=True)
 assert len(runs) == 18 and "success_rate_lo" in summary and (events["type"] == "llm_call").any()
 loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("harness", "strategies", "tasks"))
 assert not loaded, loaded
@@ -344,21 +345,25 @@ def test_cost_table_and_total_show_uncached_cost_and_what_the_cache_saved():
     assert cost_total(unpriced).startswith("No run has a known cost")
 
 
-def test_failed_runs_table_shows_termination_score_and_expected_vs_given():
-    """The failures table: task (linked to its events), strategy, seed, termination, score and
-    the checker's expected vs given; mappings show only the keys that differ."""
+def test_failed_runs_table_shows_termination_score_and_expected_vs_given(tmp_path):
+    """The failures table: task (linked to its event log as it is on disk, compressed or as written before),
+    strategy, seed, termination, score and the checker's expected vs given; mappings show only the keys that
+    differ."""
     from harness.results.report import checker_text, failed_runs_section
 
     runs = pd.DataFrame(_runs({"s": [1, 0]}))
-    text = "\n".join(failed_runs_section(runs))
+    text = "\n".join(failed_runs_section(runs, tmp_path))
     assert "1 of 2 runs did not succeed" in text
-    assert "| [f1](events/f1--s--s0.jsonl) | s | 0 | submitted | 0.00 | expected 1, given 2 |" in text
+    assert "| [f1](events/f1--s--s0.jsonl.gz) | s | 0 | submitted | 0.00 | expected 1, given 2 |" in text
+    (tmp_path / "events").mkdir()
+    (tmp_path / "events" / "f1--s--s0.jsonl").write_text("")  # a log of the layout before compression
+    assert "| [f1](events/f1--s--s0.jsonl) |" in "\n".join(failed_runs_section(runs, tmp_path))
     assert checker_text({"expected": {"a": "X", "b": "Y"}, "given": {"a": "x", "b": "Z"}, "right": 1}) == \
         'b: expected "Y", given "Z"; right=1'
     assert checker_text({}, "ContextWindowExceededError: litellm.BadRequestError: too long") == "error: too long"
     assert len(checker_text({"expected": "a", "given": "b" * 10_000})) <= 160
     assert "\\|" in checker_text({"given": "a|b"})  # a pipe cannot break the Markdown table
-    assert failed_runs_section(pd.DataFrame(_runs({"s": [1]})))[-2] == "Every run succeeded."
+    assert failed_runs_section(pd.DataFrame(_runs({"s": [1]})), tmp_path)[-2] == "Every run succeeded."
 
 
 def test_failed_runs_of_old_results_without_detail_still_report(smoke_sweep, tmp_path):

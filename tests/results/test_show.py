@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.event_log_helpers import stored_bytes, stored_lines, write_stored
 from harness.cli import main
-from harness.conversation.events import read_events
+from harness.conversation.blobs import BLOBS_DIR
+from harness.conversation.events import event_log_name, read_events
 from harness.conversation.view import ViewState
 
 LADDER = "plant_early_ask_late-0--compaction_ladder--s0"
@@ -39,7 +41,7 @@ def show(capsys, *argv) -> tuple[int, str, str]:
 
 
 def events_of(results: Path, run_id: str) -> list[dict]:
-    return read_events(results / "events" / f"{run_id}.jsonl")
+    return read_events(results / "events" / event_log_name(run_id))
 
 
 def main_requests(events: list[dict]) -> list[dict]:
@@ -140,9 +142,8 @@ def replaced_somewhere(events, requests, views) -> bool:
 def test_request_says_when_the_rebuilt_view_does_not_match_its_recorded_hash(results, tmp_path, capsys):
     """A log whose message was edited
     after the run rebuilds another view; show names the mismatch."""
-    path = tmp_path / f"{LADDER}.jsonl"
-    lines = (results / "events" / f"{LADDER}.jsonl").read_text().splitlines()
-    events = [json.loads(line) for line in lines]
+    path = tmp_path / f"{LADDER}.jsonl"  # written as before compression: every text in its line
+    events = events_of(results, LADDER)
     system = next(e for e in events if e["type"] == "message" and e["message"]["role"] == "system")
     system["message"]["content"] += " (edited)"
     path.write_text("".join(json.dumps(e) + "\n" for e in events))
@@ -230,12 +231,10 @@ def test_bad_input_exits_2_naming_what_and_where(results, tmp_path, capsys):
     assert code == 2 and "--run" in err
     code, _, err = show(capsys, tmp_path / "nowhere")
     assert code == 2 and "nowhere" in err
-    garbage = tmp_path / "events" / "broken.jsonl"
-    garbage.parent.mkdir()
-    shutil.copy(results / "events" / f"{LADDER}.jsonl", garbage)
-    with open(garbage, "a") as handle:
-        handle.write("{not json\n")
-    lines = len(garbage.read_text().splitlines())
+    garbage = tmp_path / "events" / event_log_name("broken")
+    shutil.copytree(results / "events" / BLOBS_DIR, garbage.parent / BLOBS_DIR)
+    write_stored(garbage, stored_bytes(results / "events" / event_log_name(LADDER)) + b"{not json\n")
+    lines = len(stored_lines(garbage))
     code, _, err = show(capsys, garbage)
     assert code == 2 and f"{garbage}:{lines}" in err and "Traceback" not in err
     code, _, err = show(capsys, tmp_path, "--run", "broken")

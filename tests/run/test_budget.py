@@ -3,7 +3,7 @@ import pytest
 import json
 
 from harness.cli import main
-from harness.conversation.events import read_events
+from harness.conversation.events import event_log_name, read_events
 from harness.run.invocation import UNSTARTED_FILE
 from harness.models.limits import INVOCATION_LIMIT_REACHED
 from harness.results.layout import read_runs
@@ -18,7 +18,7 @@ def test_a_run_reaching_its_budget_ends_budget(tmp_path):
     assert rows and all(r["termination"] == "budget" and not r["success"] for r in rows)
     for row in rows:
         assert row["cost_usd"] >= 0.005
-        events = read_events(tmp_path / "r" / "events" / f"{row['run_id']}.jsonl")
+        events = read_events(tmp_path / "r" / "events" / event_log_name(row['run_id']))
         calls = [e for e in events if e["type"] == "llm_call"]
         assert sum(e["cost_usd"] for e in calls[:-1]) < 0.005  # it stopped at the first request over the limit
         assert "budget" in events[-1]["error"]
@@ -34,7 +34,7 @@ def test_the_invocation_budget_stops_runs_and_lists_those_left(tmp_path, capsys)
     assert len(unstarted["run_ids"]) == 2 * len(load_tasks("smoke")) - 1
     assert rows[0]["run_id"] not in unstarted["run_ids"]
     # The run in flight when the limit was reached stopped at its next request and left no row.
-    stopped = read_events(out / "events" / f"{unstarted['run_ids'][0]}.jsonl")
+    stopped = read_events(out / "events" / event_log_name(unstarted['run_ids'][0]))
     assert stopped[-1]["termination"] == "budget" and stopped[-1]["error"] == INVOCATION_LIMIT_REACHED
     costs = [e["cost_usd"] for e in stopped if e["type"] == "llm_call"]
     assert rows[0]["cost_usd"] + sum(costs[:-1]) < 0.02 <= rows[0]["cost_usd"] + sum(costs)
@@ -66,7 +66,7 @@ def test_the_invocation_budget_stops_mock_runs_in_flight_in_worker_processes(tmp
     assert "(no finished runs)" in capsys.readouterr().out and read_runs(out) == []
     unstarted = json.loads((out / UNSTARTED_FILE).read_text())["run_ids"]
     assert len(unstarted) == 2 * len(load_tasks("smoke"))
-    stopped = [read_events(path) for path in (out / "events").glob("*.jsonl")]
+    stopped = [read_events(path) for path in (out / "events").glob("*.jsonl.gz")]
     assert len(stopped) == 2 and all(events[-1]["error"] == INVOCATION_LIMIT_REACHED for events in stopped)
     costs = [e["cost_usd"] for events in stopped for e in events if e["type"] == "llm_call" and e["ok"]]
     assert 0.005 <= sum(costs) < 0.005 + 2 * max(costs)  # past the limit by at most one request per worker

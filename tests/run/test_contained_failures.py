@@ -227,7 +227,7 @@ def test_tool_arguments_with_a_lone_surrogate_are_logged_and_replay_verifies(tmp
                  "--out", str(tmp_path / "r")]) == 0
     rows = read_runs(tmp_path / "r")
     assert all(r["termination"] == "submitted" for r in rows), [r["error"] for r in rows]
-    paths = sorted((tmp_path / "r" / "events").glob("*.jsonl"))
+    paths = sorted((tmp_path / "r" / "events").glob("*.jsonl.gz"))
     assert any("\ud800" in json.dumps(read_events(path), ensure_ascii=False) for path in paths)
     assert all(replay_file(path).ok for path in paths)
     assert main(["replay", str(paths[0])]) == 0

@@ -13,7 +13,7 @@ import openai
 import pytest
 
 from harness.cli import main
-from harness.conversation.events import read_events
+from harness.conversation.events import event_log_name, read_events
 from harness.models.mock.provider import MockConfig
 from harness.results.layout import RUNS_FILE, read_runs
 from harness.models.retry import is_retryable
@@ -63,17 +63,17 @@ def test_an_outage_is_a_transient_error_row_and_resume_replaces_it(tmp_path, cap
     first = rows_of(out)
     assert first and all(row["termination"] == "error" and row["transient"] is True for row in first)
     assert all("InternalServerError" in row["error"] for row in first)
-    events = read_events(out / "events" / f"{first[0]['run_id']}.jsonl")
+    events = read_events(out / "events" / event_log_name(first[0]['run_id']))
     assert events[-1]["transient"] is True
     for row in first:  # mark the old logs: a rerun writes its own
-        (out / "events" / f"{row['run_id']}.jsonl").write_text(json.dumps({"type": "old"}) + "\n")
+        (out / "events" / event_log_name(row['run_id'])).write_text(json.dumps({"type": "old"}) + "\n")
     capsys.readouterr()
     assert main(["run", "--resume", str(out), "--no-progress"]) == 0
     assert f"rerunning {len(first)} run(s) that ended on an outage" in capsys.readouterr().err
     again = rows_of(out)
     assert sorted(row["run_id"] for row in again) == sorted(row["run_id"] for row in first)
     for row in again:
-        assert read_events(out / "events" / f"{row['run_id']}.jsonl")[0]["type"] == "run_start"
+        assert read_events(out / "events" / event_log_name(row['run_id']))[0]["type"] == "run_start"
 
 
 @pytest.mark.slow  # the default run keeps the outage-then-resume rule on a shorter run (transient row, resume)
@@ -104,7 +104,7 @@ def test_resume_after_a_server_outage_ends_like_an_uninterrupted_run(mock_server
     assert resumed.returncode == 0, resumed.stderr
     assert without_clocks(rows_of(out)) == expected
     for run_id in expected:
-        calls = [e for e in read_events(out / "events" / f"{run_id}.jsonl") if e["type"] == "llm_call"]
+        calls = [e for e in read_events(out / "events" / event_log_name(run_id)) if e["type"] == "llm_call"]
         assert calls and all(e["ok"] for e in calls)  # the outage's log was overwritten
 
 

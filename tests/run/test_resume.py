@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.conversation.events import read_events
+from harness.conversation.events import event_log_name, read_events
 from harness.results.layout import RUNS_FILE, read_runs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,7 +31,7 @@ def assert_whole(results_dir: Path, expected: dict) -> None:
     for field in ("input_tokens", "cached_tokens", "output_tokens", "requests", "cost_usd"):
         assert sum(r[field] for r in rows) == pytest.approx(sum(r[field] for r in expected.values()))
     for run_id in expected:
-        events = read_events(results_dir / "events" / f"{run_id}.jsonl")
+        events = read_events(results_dir / "events" / event_log_name(run_id))
         assert events[-1]["type"] == "run_end"
 
 
@@ -45,13 +45,13 @@ def test_resume_repairs_a_torn_line_and_reruns_only_unfinished_cells(tmp_path):
     killed = json.loads(lines[2])["run_id"]
     kept = [json.loads(line)["run_id"] for line in lines[:2]]
     runs_file.write_text("".join(lines[:2]) + lines[2][: len(lines[2]) // 2], encoding="utf-8")  # torn mid-write
-    partial = tmp_path / "cut" / "events" / f"{killed}.jsonl"
-    partial.write_text("".join(partial.read_text(encoding="utf-8").splitlines(keepends=True)[:4]), encoding="utf-8")
-    mtimes = {run_id: (tmp_path / "cut" / "events" / f"{run_id}.jsonl").stat().st_mtime_ns for run_id in kept}
+    partial = tmp_path / "cut" / "events" / event_log_name(killed)
+    partial.write_bytes(partial.read_bytes()[: partial.stat().st_size // 2])  # a compressed log torn mid-write
+    mtimes = {run_id: (tmp_path / "cut" / "events" / event_log_name(run_id)).stat().st_mtime_ns for run_id in kept}
     assert main(["run", "--resume", str(tmp_path / "cut"), "--workers", "1", "--no-progress"]) == 0
     assert_whole(tmp_path / "cut", expected)
     for run_id in kept:  # finished cells were not run again
-        assert (tmp_path / "cut" / "events" / f"{run_id}.jsonl").stat().st_mtime_ns == mtimes[run_id]
+        assert (tmp_path / "cut" / "events" / event_log_name(run_id)).stat().st_mtime_ns == mtimes[run_id]
     assert main(["run", "--resume", str(tmp_path / "cut"), "--no-progress"]) == 0  # nothing left: no change
     assert_whole(tmp_path / "cut", expected)
 

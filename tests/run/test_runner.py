@@ -4,7 +4,7 @@ import json
 import pandas as pd
 
 from harness.cli import main
-from harness.conversation.events import read_events
+from harness.conversation.events import event_log_name, read_events
 from harness.conversation.replay import replay_file
 
 REQUIRED_FIELDS = (
@@ -27,7 +27,7 @@ def test_rows_have_every_required_field_and_the_results_layout(run_suite):
         assert name in runs.columns, name
     assert (out / "config.json").exists() and (out / "summary.csv").exists()
     for run_id in runs["run_id"]:
-        assert (out / "events" / f"{run_id}.jsonl").exists()
+        assert (out / "events" / event_log_name(run_id)).exists()
     assert list(out.glob("plots/*.png"))
 
 
@@ -40,7 +40,7 @@ def test_same_command_twice_gives_identical_rows_apart_from_wall_clock(run_suite
 
 def test_event_log_records_requests_with_usage_and_the_end(run_suite):
     runs = run_suite("smoke")
-    events = read_events(runs.attrs["out"] / "events" / f"{runs['run_id'][0]}.jsonl")
+    events = read_events(runs.attrs["out"] / "events" / event_log_name(runs['run_id'][0]))
     types = [e["type"] for e in events]
     assert types[0] == "run_start" and types[-1] == "run_end"
     calls = [e for e in events if e["type"] == "llm_call"]
@@ -52,18 +52,14 @@ def test_replay_rebuilds_every_view_and_detects_tampering(run_suite, tmp_path, c
     runs = run_suite("smoke")
     out = runs.attrs["out"]
     assert main(["replay", str(out)]) == 0
-    path = out / "events" / f"{runs['run_id'][0]}.jsonl"
+    path = out / "events" / event_log_name(runs['run_id'][0])
     report = replay_file(path)
     assert report.ok and report.checked == runs["requests"][0]
-    lines = path.read_text().splitlines()
-    for number, line in enumerate(lines):
-        event = json.loads(line)
-        if event["type"] == "message" and event["message"]["role"] == "tool":
-            event["message"]["content"] += " (edited)"
-            lines[number] = json.dumps(event)
-            break
-    tampered = tmp_path / "tampered.jsonl"
-    tampered.write_text("\n".join(lines) + "\n")
+    events = read_events(path)
+    tool = next(event for event in events if event["type"] == "message" and event["message"]["role"] == "tool")
+    tool["message"]["content"] += " (edited)"
+    tampered = tmp_path / "tampered.jsonl"  # the layout before compression: every text in its line
+    tampered.write_text("".join(json.dumps(event) + "\n" for event in events))
     assert main(["replay", str(tampered)]) == 1
     assert "MISMATCH" in capsys.readouterr().out
 
@@ -89,7 +85,7 @@ def test_user_strategy_loads_by_import_path_with_a_json_config(tmp_path, capsys)
     assert code == 0
     runs = pd.read_json(out / "runs.jsonl", lines=True)
     assert (runs["strategy"] == "forgetful:PlaceholderEverything").all()
-    events = read_events(out / "events" / f"{runs['run_id'][0]}.jsonl")
+    events = read_events(out / "events" / event_log_name(runs['run_id'][0]))
     replaced = [op for e in events for op in e.get("view_ops", ())]
     assert replaced and all(op["message"]["content"] == "[gone]" for op in replaced)
 
@@ -119,7 +115,7 @@ def test_the_metrics_folded_during_a_run_equal_those_recomputed_from_its_saved_l
     rows = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
     assert len(rows) >= 8 and any(row["summarizer_requests"] for row in rows) and any(row["compactions"] for row in rows)
     for row in rows:
-        saved = compute_metrics(read_events(out / "events" / f"{row['run_id']}.jsonl"))
+        saved = compute_metrics(read_events(out / "events" / event_log_name(row['run_id'])))
         assert saved == {name: row[name] for name in saved}, row["run_id"]
 
 
@@ -132,4 +128,4 @@ def test_a_strategy_reading_past_events_from_memory_is_told_where_the_run_log_is
     for row in rows:
         assert "not kept in memory" in row["error"] and f"{row['run_id']}.jsonl" in row["error"], row["error"]
         assert "ctx.view" in row["error"]
-        assert read_events(out / "events" / f"{row['run_id']}.jsonl")[-1]["type"] == "run_end"
+        assert read_events(out / "events" / event_log_name(row['run_id']))[-1]["type"] == "run_end"

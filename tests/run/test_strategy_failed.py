@@ -1,7 +1,7 @@
 """Outcomes that say who failed: a strategy giving up on its own terms ends its run `strategy_failed`
 (its failure, not transient, never rerun), while a fault in a plug-in's code stays `error`."""
 from harness.cli import main
-from harness.conversation.events import read_events
+from harness.conversation.events import event_log_name, read_events
 from harness.results.layout import RUNS_FILE
 from tests.run.test_contained_failures import run_matrix
 
@@ -17,7 +17,7 @@ def test_a_plugin_raising_strategy_failed_ends_its_runs_strategy_failed_not_tran
         assert row["termination"] == "strategy_failed", row
         assert row["success"] is False and row["transient"] is False
         assert row["error"].startswith("StrategyFailed: raised by before_request")
-        end = list(read_events(tmp_path / "r" / "events" / f"{row['run_id']}.jsonl"))[-1]
+        end = list(read_events(tmp_path / "r" / "events" / event_log_name(row['run_id'])))[-1]
         assert end["type"] == "run_end" and end["termination"] == "strategy_failed"
 
 

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.conversation.events import event_log_name, first_event
 from harness.cli import main
 from harness.core.errors import ConfigError
 from harness.results.layout import RUNS_FILE, read_runs
@@ -37,7 +38,7 @@ def test_both_windows_run_in_one_directory_and_the_mock_enforces_each(axis_dir):
     config = json.loads((axis_dir / "config.json").read_text(encoding="utf-8"))
     assert config["windows"] == [SMALL, LARGE]
     for row in rows:  # the run's own profile, as its log recorded it, had the row's window
-        start = json.loads((axis_dir / "events" / f"{row['run_id']}.jsonl").read_text().splitlines()[0])
+        start = first_event(axis_dir / "events" / event_log_name(row["run_id"]))
         assert start["profiles"]["main"]["mock"]["window"] == row["window"]
 
 

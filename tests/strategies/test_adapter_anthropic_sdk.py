@@ -133,7 +133,7 @@ def test_runs_compact_end_no_run_in_error_and_replay_without_the_sdk(run_suite, 
     for name in [m for m in sys.modules if m == "anthropic" or m.startswith("anthropic.")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "anthropic", None)
-    paths = sorted((frame.attrs["out"] / "events").glob("*.jsonl"))
+    paths = sorted((frame.attrs["out"] / "events").glob("*.jsonl.gz"))
     assert paths and all(replay_file(path).ok for path in paths)
 
 

@@ -288,5 +288,5 @@ def test_a_suite_run_compacts_and_replays(run_suite):
     assert (runs.termination != "error").all()
     assert (runs.libraries.map(tuple) == (GOOGLE_ADK.label,)).all()
     assert runs.summaries.sum() > 0 and runs.summarizer_requests.sum() == runs.summaries.sum()
-    for path in (runs.attrs["out"] / "events").glob("*.jsonl"):
+    for path in (runs.attrs["out"] / "events").glob("*.jsonl.gz"):
         assert replay_file(path).ok

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from harness.conversation.events import event_log_name, read_events
 from harness.conversation.replay import replay_file
 from harness.core.errors import ConfigError
 from harness.core.frozen import thaw
@@ -236,8 +237,8 @@ def test_a_suite_run_records_a_compression_per_request_and_replays(run_suite):
     assert (runs.termination != "error").all()
     assert (runs.libraries.map(tuple) == (HEADROOM.label,)).all()
     for row in runs.itertuples():
-        path = runs.attrs["out"] / "events" / f"{row.run_id}.jsonl"
+        path = runs.attrs["out"] / "events" / event_log_name(row.run_id)
         assert replay_file(path).ok
-        events = [json.loads(line) for line in path.read_text().splitlines()]
+        events = read_events(path)
         assert len([e for e in events if e["type"] == "compression"]) == \
                len([e for e in events if e["type"] == "llm_call" and e["profile"] == "main"])

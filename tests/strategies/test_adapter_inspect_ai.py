@@ -31,7 +31,7 @@ LOW = {name: {"threshold": 8000} for name in ADAPTERS}
 
 
 def _replays(out) -> list[str]:
-    paths = sorted((out / "events").glob("*.jsonl"))
+    paths = sorted((out / "events").glob("*.jsonl.gz"))
     assert paths
     return [f"{p.name}: {replay_file(p).mismatches}" for p in paths if not replay_file(p).ok]
 

@@ -213,7 +213,7 @@ def test_runs_compact_end_no_run_in_error_and_replay_without_inspect(run_suite, 
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "inspect_ai", None)
     monkeypatch.setitem(sys.modules, "anthropic", None)  # the openai SDK stays: litellm imports it
-    paths = sorted((frame.attrs["out"] / "events").glob("*.jsonl"))
+    paths = sorted((frame.attrs["out"] / "events").glob("*.jsonl.gz"))
     assert paths and all(replay_file(path).ok for path in paths)
 
 

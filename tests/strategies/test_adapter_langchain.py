@@ -463,5 +463,5 @@ def test_both_act_on_the_default_suite_at_32k_with_no_error_and_replay_without_l
         monkeypatch.delitem(sys.modules, module)
     for module in ("langchain", "langchain_core", "langgraph"):
         monkeypatch.setitem(sys.modules, module, None)  # any import of it now fails
-    paths = sorted((frame.attrs["out"] / "events").glob("*.jsonl"))
+    paths = sorted((frame.attrs["out"] / "events").glob("*.jsonl.gz"))
     assert paths and [p.name for p in paths if not replay_file(p).ok] == []

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from harness.conversation.events import read_events
 from harness.core.errors import ConfigError
 from harness.conversation.replay import replay_file
 from harness.models.mock.agents import respond
@@ -105,7 +106,7 @@ def test_the_smoke_suite_runs_without_error_and_replays_without_litellms_polyfil
     for name in [m for m in sys.modules if m.startswith("litellm.llms.anthropic.messages")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "litellm.llms.anthropic.messages", None)  # any import of it now fails
-    paths = sorted((frame.attrs["out"] / "events").glob("*.jsonl"))
+    paths = sorted((frame.attrs["out"] / "events").glob("*.jsonl.gz"))
     assert paths and [p.name for p in paths if not replay_file(p).ok] == []
 
 
@@ -118,7 +119,7 @@ def test_it_compacts_once_the_context_passes_the_trigger_and_its_summaries_are_s
     row = frame.iloc[0]
     assert row["termination"] == "submitted" and row["success"], row["error"]
     assert row["summaries"] == row["summarizer_requests"] == 1
-    events = [json.loads(line) for line in next((frame.attrs["out"] / "events").glob("*.jsonl")).open()]
+    events = read_events(next((frame.attrs["out"] / "events").glob("*.jsonl.gz")))
     side = [e for e in events if e["type"] == "llm_call" and e["profile"] == "summary"]
     assert [e["purpose"] for e in side] == ["litellm.compact_20260112"]
     condensation = next(e for e in events if e["type"] == "condensation")

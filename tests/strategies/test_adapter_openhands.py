@@ -15,6 +15,7 @@ from pathlib import Path
 import litellm
 import pytest
 
+from harness.conversation.events import event_log_name
 from harness.core.errors import ConfigError
 from harness.conversation.replay import replay_file
 from strategies import StrategySpec, build_strategy
@@ -64,7 +65,7 @@ def test_summaries_go_through_the_summary_profile(smoke_out):
     rows = frame[frame.strategy == "openhands.llm_summarizing"]
     assert rows.summarizer_requests.sum() > 0
     events = [json.loads(line) for line in
-              (out / "events" / "work_queue-smoke-0--openhands.llm_summarizing--s0.jsonl").read_text().splitlines()]
+              (out / "events" / event_log_name("work_queue-smoke-0--openhands.llm_summarizing--s0")).read_text().splitlines()]
     summaries = [e for e in events if e["type"] == "llm_call" and e.get("profile") == "summary"]
     condensations = [e for e in events if e["type"] == "condensation"]
     assert condensations and len(summaries) == len(condensations)
@@ -76,7 +77,7 @@ def test_every_adapter_log_replays_without_importing_the_library(smoke_out, monk
     out, _ = smoke_out
     for name in ("openhands", "openhands.sdk"):
         monkeypatch.setitem(sys.modules, name, None)
-    logs = sorted((out / "events").glob("*openhands*.jsonl"))
+    logs = sorted((out / "events").glob("*openhands*.jsonl.gz"))
     assert len(logs) == 14
     for path in logs:
         report = replay_file(path)

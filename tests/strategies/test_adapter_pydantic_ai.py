@@ -50,7 +50,7 @@ def test_smoke_suite_runs_and_every_log_replays_without_the_library(run_suite, m
     assert frame[frame["strategy"] == "pai.tool_output_limits"]["tool_outputs_offloaded"].sum() > 0
     for name in [m for m in sys.modules if m.split(".")[0] in ("pydantic_ai", "pydantic_ai_harness")]:
         monkeypatch.setitem(sys.modules, name, None)  # importing it now raises
-    for path in sorted((frame.attrs["out"] / "events").glob("*.jsonl")):
+    for path in sorted((frame.attrs["out"] / "events").glob("*.jsonl.gz")):
         report = replay_file(path)
         assert report.ok and report.checked > 0, (path, report.mismatches)
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from harness.conversation.events import read_events
 from harness.cli import main
 from harness.core.errors import ConfigError
 from harness.conversation.replay import replay_file
@@ -481,9 +482,8 @@ DEFAULT_TASKS = ("chained_lookup-3", "work_queue-1")  # both adapters act on bot
 def _acts(out: Any, strategy: str) -> int:
     """The reductions an adapter's runs logged (compactions and condensations)."""
     count = 0
-    for path in (out / "events").glob(f"*--{strategy}--*.jsonl"):
-        count += sum(1 for line in path.read_text().splitlines()
-                     if json.loads(line)["type"] in ("compaction", "condensation"))
+    for path in (out / "events").glob(f"*--{strategy}--*.jsonl.gz"):
+        count += sum(1 for event in read_events(path) if event["type"] in ("compaction", "condensation"))
     return count
 
 
@@ -499,7 +499,7 @@ def test_default_tasks_at_a_32k_window_run_act_and_replay_without_strands(run_su
     for name in [m for m in sys.modules if m == "strands" or m.startswith("strands.")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "strands", None)
-    failed = [p.name for p in sorted((out / "events").glob("*.jsonl")) if not replay_file(p).ok]
+    failed = [p.name for p in sorted((out / "events").glob("*.jsonl.gz")) if not replay_file(p).ok]
     assert failed == []
 
 

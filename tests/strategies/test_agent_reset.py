@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from harness.conversation.events import read_events
 from harness.core.errors import ConfigError
 from harness.conversation.replay import replay_file
 from reset_helpers import context, run_environment, success, tool_call, view_after
@@ -211,7 +212,7 @@ def test_replay_does_not_apply_a_condensation_with_a_bad_reference(tmp_path):
     the same way."""
     run_environment(tmp_path, _InjectsWhileResetting(), "agent_reset", window=30_000)
     path = tmp_path / "events.jsonl"
-    events = [json.loads(line) for line in path.read_text().splitlines()]
+    events = read_events(path)
     reset = next(e for e in events if e["type"] == "condensation")
     for corrupt, expected in ((lambda: reset.update(observation_id=reset["notice_id"]), "observation_id"),
                               (lambda: events[reset["action_id"]].pop("payload"), "CondenseAction")):
@@ -445,8 +446,8 @@ def test_mock_agent_acts_at_its_knob_warning_and_notes_completeness_drops_progre
     assert careful["success"].all(), careful[["task_id", "termination"]]
     assert sloppy["rereads"].sum() > careful["rereads"].sum()
     writes = 0
-    for log in (sloppy.attrs["out"] / "events").glob("*.jsonl"):
-        events = [json.loads(line) for line in log.read_text().splitlines()]
+    for log in (sloppy.attrs["out"] / "events").glob("*.jsonl.gz"):
+        events = read_events(log)
         for write in [e for e in events if e["type"] == "message" and e["origin"] == "agent"
                       and any(c["function"]["name"] == "write_file" for c in e["message"].get("tool_calls", []))]:
             cycle_start = max((e["id"] for e in events[: write["id"]] if e["type"] == "condensation"), default=-1)

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from harness.conversation.events import event_logs, read_events
 from harness.cli import main
 from harness.core.errors import ConfigError
 from harness.models.llm import LLMProfile
@@ -76,7 +77,7 @@ def test_the_provider_compacts_and_the_run_goes_on_from_the_summary(tmp_path):
                  "--window", "60000", "--no-progress", "--out", str(out)]) == 0
     [row] = rows(out)
     assert row["success"] and row["summaries"] >= 1 and row["termination"] == "submitted"
-    events = [json.loads(line) for line in next((out / "events").iterdir()).read_text().splitlines()]
+    events = read_events(event_logs(out / "events")[0])
     compacting = [event for event in events if event["type"] == "llm_call" and event["usage"]["input_tokens"] > 50_000]
     assert compacting and all(event["options"]["context_management"]["edits"][0]["trigger"]["value"] == 50_000
                               for event in compacting)
@@ -99,7 +100,7 @@ def test_a_replayed_trace_counts_what_the_provider_compacted_away(tmp_path):
     recorded = tmp_path / "recorded"
     assert main(["run", "--suite", "default", "--task-ids", "work_queue-3", "--strategies", "none",
                  "--no-progress", "--out", str(recorded)]) == 0
-    trace = next((recorded / "events").iterdir())
+    trace = event_logs(recorded / "events")[0]
     out = tmp_path / "replayed"
     assert main(["traces", str(trace), "--strategies", NAME, "--window", "60000", "--no-progress",
                  "--out", str(out)]) == 0

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from harness.conversation.events import event_logs, read_events
 from harness.cli import main
 from harness.conversation.replay import replay_file
 from harness.core.errors import ConfigError
@@ -93,7 +94,7 @@ def rows(path) -> list[dict]:
 
 
 def events(path) -> list[dict]:
-    return [json.loads(line) for line in next((path / "events").iterdir()).read_text().splitlines()]
+    return read_events(event_logs(path / "events")[0])
 
 
 def test_past_the_trigger_the_provider_clears_and_the_run_logs_it_without_editing_the_view(tmp_path):
@@ -111,7 +112,7 @@ def test_past_the_trigger_the_provider_clears_and_the_run_logs_it_without_editin
     calls = {event["id"]: event for event in log if event["type"] == "llm_call"}
     assert all(calls[event["request_id"]]["options"]["context_management"]["edits"][0]["trigger"]["value"] == 16_000
                for event in cleared)
-    assert replay_file(next((out / "events").iterdir())).ok
+    assert replay_file(event_logs(out / "events")[0]).ok
 
 
 def test_clearing_everything_it_can_makes_the_agent_fail(tmp_path):
@@ -131,7 +132,7 @@ def test_a_replayed_trace_counts_what_the_provider_cleared(tmp_path):
     recorded = tmp_path / "recorded"
     assert main(["run", "--suite", "default", "--task-ids", "chained_lookup-3", "--strategies", "none",
                  "--no-progress", "--out", str(recorded)]) == 0
-    trace = next((recorded / "events").iterdir())
+    trace = event_logs(recorded / "events")[0]
     out = tmp_path / "replayed"
     assert main(["traces", str(trace), "--strategies", f"{NAME},none", "--no-progress", "--out", str(out),
                  "--strategy-config", json.dumps({NAME: {"trigger_tool_uses": 0, "keep": 0}})]) == 0

@@ -8,6 +8,7 @@ import pytest
 from multiturn_lookup import multiturn_suite  # noqa: F401  (a fixture)
 from transcripts import make_ctx
 
+from harness.conversation.events import event_log_name, read_events
 from harness import api
 from harness.core.errors import ConfigError
 from harness.models.llm import LLMResult
@@ -102,11 +103,11 @@ def test_it_only_observes_views_are_identical_with_and_without_it(multiturn_suit
     assert any(issubclass(w.category, CacheBustWarning) for w in caught)
 
     def sent(label: str) -> list[tuple]:
-        events = [json.loads(line) for line in (out / "events" / f"mt-0--{label}--s0.jsonl").open()]
+        events = read_events(out / "events" / event_log_name(f"mt-0--{label}--s0"))
         return [(e["view_hash"], e["usage"]["input_tokens"], e["usage"]["cached_tokens"])
                 for e in events if e["type"] == "llm_call"]
 
     assert sent("plain") == sent("watched")
     for key in ("success", "requests", "input_tokens", "cached_tokens", "compactions", "rereads"):
         assert rows["plain"][key] == rows["watched"][key]
-    assert all(replay_file(path).ok for path in (out / "events").glob("*.jsonl"))
+    assert all(replay_file(path).ok for path in (out / "events").glob("*.jsonl.gz"))

@@ -385,7 +385,7 @@ def test_turn_boundary_trimming_gives_a_higher_cache_hit_rate_than_trimming_befo
     for row in (boundary, every):  # metrics: edits and tokens reclaimed by step
         assert sum(row["compactions_by_step"].values()) == row["compactions"]
         assert sum(row["compaction_reclaimed_by_step"].values()) == row["compaction_reclaimed_tokens"] > 0
-    for path in (out / "events").glob("*.jsonl"):
+    for path in (out / "events").glob("*.jsonl.gz"):
         report = replay_file(path)
         assert report.ok, report.mismatches
 

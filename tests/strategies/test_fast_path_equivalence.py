@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 
+from harness.conversation.events import event_logs, read_events
 from harness.core.fast_json import _FLOAT, _OTHER, _scan, canonical_json, sorted_json
 from harness.core.frozen import freeze
 
@@ -214,7 +215,7 @@ def test_a_results_cut_is_read_once_per_text_as_the_contracts_read_it(tmp_path):
     from harness.models.mock.agents.memo import forget
 
     api.run("smoke", strategies="tool_output_limits", profiles=api.mock_profiles(window=60_000), out=tmp_path)
-    events = [json.loads(line) for log in (tmp_path / "events").glob("*.jsonl") for line in log.read_text().splitlines()]
+    events = [event for log in event_logs(tmp_path / "events") for event in read_events(log)]
     texts = {str(event["message"].get("content") or "") for event in events if event["type"] == "message"}
     cut = 0
     for text in sorted(texts):

@@ -159,7 +159,7 @@ def test_agent_rereads_what_was_masked_or_cleared_and_rereads_are_counted(tmp_pa
     assert rows["none"]["rereads"] == 0
     for name in ("observation_masking", "clear_tool_uses"):
         assert rows[name]["compactions"] >= 1 and rows[name]["rereads"] >= 1, rows[name]
-    assert all(replay_file(path).ok for path in (out / "events").glob("*.jsonl"))
+    assert all(replay_file(path).ok for path in (out / "events").glob("*.jsonl.gz"))
 
 
 def test_masking_checks_again_every_older_result_after_an_edit_it_did_not_make():

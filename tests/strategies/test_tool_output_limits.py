@@ -7,6 +7,7 @@ import re
 import pytest
 from transcripts import exchange, make_ctx, user
 
+from harness.conversation.events import event_log_name, read_events
 from harness import api
 from harness.core.errors import ConfigError
 from harness.models.mock.agents.common import Knobs, Visible
@@ -172,11 +173,11 @@ def test_chained_lookup_agent_pages_through_offloaded_files_and_succeeds(tmp_pat
     assert limited["success"] and limited["tool_outputs_offloaded"] >= 1
     assert limited["tool_output_offloaded_chars"] > 0
     assert rows["none"]["success"]
-    events = [json.loads(line) for line in (out / "events" / "big-0--tool_output_limits--s0.jsonl").open()]
+    events = read_events(out / "events" / event_log_name("big-0--tool_output_limits--s0"))
     shown = [len(e["message"]["content"]) for e in events if e["type"] == "message" and e.get("origin") == "tool"
              and e["message"].get("name") != "read_tool_result"]
     assert max(shown) <= 20_000, "no tool result reaches the model over the limit (pages are the reader's own)"
     pages = [c for e in events if e["type"] == "message" and e.get("origin") == "agent"
              for c in e["message"].get("tool_calls") or () if c["function"]["name"] == "read_tool_result"]
     assert pages
-    assert replay_file(out / "events" / "big-0--tool_output_limits--s0.jsonl").ok
+    assert replay_file(out / "events" / event_log_name("big-0--tool_output_limits--s0")).ok

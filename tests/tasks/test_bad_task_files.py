@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from harness.conversation.events import event_log_name
 from harness.cli import main
 from harness.core.errors import ConfigError
 from harness.run.runner import RUN_ID_MAX
@@ -218,7 +219,7 @@ def test_task_id_max_leaves_room_for_every_registered_label_and_runs(tmp_path, c
     path = write_rows(tmp_path, "jsonl", [{**GOOD, "task_id": task_id}])
     out = tmp_path / "r"
     assert main([*RUN, "--tasks", str(path), "--out", str(out), "--mock-knobs", '{"narrate": 0}']) == 0
-    assert (out / "events" / f"{task_id}--none--s0.jsonl").exists()
+    assert (out / "events" / event_log_name(f"{task_id}--none--s0")).exists()
 
 
 def test_a_run_id_beyond_the_file_name_limit_is_refused_before_anything_is_written(tmp_path):

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from harness.core.config import build_dataclass
-from harness.conversation.events import read_events
+from harness.conversation.events import event_log_name, read_events
 from harness.core.errors import TaskFileError
 from harness.results.report import paired_differences, summarize
 from harness.results.stats import bootstrap_mean, paired_difference
@@ -71,7 +71,7 @@ def test_runs_and_run_start_record_the_instance_seed(run_suite):
     for run in runs.to_dict("records"):
         expected = rows[run["task_id"]].instance_seed(run["seed"])
         assert run["instance_seed"] == expected
-        start = read_events(runs.attrs["out"] / "events" / f"{run['run_id']}.jsonl")[0]
+        start = read_events(runs.attrs["out"] / "events" / event_log_name(run['run_id']))[0]
         assert start["type"] == "run_start" and start["instance_seed"] == expected
     first = runs[runs["task_id"] == "chained_lookup-smoke-0"].set_index("seed")
     assert first.loc[0, "input_tokens"] != first.loc[1, "input_tokens"]  # another instance, another run

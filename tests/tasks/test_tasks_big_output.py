@@ -1,4 +1,5 @@
 """big_output: huge results with the needed line in the middle; clamping loses it, paging finds it."""
+from harness.conversation.events import read_events
 import json
 
 from tasks.base import ToolCall
@@ -39,8 +40,8 @@ def test_clamping_loses_the_middle_and_paging_recovers_it(run_suite, tmp_path):
     assert runs.loc["none", "success"]
     assert runs.loc["stand_ins:ClampHeadTail", "score"] == 0
     assert runs.loc["stand_ins:TruncateWithPaging", "success"]
-    [log] = (runs.attrs["out"] / "events").glob("*TruncateWithPaging*.jsonl")
-    events = [json.loads(line) for line in log.read_text().splitlines()]
+    [log] = (runs.attrs["out"] / "events").glob("*TruncateWithPaging*.jsonl.gz")
+    events = read_events(log)
     pages = [c for e in events if e["type"] == "message" and e.get("origin") == "agent"
              for c in e["message"].get("tool_calls") or () if c["function"]["name"] == "read_tool_result"]
     assert len(pages) >= 3

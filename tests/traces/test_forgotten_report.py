@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.conversation.events import event_log_name
 from harness import api
 from harness.cli import main as cli
 from harness.results import forgotten
@@ -126,7 +127,7 @@ def test_report_says_per_strategy_what_was_forgotten_and_the_first_reference(tmp
     assert first[1:7] == ["observation_masking", "8", "2", "`DHL-77`", "3", "tool"]
     assert first[7] == "`carrier DHL-77 (portal password: <redacted>), tracking TRK-9001`"
     assert SECRET not in report
-    assert "(events/order--observation_masking--s0.jsonl)" in first[0]
+    assert "(events/order--observation_masking--s0.jsonl.gz)" in first[0]
 
 
 def test_no_forgotten_reference_says_so(tmp_path):
@@ -151,7 +152,7 @@ def test_a_missing_event_log_says_n_a(tmp_path):
     from harness.results.report import write_report
 
     out = replay_dir(tmp_path, ("order", order_messages()))
-    (out / "events" / "order--observation_masking--s0.jsonl").unlink()
+    (out / "events" / event_log_name("order--observation_masking--s0")).unlink()
     write_report(out)
     [first] = table_rows(section((out / "report.md").read_text(encoding="utf-8")), "[order]")
     assert first[1:3] == ["observation_masking", "n/a"]

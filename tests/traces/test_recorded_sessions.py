@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness.conversation.events import event_log_name
 from harness.conversation.replay import replay_file
 from harness.models.usage import Pricing, Usage
 from harness.results.report import requests_frame
@@ -72,7 +73,7 @@ def test_a_recorded_reset_drops_the_earlier_messages_under_every_strategy(tmp_pa
     assert last["forgotten_references"] == 1 and last["forgotten_examples"] == ["4410"]
     assert row["summaries"] == row["hard_resets"] == 0 and row["recorded_resets"] == 1
     assert row["termination"] == "trace_end"
-    assert replay_file(tmp_path / "events" / f"{row['run_id']}.jsonl").ok  # the log rebuilds every view it sent
+    assert replay_file(tmp_path / "events" / event_log_name(row['run_id'])).ok  # the log rebuilds every view it sent
 
 
 def test_a_reset_outside_the_trace_is_refused():

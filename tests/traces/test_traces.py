@@ -13,7 +13,7 @@ import pytest
 from harness import api
 from harness.cli import main as cli
 from harness.core.errors import ConfigError
-from harness.conversation.events import read_events
+from harness.conversation.events import event_log_name, read_events
 from harness.traces.references import ReferenceIndex, message_references, text_references
 from harness.conversation.replay import replay_file
 from harness.results.layout import read_runs
@@ -56,7 +56,7 @@ def replay(tmp_path: Path, trace: Trace, strategy: str = "none", config: dict | 
 
 
 def events_of(tmp_path: Path, row: dict) -> list[dict]:
-    return read_events(tmp_path / "events" / f"{row['run_id']}.jsonl")
+    return read_events(tmp_path / "events" / event_log_name(row['run_id']))
 
 
 # ----- references (ours: harness/traces/references.py)
@@ -205,7 +205,7 @@ def test_unicode_content_survives_replay_and_the_log_replays(tmp_path):
     row = replay(tmp_path, trace_of(messages, tools=[]))
     logged = [e["message"]["content"] for e in events_of(tmp_path, row) if e["type"] == "message"]
     assert logged == [text, f"ok {text}"]
-    assert replay_file(tmp_path / "events" / f"{row['run_id']}.jsonl").ok
+    assert replay_file(tmp_path / "events" / event_log_name(row['run_id'])).ok
 
 
 def test_overflow_ends_none_and_hard_summarize_summarizes(tmp_path):
