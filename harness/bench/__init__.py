@@ -24,6 +24,8 @@ be avoided, printed next to its goal. One module per figure says what it measure
   fastest peer's CPU per request / ctxbench's (goal >= 20) and ctxbench's late/early growth (goal <= 1.1).
 * scale (harness.bench.scale): the default suite's wall time on a local Ray of 2 CPUs / on 2 local worker
   processes (the `ray` extra). Goal <= 1.25.
+* layout (harness.bench.layout): the event logs' layout against the one written before it, on the default suite:
+  bytes on disk before / now (goal >= 8) and run CPU now / before (goal <= 1.05).
 
 The first line names the machine (CPU, OS, Python, tokenizer, load when measuring began); `--check` exits 1
 when a measured figure misses its goal.
@@ -41,7 +43,7 @@ from harness.bench import common
 from harness.bench.common import OVERHEAD_REPEATS, PARALLEL_REPEATS, PEER_REPEATS, PEER_REQUESTS, BenchOptions, Figure
 
 FIGURES = ("overhead", "overhead_traces", "overhead_adapters", "breakdown", "flat", "memory", "parallel", "real",
-           "adapters", "peers", "scale")
+           "adapters", "peers", "scale", "layout")
 
 __all__ = ["FIGURES", "BenchOptions", "Figure", "main", "measure"]
 

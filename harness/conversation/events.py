@@ -9,8 +9,8 @@ A run's log lives in its file: the runner keeps none of its events in memory
 A log without a file keeps its events in `events`, for tests and scripts to read back.
 
 On disk a log is gzip'd JSON Lines (`zcat` reads it, as do pandas, polars and DuckDB), and a large message
-content is a reference, `{"$blob": "<sha256>"}`, to the text stored once in `events/blobs/`
-(harness.conversation.blobs). read_events gives the events back whole, as they were appended. Logs written
+content is a reference, `{"$blob": "<sha256>", "pack": ..., "at": ..., "size": ...}`, to the text stored once in a
+pack in `events/blobs/` (harness.conversation.blobs). read_events gives the events back whole, as they were appended. Logs written
 before compression (`events/<run_id>.jsonl`, every text inline) are read the same way.
 """
 from __future__ import annotations
@@ -22,7 +22,8 @@ import zlib
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from harness.conversation.blobs import BLOBS_DIR, COMPRESS_LEVEL, GZIP_WBITS, BLOB_MIN_CHARS, BlobStore, is_blob_hash
+from harness.conversation.blobs import (BLOB_MIN_CHARS, BLOB_REF, BLOBS_DIR, COMPRESS_LEVEL, GZIP_WBITS, BlobStore,
+                                       is_reference)
 from harness.core.errors import ReplayMismatch
 from harness.core.fast_json import json_line
 from harness.core.secrets import scrub
@@ -42,7 +43,6 @@ WRITE_BUFFER_BYTES = 1 << 16
 # event_logs, never by building the name itself.
 EVENT_LOG_SUFFIXES = (".jsonl.gz", ".jsonl")
 WRITTEN_SUFFIX = EVENT_LOG_SUFFIXES[0]
-BLOB_REF = "$blob"  # {"$blob": sha256}: where a line holds a reference to a stored text instead of the text
 # The texts stored as blobs, the ones that recur from run to run: a message's content (a tool output, the task's
 # statement) and a top-level `content` (a tool output a strategy offloaded, harness.conversation.context).
 STORED_FIELD = "content"
@@ -134,10 +134,6 @@ def _large(value: Any) -> bool:
     return isinstance(value, str) and len(value) >= BLOB_MIN_CHARS
 
 
-def _is_reference(value: Any) -> bool:
-    return isinstance(value, dict) and len(value) == 1 and is_blob_hash(value.get(BLOB_REF))
-
-
 class EventLog:
     def __init__(self, path: Path | None = None, *, in_memory: bool = True,
                  on_append: Callable[[dict[str, Any]], None] | None = None):
@@ -194,16 +190,21 @@ class EventLog:
             stored["message"] = {**message, STORED_FIELD: self._reference(inner)}
         return stored
 
-    def _reference(self, text: str) -> str | dict[str, str]:
-        digest = self._blobs.put(text) if self._blobs is not None else None
-        return text if digest is None else {BLOB_REF: digest}
+    def _reference(self, text: str) -> str | dict[str, Any]:
+        reference = self._blobs.put(text) if self._blobs is not None else None
+        return text if reference is None else reference
 
     def flush(self) -> None:
-        """Put what was appended so far on disk."""
+        """Put what was appended so far on disk, the blobs it refers to first."""
+        if self._blobs is not None:
+            self._blobs.commit()
         if self._file is not None:
             self._file.sync()
 
     def close(self) -> None:
+        """The log's blobs, then the log, on disk: the runner appends the run's row only after this."""
+        if self._blobs is not None:
+            self._blobs.commit()
         if self._file is not None:
             self._file.close()
             self._file = None
@@ -237,21 +238,21 @@ class _Blobs:
 
     def __init__(self, log_path: str | Path):
         self.store = blob_store(log_path)
-        self.texts: dict[str, str] = {}
+        self.texts: dict[str, str] = {}  # by hash
 
-    def text(self, reference: dict[str, str]) -> str:
+    def text(self, reference: dict[str, Any]) -> str:
         digest = reference[BLOB_REF]
         if digest not in self.texts:
-            self.texts[digest] = self.store.get(digest)
+            self.texts[digest] = self.store.get(reference)
         return self.texts[digest]
 
 
 def _resolved(event: dict[str, Any], blobs: _Blobs) -> dict[str, Any]:
     """The event with the texts its line refers to put back (in place)."""
-    if _is_reference(event.get(STORED_FIELD)):
+    if is_reference(event.get(STORED_FIELD)):
         event[STORED_FIELD] = blobs.text(event[STORED_FIELD])
     message = event.get("message")
-    if isinstance(message, dict) and _is_reference(message.get(STORED_FIELD)):
+    if isinstance(message, dict) and is_reference(message.get(STORED_FIELD)):
         message[STORED_FIELD] = blobs.text(message[STORED_FIELD])
     return event
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.conversation.blobs import BLOB_MIN_CHARS, BLOBS_DIR
-from harness.conversation.events import (BLOB_REF, EventLog, event_log_name, event_logs, find_event_log,
+from harness.conversation.blobs import BLOB_MIN_CHARS, BLOB_REF, BLOBS_DIR
+from harness.conversation.events import (EventLog, event_log_name, event_logs, find_event_log,
                                          first_event, read_events)
 from harness.conversation.replay import replay_file
 from harness.core.errors import ReplayMismatch
@@ -39,30 +39,38 @@ def two_strategies(tmp_path_factory) -> Path:
     return out
 
 
-def references(path: Path) -> list[str]:
-    """The blob hashes a log's lines refer to, in order."""
+def references(path: Path) -> list[dict]:
+    """The references to stored texts a log's lines hold, in order."""
     found = []
     for line in stored_lines(path):
         event = json.loads(line)
         for holder in (event, event.get("message") or {}):
             if isinstance(holder.get("content"), dict):
-                found.append(holder["content"][BLOB_REF])
+                found.append(holder["content"])
     return found
 
 
-def test_logs_are_gzip_json_lines_and_each_large_text_is_stored_once(two_strategies):
+def test_logs_are_gzip_json_lines_and_each_large_text_is_stored_once_per_process(two_strategies):
     """Ours: a log is `<run_id>.jsonl.gz`, one gzip member `gzip -d` reads; a content of BLOB_MIN_CHARS or more
-    is a reference to `events/blobs/<2 hex>/<sha256>.gz`, written once however many runs show it."""
+    is a reference {"$blob": sha256, "pack", "at", "size"} to a gzip member in a pack of events/blobs/, written
+    once by the process that ran both strategies (one worker here) however many runs show it."""
     logs = event_logs(two_strategies / "events")
     assert [path.name for path in logs] == sorted(event_log_name(row["run_id"]) for row in read_runs(two_strategies))
     assert all(path.read_bytes()[:2] == b"\x1f\x8b" for path in logs)
-    referred = [digest for path in logs for digest in references(path)]
-    stored = sorted((two_strategies / "events" / BLOBS_DIR).rglob("*.gz"))
-    assert referred and len(set(referred)) == len(stored) < len(referred)  # shared between the two strategies
-    for blob in stored:
-        text = gzip.decompress(blob.read_bytes())
-        assert blob.name == hashlib.sha256(text).hexdigest() + ".gz" and blob.parent.name == blob.name[:2]
-        assert len(text.decode("utf-8")) >= BLOB_MIN_CHARS
+    referred = [reference for path in logs for reference in references(path)]
+    digests = {reference[BLOB_REF] for reference in referred}
+    assert referred and len(digests) < len(referred)  # the two strategies' runs share their tool outputs
+    packs = {path.name: path.read_bytes() for path in (two_strategies / "events" / BLOBS_DIR).iterdir()}
+    assert {reference["pack"] for reference in referred} == set(packs)
+    stored = {(reference["pack"], reference["at"]) for reference in referred}
+    assert len(stored) == len(digests)  # each text once
+    for reference in referred:
+        member = packs[reference["pack"]][reference["at"]: reference["at"] + reference["size"]]
+        text = gzip.decompress(member)
+        assert hashlib.sha256(text).hexdigest() == reference[BLOB_REF] and len(text.decode()) >= BLOB_MIN_CHARS
+    whole = b"".join(gzip.decompress(data) for data in packs.values())  # `gzip -d` of a pack: its texts, in a row
+    assert sum(len(gzip.decompress(packs[p][a: a + n])) for p, a, n in
+               {(r["pack"], r["at"], r["size"]) for r in referred}) == len(whole)
 
 
 def test_a_compressed_log_reads_back_as_it_was_appended(tmp_path):
@@ -95,15 +103,18 @@ def test_a_torn_compressed_log_names_its_file_and_line(two_strategies, tmp_path)
         read_events(log)
 
 
-def test_a_missing_or_altered_blob_names_the_log_and_line(two_strategies, tmp_path, capsys):
+def test_a_missing_or_altered_pack_names_the_log_and_line(two_strategies, tmp_path, capsys):
     copy = tmp_path / "copy"
     shutil.copytree(two_strategies, copy)
     log = next(path for path in event_logs(copy / "events") if references(path))
-    blob = copy / "events" / BLOBS_DIR / references(log)[0][:2] / f"{references(log)[0]}.gz"
-    blob.write_bytes(gzip.compress(b"another text"))
-    with pytest.raises(ReplayMismatch, match="does not hold the text of its hash"):
+    reference = references(log)[0]
+    pack = copy / "events" / BLOBS_DIR / reference["pack"]
+    data = bytearray(pack.read_bytes())
+    data[reference["at"] + 10] ^= 0xFF  # a byte of the compressed text flipped
+    pack.write_bytes(bytes(data))
+    with pytest.raises(ReplayMismatch, match=rf"{log}:\d+: its stored content cannot be read: blob .* damaged"):
         read_events(log)
-    blob.unlink()
+    pack.unlink()
     with pytest.raises(ReplayMismatch, match=rf"{log}:\d+: its content is stored in .*{BLOBS_DIR}, which does not"):
         read_events(log)
     assert main(["show", str(log)]) == 2
