@@ -320,7 +320,7 @@ def _add_show_parser(commands: argparse._SubParsersAction) -> None:
                     "was given. Reads only the files (docs/show.md).",
         epilog="Example: ctxbench show results/default --run plant_early_ask_late-3--compaction_ladder--s0 --diff 42")
     show.add_argument("target", metavar="RESULTS_DIR|EVENT_LOG", type=_path,
-                      help="a results directory or one events/<run_id>.jsonl")
+                      help="a results directory or one events/<run_id>.jsonl.gz")
     show.add_argument("--run", metavar="RUN_ID", help="the run of RESULTS_DIR (default: its only run, else list them)")
     show.add_argument("--request", type=int, metavar="N", help="print the view exactly as sent at main request N (1-based)")
     show.add_argument("--json", action="store_true", help="with --request: the view's messages as a JSON list")
@@ -359,7 +359,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay = commands.add_parser("replay", help="rebuild every sent view from event logs and check its hash",
                                  description="Rebuild each view sent to the model from the event log alone "
                                              "(no LLM or tool call) and compare it with the recorded hash.")
-    replay.add_argument("events", nargs="+", type=_path, help="events/<run_id>.jsonl files or results directories")
+    replay.add_argument("events", nargs="+", type=_path, help="events/<run_id>.jsonl.gz files or results directories")
     _add_show_parser(commands)
     _add_sweep_parser(commands)
     _add_traces_parser(commands)

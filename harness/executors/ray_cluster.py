@@ -2,9 +2,9 @@
 per CPU, handed cells by local_processes.LocalProcesses (task affinity, the in-flight rule).
 
 A worker may be on another machine, with its own disk: it never touches the results directory. It runs
-its cell with the event log in a temporary directory of its own and returns the row with the log's
-bytes; the parent writes events/<run id>.jsonl (temp + rename) and then hands the row on, so the parent
-alone writes what reaches the results directory. A worker that dies mid-cell returns nothing: Ray restarts
+its cell with the event log in a temporary directory of its own and returns the row with the bytes of the log
+and of its pack of large texts; the parent writes them to events/ (temp + rename) and then hands the row on, so
+the parent alone writes what reaches the results directory. A worker that dies mid-cell returns nothing: Ray restarts
 its actor and runs the cell again, and the first attempt left nothing behind. The per-model request limits
 and the invocation's spending are Ray actors, plugged into harness.models.limits as process_threads plugs in
 multiprocessing objects. Ray is imported only when this executor runs.

@@ -5,7 +5,8 @@
                                             run_id counts; a rerun appends, then the file is rewritten)
     results/<run-name>/runs.quarantine.jsonl  lines `--resume --repair` took out of runs.jsonl, with reasons
     results/<run-name>/.lock                the writer's lock (harness.results.lock); readers ignore it
-    results/<run-name>/events/<run_id>.jsonl  each run's event log
+    results/<run-name>/events/<run_id>.jsonl.gz  each run's event log (or .jsonl, as written before compression),
+                                            its large texts in events/blobs/ (harness.conversation.events)
     results/<run-name>/summary.csv          one row per strategy, and per strategy x family
     results/<run-name>/plots/*.png
 """
