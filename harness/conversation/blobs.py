@@ -43,8 +43,8 @@ def blob_hash(data: bytes) -> str:
 
 
 def is_reference(value: Any) -> bool:
-    return (isinstance(value, dict) and isinstance(value.get(BLOB_REF), str) and isinstance(value.get("pack"), str)
-            and isinstance(value.get("at"), int) and isinstance(value.get("size"), int))
+    """Whether a content is a reference to a stored text (BlobStore.get refuses one that is malformed)."""
+    return isinstance(value, dict) and BLOB_REF in value
 
 
 class _Pack:
@@ -129,12 +129,15 @@ class BlobStore:
     def get(self, reference: dict[str, Any]) -> str:
         """The text a reference names; OSError when its pack is missing, ValueError when the bytes there are
         not the text of its hash (a pack cut short, altered or another file)."""
-        name = reference["pack"]
-        if "/" in name or "\\" in name or name.startswith("."):
-            raise ValueError(f"pack name {name!r} is not a file of {self.directory}")
+        name, at, size = reference.get("pack"), reference.get("at"), reference.get("size")
+        if not (isinstance(name, str) and name and "/" not in name and "\\" not in name and not name.startswith(".")
+                and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (at, size))
+                and isinstance(reference[BLOB_REF], str)):
+            raise ValueError(f"a malformed reference to a stored text ({str(reference)[:200]}): it needs "
+                             f"{BLOB_REF!r} (a SHA-256), 'pack' (a file of {BLOBS_DIR}/), 'at' and 'size' (bytes)")
         with open(self.directory / name, "rb") as handle:
-            handle.seek(reference["at"])
-            member = handle.read(reference["size"])
+            handle.seek(at)
+            member = handle.read(size)
         try:
             data = zlib.decompress(member, GZIP_WBITS)
         except zlib.error as exc:

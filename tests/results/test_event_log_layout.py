@@ -210,3 +210,16 @@ def test_sigkill_at_any_moment_loses_no_finished_run(tmp_path, rows_before_kill)
     assert main(["run", "--resume", str(out), "--no-progress"]) == 0
     assert len(read_runs(out)) == 14
     assert main(["replay", str(out)]) == 0
+
+
+@pytest.mark.parametrize("reference", [{"$blob": "a" * 64, "pack": "../../x.gz", "at": 0, "size": 9},
+                                       {"$blob": "a" * 64, "pack": "p.gz", "at": -1, "size": 9},
+                                       {"$blob": "a" * 64, "pack": "p.gz", "at": True, "size": 9},
+                                       {"$blob": "a" * 64}])
+def test_a_malformed_reference_is_refused_naming_the_line(tmp_path, reference):
+    """A hand-edited or hostile log: a reference outside events/blobs/, at a negative offset or missing its place
+    is an error naming the line, and nothing is read outside the blob directory."""
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps({"id": 0, "type": "message", "message": {"role": "tool", "content": reference}}) + "\n")
+    with pytest.raises(ReplayMismatch, match=rf"{path}:1: its stored content cannot be read: a malformed reference"):
+        read_events(path)
