@@ -10,7 +10,7 @@ import time
 import pytest
 
 from harness import bench
-from harness.bench import (adapters, common, flat, memory, overhead, overhead_adapters, overhead_traces, parallel,
+from harness.bench import (adapters, common, flat, layout, memory, overhead, overhead_adapters, overhead_traces, parallel,
                            real, session)
 from harness.api import mock_profiles
 from harness.models.mock.agents import memo
@@ -352,6 +352,13 @@ def test_flat_per_request_cost():
     """Harness time per request at ~400k tokens / at ~10k tokens <= 1.5 (harness.bench.flat's definition)."""
     figure = flat.flat()[0]
     assert figure.met, figure.line()
+
+
+@pytest.mark.benchmark
+def test_the_event_log_layout_is_eight_times_smaller_for_at_most_5_percent_more_run_cpu():
+    """The default suite's results directory on disk: before / now >= 8; its runs' CPU now / before <= 1.05."""
+    figures = layout.layout(repeats=3)
+    assert all(f.met for f in figures), [f.line() for f in figures]
 
 
 @pytest.mark.benchmark
