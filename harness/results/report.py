@@ -514,7 +514,8 @@ def failed_runs_section(runs: pd.DataFrame, results_dir: str | Path) -> list[str
               "log's `run_end`).", ""]
     events_dir = Path(results_dir) / EVENTS_DIR
     rows = [[f"[{r['task_id']}]({EVENTS_DIR}/{find_event_log(events_dir, r['run_id']).name})", str(r["strategy"]),
-             str(r["seed"]), str(r["termination"]), f"{float(r['score']):.2f}", checker_text(r.get("detail"), r.get("error"))]
+             str(r["seed"]), str(r["termination"]), f"{float(r['score']):.2f}",
+             checker_text(r.get("detail"), r.get("error"))]
             for r in failed.head(FAILED_ROWS_SHOWN).to_dict("records")]
     header = ["task", "strategy", "seed", "termination", "score", "checker: expected vs given"]
     lines.append(markdown(header, rows, names=len(header)))

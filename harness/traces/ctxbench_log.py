@@ -1,5 +1,5 @@
-"""ctxbench's own event logs (results/<run>/events/<run_id>.jsonl.gz, or .jsonl as written before) as traces: re-cost a run, mock or real,
-under another strategy, window or cache style without calling a model.
+"""ctxbench's own event logs (results/<run>/events/<run_id>.jsonl.gz, or .jsonl as written before) as traces:
+re-cost a run, mock or real, under another strategy, window or cache style without calling a model.
 
 The trace is the run's conversation as it happened, in logged order: the task's system prompt, the
 user's messages, the agent's responses (the main profile's replies) and the tool results. What a

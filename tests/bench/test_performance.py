@@ -10,8 +10,8 @@ import time
 import pytest
 
 from harness import bench
-from harness.bench import (adapters, common, flat, layout, memory, overhead, overhead_adapters, overhead_traces, parallel,
-                           real, session)
+from harness.bench import (adapters, common, flat, layout, memory, overhead, overhead_adapters, overhead_traces,
+                           parallel, real, session)
 from harness.api import mock_profiles
 from harness.models.mock.agents import memo
 from harness.traces.replay import REPLAY_MODEL

@@ -15,7 +15,7 @@ from pathlib import Path
 import litellm
 import pytest
 
-from harness.conversation.events import event_log_name
+from harness.conversation.events import event_log_name, read_events
 from harness.core.errors import ConfigError
 from harness.conversation.replay import replay_file
 from strategies import StrategySpec, build_strategy
@@ -64,8 +64,7 @@ def test_summaries_go_through_the_summary_profile(smoke_out):
     out, frame = smoke_out
     rows = frame[frame.strategy == "openhands.llm_summarizing"]
     assert rows.summarizer_requests.sum() > 0
-    events = [json.loads(line) for line in
-              (out / "events" / event_log_name("work_queue-smoke-0--openhands.llm_summarizing--s0")).read_text().splitlines()]
+    events = read_events(out / "events" / event_log_name("work_queue-smoke-0--openhands.llm_summarizing--s0"))
     summaries = [e for e in events if e["type"] == "llm_call" and e.get("profile") == "summary"]
     condensations = [e for e in events if e["type"] == "condensation"]
     assert condensations and len(summaries) == len(condensations)

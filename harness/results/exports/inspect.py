@@ -373,7 +373,8 @@ class InspectLogs:
 
     def add(self, row: Mapping[str, Any]) -> None:
         label = str(row.get("strategy"))
-        sample = run_sample(row, find_event_log(self.results_dir / EVENTS_DIR, row["run_id"]), self.epoch(row.get("seed")))
+        log = find_event_log(self.results_dir / EVENTS_DIR, row["run_id"])
+        sample = run_sample(row, log, self.epoch(row.get("seed")))
         self.samples.setdefault(label, {})[row["run_id"]] = sample
         self.rows.setdefault(label, {})[row["run_id"]] = row
         if self.live:
