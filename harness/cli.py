@@ -906,7 +906,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         if args.plot_task and not runs.empty:
             check_plot_task(args.plot_task, runs["task_id"])
         report = write_report(path, baseline=args.baseline or DEFAULT_BASELINE, seed=args.bootstrap_seed,
-                              plot_task=args.plot_task)
+                              plot_task=args.plot_task, runs=runs)
     print(report["table"])
     print(f"\n-> {Path(args.results_dir) / 'report.md'}")
     return 0

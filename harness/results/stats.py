@@ -109,25 +109,39 @@ def pair_keys(runs: pd.DataFrame) -> list[str]:
     return [*PAIR_KEYS, *(["window"] if "window" in runs else [])]
 
 
-def paired_frame(runs: pd.DataFrame, strategy: str, baseline: str, metric: str) -> pd.DataFrame:
-    """Rows of (task_id, seed, window) run by both strategies, with both values of `metric` and their difference."""
+def paired_frames(runs: pd.DataFrame, strategy: str, baseline: str, metrics: Sequence[str]) -> dict[str, pd.DataFrame]:
+    """paired_frame of each of `metrics`, the two strategies' runs matched once (a report pairs four metrics
+    of every strategy: one merge each, not four)."""
     keys = pair_keys(runs)
-    columns = [*keys, metric]
+    columns = [*keys, *metrics]
     ours = runs.loc[runs["strategy"] == strategy, columns]
     theirs = runs.loc[runs["strategy"] == baseline, columns]
-    pairs = ours.merge(theirs, on=keys, suffixes=("", "_baseline"), validate="one_to_one")
-    pairs[metric] = pd.to_numeric(pairs[metric], errors="coerce")
-    pairs[f"{metric}_baseline"] = pd.to_numeric(pairs[f"{metric}_baseline"], errors="coerce")
-    pairs = pairs.dropna(subset=[metric, f"{metric}_baseline"])
-    pairs["diff"] = pairs[metric].astype(float) - pairs[f"{metric}_baseline"].astype(float)
-    return pairs.sort_values(keys).reset_index(drop=True)
+    matched = ours.merge(theirs, on=keys, suffixes=("", "_baseline"), validate="one_to_one")
+    frames = {}
+    for metric in metrics:
+        pairs = matched[[*keys, metric, f"{metric}_baseline"]].copy()
+        pairs[metric] = pd.to_numeric(pairs[metric], errors="coerce")
+        pairs[f"{metric}_baseline"] = pd.to_numeric(pairs[f"{metric}_baseline"], errors="coerce")
+        pairs = pairs.dropna(subset=[metric, f"{metric}_baseline"])
+        pairs["diff"] = pairs[metric].astype(float) - pairs[f"{metric}_baseline"].astype(float)
+        frames[metric] = pairs.sort_values(keys).reset_index(drop=True)
+    return frames
+
+
+def paired_frame(runs: pd.DataFrame, strategy: str, baseline: str, metric: str) -> pd.DataFrame:
+    """Rows of (task_id, seed, window) run by both strategies, with both values of `metric` and their difference."""
+    return paired_frames(runs, strategy, baseline, [metric])[metric]
+
+
+def paired_estimate(pairs: pd.DataFrame, *, seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES) -> Estimate:
+    """The mean difference of a paired_frame with its interval, resampling the pairs' tasks."""
+    return bootstrap_mean(pairs["diff"], clusters=pairs[CLUSTER_KEY], seed=seed, resamples=resamples)
 
 
 def paired_difference(runs: pd.DataFrame, strategy: str, baseline: str, metric: str, *,
                       seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES) -> Estimate:
     """Mean of (strategy - baseline) over the same task_id and seed, resampling the pairs' tasks."""
-    pairs = paired_frame(runs, strategy, baseline, metric)
-    return bootstrap_mean(pairs["diff"], clusters=pairs[CLUSTER_KEY], seed=seed, resamples=resamples)
+    return paired_estimate(paired_frame(runs, strategy, baseline, metric), seed=seed, resamples=resamples)
 
 
 def pareto_front(points: pd.DataFrame, cost: str, success: str) -> pd.DataFrame:
