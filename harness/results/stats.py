@@ -13,6 +13,7 @@ task clusters of those pairs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -40,8 +41,23 @@ class Estimate:
 NAN_ESTIMATE = Estimate(float("nan"), float("nan"), float("nan"), 0)
 
 
+@lru_cache(maxsize=2)
 def _resample_indices(n: int, resamples: int, seed: int) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    """The clusters each resample draws. A report's strategies share their tasks, so consecutive intervals draw
+    the same (n, seed): kept (read-only), not drawn again."""
+    index = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    index.flags.writeable = False
+    return index
+
+
+RESAMPLE_BLOCK = 256  # resamples summed at a time: the gathered values of every resample at once would be
+# resamples x clusters floats twice over (hundreds of MB for thousands of tasks)
+
+
+def _resampled_sums(values: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """Each resample's sum of `values` over the clusters it drew (row by row as values[index].sum(axis=1))."""
+    return np.concatenate([values[index[start:start + RESAMPLE_BLOCK]].sum(axis=1)
+                           for start in range(0, len(index), RESAMPLE_BLOCK)])
 
 
 def _percentile(ordered: np.ndarray, q: float) -> float:
@@ -88,7 +104,7 @@ def bootstrap_ratio(numerators: Values, denominators: Values, *, clusters: Seque
     num = np.bincount(codes, weights=frame["num"].to_numpy(dtype=float), minlength=len(uniques))
     den = np.bincount(codes, weights=frame["den"].to_numpy(dtype=float), minlength=len(uniques))
     index = _resample_indices(len(uniques), resamples, seed)
-    ratios = _ratio_of_sums(num[index].sum(axis=1), den[index].sum(axis=1))
+    ratios = _ratio_of_sums(_resampled_sums(num, index), _resampled_sums(den, index))
     lo, hi = _interval(ratios[~np.isnan(ratios)])
     return Estimate(float(num.sum() / den.sum()), lo, hi, len(frame))
 
