@@ -19,32 +19,39 @@ REQUEST_COLUMNS = ["run_id", "task_id", "family", "strategy", "seed", "profile",
 _MISSING = float("nan")  # a field a row lacks, as pandas reads it from a list of rows
 
 
-def runs_frame(results_dir: str | Path) -> pd.DataFrame:
-    """The runs in run_id order: runs.jsonl holds them in completion order, which varies with the
-    workers, and the seeded bootstrap resamples by position, so intervals must not depend on it.
-
-    Built column by column as the file is read (the same frame as pandas makes of read_runs' list of rows,
-    without holding every row's dict beside it); the last row of a run_id counts."""
+def run_columns(results_dir: str | Path, *, complete: bool, missing: Any) -> dict[str, list[Any]]:
+    """The latest row of each run_id (read_runs' rows), in run_id order, as one list per field (fields in order
+    of first appearance, `missing` where a row lacks one): built as runs.jsonl is read, so no row's dict is kept
+    beside its values. `complete`: read_runs' check that each row has the fields reports group by."""
     columns: dict[str, list[Any]] = {}
     last: dict[str, int] = {}  # run_id -> position of its latest row
     count = 0
-    for row in checked_rows(results_dir, complete=True):
+    for row in checked_rows(results_dir, complete=complete):
         for name, value in row.items():
             column = columns.get(name)
             if column is None:
-                column = columns[name] = [_MISSING] * count
+                column = columns[name] = [missing] * count
             column.append(value)
         count += 1
         if len(row) < len(columns):  # fields earlier rows had and this one lacks
             for column in columns.values():
                 if len(column) < count:
-                    column.append(_MISSING)
-        last.pop(row["run_id"], None)
+                    column.append(missing)
         last[row["run_id"]] = count - 1
-    runs = pd.DataFrame(columns)
-    if len(last) < count:  # a rerun's row replaced an earlier one: keep each run_id's last, in their order
-        runs = runs.iloc[list(last.values())].reset_index(drop=True)
-    return runs.sort_values("run_id", kind="stable", ignore_index=True) if "run_id" in runs else runs
+    keep = sorted(last.values(), key=columns["run_id"].__getitem__) if count else []
+    if keep != list(range(count)):  # reruns replaced rows, or the file is not in run_id order
+        for name, column in columns.items():
+            columns[name] = [column[i] for i in keep]
+    return columns
+
+
+def runs_frame(results_dir: str | Path) -> pd.DataFrame:
+    """The runs in run_id order: runs.jsonl holds them in completion order, which varies with the
+    workers, and the seeded bootstrap resamples by position, so intervals must not depend on it.
+
+    The same frame as pandas makes of read_runs' list of rows, made from run_columns (NaN where a row lacks a
+    field, as pandas fills it)."""
+    return pd.DataFrame(run_columns(results_dir, complete=True, missing=_MISSING))
 
 
 def run_requests(path: Path, run: dict[str, Any]) -> list[dict[str, Any]]:

@@ -187,7 +187,7 @@ def row_problem(row: dict[str, Any]) -> str | None:
     if not isinstance(row.get("run_id"), str):
         return "a row without a run_id"
     for name, value in row.items():
-        kind = _field_kind(name)
+        kind = field_kind(name)
         kind_of = type(value)  # the usual fields of a good row pass here, without _field_problem's calls
         if kind == "structured" or (kind == "text" and kind_of is str) or (kind == "flag" and kind_of is bool) or (
                 kind == "number" and (kind_of is float or kind_of is int) and name != "seed"
@@ -206,7 +206,7 @@ def missing_fields(row: dict[str, Any]) -> str | None:
 
 
 @lru_cache(maxsize=4096)
-def _field_kind(name: str) -> str:
+def field_kind(name: str) -> str:
     """How the schema above reads a field: "text", "flag", "structured" or "number" (a row's checks look each
     name up once, not each row: a report checks every field of 100,000 rows)."""
     if name in ROW_TEXT:
@@ -221,7 +221,7 @@ def _field_kind(name: str) -> str:
 def _field_problem(name: str, value: Any) -> str | None:
     if value is None:
         return "not set" if name in ROW_REQUIRED else None
-    kind = _field_kind(name)
+    kind = field_kind(name)
     if kind == "text":
         return None if isinstance(value, str) else "not a string"
     if kind == "flag":
