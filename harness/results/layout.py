@@ -190,6 +190,7 @@ def row_problem(row: dict[str, Any]) -> str | None:
         kind = field_kind(name)
         kind_of = type(value)  # the usual fields of a good row pass here, without _field_problem's calls
         if kind == "structured" or (kind == "text" and kind_of is str) or (kind == "flag" and kind_of is bool) or (
+                value is None and name not in ROW_REQUIRED) or (
                 kind == "number" and (kind_of is float or kind_of is int) and name != "seed"
                 and -MAX_ROW_NUMBER <= value <= MAX_ROW_NUMBER):
             continue
@@ -246,7 +247,8 @@ def _parse_line(number: int, raw: bytes, at: tuple[Path, int, int]) -> RunsLine:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return RunsLine(number, *at, None, "not UTF-8 text", parsed=False)
-    depth = json_depth(text)
+    # No deeper than its count of opening brackets: most rows are shown shallow by two counts, not a scan.
+    depth = json_depth(text) if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH else 0
     if depth > MAX_DEPTH:
         return RunsLine(number, *at, None, f"nested {depth} arrays/objects deep (at most {MAX_DEPTH})")
     try:

@@ -132,3 +132,20 @@ def test_requests_frame_reads_the_runs_given(smoke_run):
     chosen = runs[runs["strategy"] == "none"]
     requests = requests_frame(smoke_run, chosen)
     assert set(requests["run_id"]) == set(chosen["run_id"]) and (requests["strategy"] == "none").all()
+
+
+@pytest.mark.parametrize("name", ["run_id", "task_id", "seed", "success", "score", "input_tokens", "detail",
+                                  "warnings_by_level", "trace_path", "transient", "custom_number"])
+def test_row_checks_fast_path_says_what_the_field_checks_say(name):
+    """A row's checks skip _field_problem for values it would pass and nothing else: the same verdict for every
+    kind of value in every kind of field."""
+    from harness.results.layout import _field_problem, _shown, row_problem
+
+    values = [None, True, False, 0, -1, 7, 2**53, 2**53 + 1, 2**63, 1.5, -0.0, float("nan"), float("inf"), 1e300,
+              "text", "", [], {}, {"a": 1}]
+    for value in values:
+        row = {"run_id": "r", name: value} if name != "run_id" else {"run_id": value}
+        problem = _field_problem(name, value)
+        expected = ("a row without a run_id" if name == "run_id" and not isinstance(value, str) else
+                    f"a row whose field {name!r} is {_shown(value)}, {problem}" if problem else None)
+        assert row_problem(row) == expected, (name, value)
