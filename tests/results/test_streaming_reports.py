@@ -149,3 +149,15 @@ def test_row_checks_fast_path_says_what_the_field_checks_say(name):
         expected = ("a row without a run_id" if name == "run_id" and not isinstance(value, str) else
                     f"a row whose field {name!r} is {_shown(value)}, {problem}" if problem else None)
         assert row_problem(row) == expected, (name, value)
+
+
+def test_calibration_reads_no_log_of_a_run_that_is_not_a_replay(smoke_run, tmp_path):
+    """Only a trace replay records a provider's bill: calibration leaves every other run's log unread."""
+    import shutil
+
+    from harness.results.calibration import compared_requests
+
+    out = tmp_path / "copy"
+    shutil.copytree(smoke_run, out)
+    _spoil(out, runs_frame(out)["run_id"])
+    assert compared_requests(out).empty
