@@ -8,7 +8,7 @@ from typing import Any, Iterable, Iterator
 import pandas as pd
 
 from harness.conversation.events import find_event_log, read_events
-from harness.results.layout import EVENTS_DIR, checked_rows
+from harness.results.layout import EVENTS_DIR, checked_rows, field_kind
 
 # What a trace replay's request carries of the recorded one (harness.traces.replay: the llm_call's `recorded`).
 RECORDED_REQUEST = ("input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens", "cost_usd")
@@ -24,6 +24,8 @@ def run_columns(results_dir: str | Path, *, complete: bool, missing: Any) -> dic
     of first appearance, `missing` where a row lacks one): built as runs.jsonl is read, so no row's dict is kept
     beside its values. `complete`: read_runs' check that each row has the fields reports group by."""
     columns: dict[str, list[Any]] = {}
+    # One object per distinct text of a text field (task, strategy, model, ...: few values, repeated every row)
+    shared: dict[str, dict[str, str] | None] = {}
     last: dict[str, int] = {}  # run_id -> position of its latest row
     count = 0
     for row in checked_rows(results_dir, complete=complete):
@@ -31,6 +33,10 @@ def run_columns(results_dir: str | Path, *, complete: bool, missing: Any) -> dic
             column = columns.get(name)
             if column is None:
                 column = columns[name] = [missing] * count
+                shared[name] = {} if field_kind(name) == "text" and name != "run_id" else None
+            texts = shared[name]
+            if texts is not None and value.__class__ is str:
+                value = texts.setdefault(value, value)
             column.append(value)
         count += 1
         if len(row) < len(columns):  # fields earlier rows had and this one lacks
