@@ -16,7 +16,6 @@ import statistics
 import sys
 import tempfile
 import tracemalloc
-from pathlib import Path
 from typing import Any
 
 from harness.bench import common
