@@ -12,7 +12,7 @@ import pytest
 
 from harness import cli
 from harness.cli import main
-from cli_helpers import exit_code
+from cli_helpers import drawn_log, exit_code
 
 SMOKE = ["run", "--suite", "smoke", "--workers", "1", "--no-progress"]
 
@@ -225,18 +225,10 @@ CORRUPTIONS = {
 
 
 def _corrupt(results: Path, tmp_path: Path, kind: str) -> tuple[Path, Path]:
-    """A copy of `results` with one corrupt event log: that of a run the report's context plot draws (the
-    report reads no other run's log)."""
-    from harness.conversation.events import find_event_log
-    from harness.results.frames import runs_frame
-    from harness.results.plots import sawtooth_run
-
+    """A copy of `results` with one corrupt event log, one the report reads."""
     copy = tmp_path / "copy"
     shutil.copytree(results, copy)
-    runs = runs_frame(copy)
-    task_id, seed = sawtooth_run(runs)
-    drawn = runs[(runs["task_id"] == task_id) & (runs["seed"] == seed)]["run_id"].iloc[0]
-    log = find_event_log(copy / "events", drawn)
+    log = drawn_log(copy)
     data, _ = CORRUPTIONS[kind]
     if data is None:  # a valid first event, then bytes that are no UTF-8
         data = log.read_bytes().split(b"\n")[0] + b"\n\xc3\x28\n"
