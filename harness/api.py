@@ -12,7 +12,8 @@ from harness.core.config import check_writable_dir
 from harness.core.errors import ConfigError, did_you_mean
 from harness.results.lock import hold
 from harness.results.plots import check_plot_task
-from harness.results.report import DEFAULT_BASELINE, PAIRED_FILE, requests_frame, runs_frame, write_report
+from harness.results.frames import requests_frame
+from harness.results.report import DEFAULT_BASELINE, PAIRED_FILE, runs_frame, write_report
 from harness.results.layout import EVENTS_DIR, RUNS_FILE, SUMMARY_FILE, ResultsDir
 from harness.core.secrets import redact, redact_text, remember
 from harness.results.layout import SWEEP_FILE, TUNING_FILE
@@ -410,14 +411,26 @@ def _traces_locked(out_path: Path, paths: list[str], fmt: str, options: dict[str
 
 @dataclass
 class Results:
-    """A results directory's tables as DataFrames (what notebooks work with)."""
+    """A results directory's tables as DataFrames (what notebooks work with). `requests` reads every run's
+    event log, so it is built on first use only; `requests_of(runs)` reads only those runs' logs."""
 
     path: Path
     runs: pd.DataFrame = field(repr=False)
-    requests: pd.DataFrame = field(repr=False)
     summary: pd.DataFrame = field(repr=False)
     paired: pd.DataFrame = field(repr=False)
     tuning: pd.DataFrame | None = field(repr=False)
+    _requests: pd.DataFrame | None = field(default=None, init=False, repr=False)
+
+    @property
+    def requests(self) -> pd.DataFrame:
+        """One row per successful LLM request of every run (harness.results.frames.requests_frame)."""
+        if self._requests is None:
+            self._requests = self.requests_of(self.runs)
+        return self._requests
+
+    def requests_of(self, runs: pd.DataFrame) -> pd.DataFrame:
+        """The requests of `runs` (rows of `self.runs`), read from their event logs alone."""
+        return requests_frame(self.path, runs)
 
     @property
     def is_sweep(self) -> bool:
@@ -435,11 +448,11 @@ def read_table(path: Path) -> pd.DataFrame:
 
 
 def load_results(path: str | Path) -> Results:
-    """Runs (runs.jsonl), requests (from the event logs) and the report's tables of a results directory."""
+    """Runs (runs.jsonl), the report's tables and, when first asked for, the requests (from the event logs)."""
     path = Path(path)
     if not path.is_dir():
         raise ConfigError(f"load_results: {path} is not a results directory")
     runs = runs_frame(path)
-    return Results(path=path, runs=runs, requests=requests_frame(path, runs), summary=read_table(path / SUMMARY_FILE),
+    return Results(path=path, runs=runs, summary=read_table(path / SUMMARY_FILE),
                    paired=read_table(path / PAIRED_FILE),
                    tuning=read_table(path / TUNING_FILE) if (path / SWEEP_FILE).exists() else None)

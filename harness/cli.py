@@ -380,13 +380,19 @@ def build_parser() -> argparse.ArgumentParser:
     strategies.add_argument("name", nargs="?", metavar="NAME", help="a registered strategy name or import path")
     _add_serve_mock_parser(commands)
     export = commands.add_parser(
-        "export", help="write a results directory in another tool's format (Inspect AI eval logs)",
-        description="One Inspect AI eval log per strategy, each run a sample (messages, model, tool and compaction "
-                    "events, the checker's score, the run's metrics), for `inspect view --log-dir DIR` and "
-                    "inspect_ai.analysis; needs the `inspect` extra. Details: docs/inspect.md.")
+        "export", help="write a results directory in another tool's format (Inspect AI eval logs, Parquet)",
+        description="--format inspect: one Inspect AI eval log per strategy, each run a sample (messages, model, "
+                    "tool and compaction events, the checker's score, the run's metrics), for `inspect view "
+                    "--log-dir DIR` and inspect_ai.analysis; needs the `inspect` extra. Details: docs/inspect.md. "
+                    "--format parquet: runs.parquet (one row per run, structured fields as JSON text) and, with "
+                    "--requests, requests.parquet (one row per LLM request, from the event logs), for pandas, "
+                    "polars or DuckDB; needs the `parquet` extra.")
     export.add_argument("results_dir", type=_path, help="a results directory written by run, sweep or traces")
-    export.add_argument("--format", choices=["inspect"], required=True, help="the output format")
-    export.add_argument("--out", type=_path, help="directory for the logs (default RESULTS_DIR/inspect/)")
+    export.add_argument("--format", choices=["inspect", "parquet"], required=True, help="the output format")
+    export.add_argument("--out", type=_path, help="directory for the files (default RESULTS_DIR/inspect/ or "
+                                                  "RESULTS_DIR/parquet/)")
+    export.add_argument("--requests", action="store_true",
+                        help="parquet: also write requests.parquet from the event logs (one run's log at a time)")
     tasks = commands.add_parser("tasks", help="list task families and suites, or show one task instance",
                                 description="`tasks list`: families with their knobs, suites with their instances. "
                                             "`tasks show ID`: one instance's prompt, opening messages and tools.")
@@ -877,6 +883,15 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 def _cmd_export(args: argparse.Namespace) -> int:
     from harness.results.exports.inspect import export_inspect
 
+    if args.format == "parquet":
+        from harness.results.exports.parquet import export_parquet
+
+        written = export_parquet(args.results_dir, args.out, requests=args.requests)
+        print("\n".join(str(path) for path in written))
+        return 0
+    if args.requests:
+        raise ConfigError("export: --requests is an option of --format parquet (an Inspect log holds each run's "
+                          "requests already)")
     written = export_inspect(args.results_dir, args.out)
     print("\n".join(str(path) for path in written))
     print(f"{len(written)} Inspect eval logs -> {Path(written[0]).parent}/ (open: inspect view --log-dir "
@@ -906,7 +921,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         if args.plot_task and not runs.empty:
             check_plot_task(args.plot_task, runs["task_id"])
         report = write_report(path, baseline=args.baseline or DEFAULT_BASELINE, seed=args.bootstrap_seed,
-                              plot_task=args.plot_task)
+                              plot_task=args.plot_task, runs=runs)
     print(report["table"])
     print(f"\n-> {Path(args.results_dir) / 'report.md'}")
     return 0

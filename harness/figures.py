@@ -122,13 +122,13 @@ def effects_figure(paired: pd.DataFrame, summary: pd.DataFrame, order: list[str]
 def write_readme_figures(results_dir: str | Path, out: str | Path = DEFAULT_OUT) -> list[Path]:
     """Redraw `results_dir`'s plots/ from its files and copy the README's figures to `out`."""
     from harness.results.plots import write_plots
-    from harness.results.report import requests_frame, runs_frame, summarize
+    from harness.results.report import runs_frame, summarize
 
     source, out = Path(results_dir), Path(out)
     runs = runs_frame(source)
     if runs.empty:
         raise ConfigError(f"figures: {source} holds no finished runs")
-    drawn = {path.stem: path for path in write_plots(source, runs, requests_frame(source, runs), summarize(runs))}
+    drawn = {path.stem: path for path in write_plots(source, runs, summarize(runs))}
     out.mkdir(parents=True, exist_ok=True)
     return [Path(shutil.copyfile(drawn[name], out / f"{name}.png")) for name in README_FIGURES]
 

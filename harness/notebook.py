@@ -144,11 +144,15 @@ def runs_table(runs: pd.DataFrame) -> pd.DataFrame:
     return shown
 
 
-def requests_table(requests: pd.DataFrame) -> pd.DataFrame:
-    """Input tokens per main-model request, per strategy: count, mean, quartiles and max."""
-    main = requests[requests["profile"] == "main"]
-    stats = main.groupby("strategy", sort=False)["input_tokens"].describe()
-    return stats.drop(columns="std").map(COUNT)
+def context_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per strategy, from the rows alone (no event log is read): runs, main-model requests per run, and the
+    mean and peak context per run in input tokens (means over runs, and the largest peak)."""
+    grouped = runs.groupby("strategy", sort=False)
+    return pd.DataFrame({"runs": grouped.size().map(COUNT),
+                         "requests per run": grouped["requests"].mean().map(MEAN),
+                         "mean context": grouped["mean_context_tokens"].mean().map(COUNT),
+                         "peak context": grouped["peak_context_tokens"].mean().map(COUNT),
+                         "largest peak": grouped["peak_context_tokens"].max().map(COUNT)})
 
 
 def tuning_table(tuning: pd.DataFrame, keys: list[str]) -> pd.DataFrame:

@@ -26,6 +26,9 @@ be avoided, printed next to its goal. One module per figure says what it measure
   processes (the `ray` extra). Goal <= 1.25.
 * layout (harness.bench.layout): the event logs' layout against the one written before it, on the default suite:
   bytes on disk before / now (goal >= 8) and run CPU now / before (goal <= 1.05).
+* results (harness.bench.results): bytes per run of a results directory by suite, and `ctxbench report`'s wall
+  time and peak RSS at 1,000, 10,000 and 100,000 rows (made from real rows) with their growth exponents. Goals: at
+  100,000 rows <= 60 s and <= 1 GiB; exponents <= 1.2.
 
 The first line names the machine (CPU, OS, Python, tokenizer, load when measuring began); `--check` exits 1
 when a measured figure misses its goal.
@@ -40,10 +43,11 @@ from typing import Callable, Iterable
 import harness  # noqa: F401  (offline environment first)
 from harness.core.errors import CtxbenchError
 from harness.bench import common
-from harness.bench.common import OVERHEAD_REPEATS, PARALLEL_REPEATS, PEER_REPEATS, PEER_REQUESTS, BenchOptions, Figure
+from harness.bench.common import (OVERHEAD_REPEATS, PARALLEL_REPEATS, PEER_REPEATS, PEER_REQUESTS, REPORT_ROWS,
+                                   RESULTS_SUITES, BenchOptions, Figure)
 
 FIGURES = ("overhead", "overhead_traces", "overhead_adapters", "breakdown", "flat", "memory", "parallel", "real",
-           "adapters", "peers", "scale", "layout")
+           "adapters", "peers", "scale", "layout", "results")
 
 __all__ = ["FIGURES", "BenchOptions", "Figure", "main", "measure"]
 
@@ -83,13 +87,36 @@ def _options(args: argparse.Namespace, names: list[str]) -> BenchOptions:
         raise ConfigError(f"--strategies: none named in {args.strategies!r}")
     for name in strategies:
         strategy_class(name)  # a ConfigError naming an unknown strategy
+    report_rows = _counts(args.report_rows, "--report-rows")
+    results_suites = tuple(name.strip() for name in args.results_suites.split(",") if name.strip())
+    if not results_suites:
+        raise ConfigError(f"--results-suites: none named in {args.results_suites!r}")
     if {"overhead", "overhead_adapters", "breakdown"} & set(names):
         from tasks.suites import load_tasks
 
         load_tasks(args.overhead_suite)  # a TaskFileError naming an unknown suite or a bad task file
+    if "results" in names:
+        from tasks.suites import load_tasks
+
+        for suite in results_suites:
+            load_tasks(suite)
     return BenchOptions(strategies=strategies, overhead_suite=args.overhead_suite,
                         overhead_repeats=args.overhead_repeats, repeats=args.repeats,
-                        peer_requests=args.peer_requests, peer_repeats=args.peer_repeats)
+                        peer_requests=args.peer_requests, peer_repeats=args.peer_repeats, report_rows=report_rows,
+                        results_suites=results_suites)
+
+
+def _counts(text: str, option: str) -> tuple[int, ...]:
+    """Row counts given as `1000,10000`: each a whole number of at least 1, increasing."""
+    from harness.core.errors import ConfigError
+
+    try:
+        counts = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise ConfigError(f"{option}: whole numbers separated by commas, got {text!r}") from None
+    if not counts or min(counts) < 1 or list(counts) != sorted(set(counts)):
+        raise ConfigError(f"{option}: increasing whole numbers of at least 1, got {text!r}")
+    return counts
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,6 +138,11 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"requests of the peers figure's conversation, at least 100 (default {PEER_REQUESTS})")
     parser.add_argument("--peer-repeats", type=int, default=PEER_REPEATS,
                         help=f"interleaved rounds of the peers figure, medians taken (default {PEER_REPEATS})")
+    parser.add_argument("--report-rows", default=",".join(map(str, REPORT_ROWS)),
+                        help=f"rows of the results figure's reports, increasing (default {','.join(map(str, REPORT_ROWS))})")
+    parser.add_argument("--results-suites", default=",".join(RESULTS_SUITES),
+                        help=f"suites the results figure measures bytes per run of; the first one's rows make the "
+                             f"reports' rows (default {','.join(RESULTS_SUITES)})")
     parser.add_argument("--check", action="store_true", help="exit 1 when a measured figure misses its goal")
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.figures.split(",") if n.strip()]

@@ -18,6 +18,9 @@ from harness.core.tokens import message_text
 OVERHEAD_REPEATS = 5  # repeats of each strategy's runs and tokenizing: each side's median is the figure (single repeats move ±15%)
 PARALLEL_REPEATS = 3  # pairs of 1-worker and 2-worker runs; the median ratio is taken
 PEER_REQUESTS = 200  # requests of the peers figure's shared conversation
+REPORT_ROWS = (1_000, 10_000, 100_000)  # rows of the results figure's reports
+RESULTS_SUITES = ("smoke", "default", "long")  # suites the results figure measures bytes per run of (smoke first:
+# its rows are the ones the reports' rows are made from)
 PEER_REPEATS = 5  # interleaved rounds of the peers figure; medians and spread reported (a burst of the host moves one round)
 
 
@@ -31,6 +34,8 @@ class BenchOptions:
     repeats: int = PARALLEL_REPEATS
     peer_requests: int = PEER_REQUESTS
     peer_repeats: int = PEER_REPEATS
+    report_rows: tuple[int, ...] = REPORT_ROWS
+    results_suites: tuple[str, ...] = RESULTS_SUITES
 
 
 @dataclass
@@ -140,6 +145,19 @@ CHILD_ERROR_LINES = 12  # of a failed child's stderr, quoted in the error that s
 
 class ChildFailed(RuntimeError):
     """A figure's fresh process ended without its figures; the message ends with the last lines of its stderr."""
+
+
+def status_bytes(field: str) -> int:
+    """A size from /proc/self/status (VmRSS: resident now; VmHWM: its peak since the last reset)."""
+    with open("/proc/self/status") as handle:
+        line = next(line for line in handle if line.startswith(field + ":"))
+    return int(line.split()[1]) * 1024
+
+
+def reset_peak_rss() -> None:
+    """Start the peak-RSS mark afresh (Linux: writing 5 to clear_refs resets VmHWM)."""
+    with open("/proc/self/clear_refs", "w") as handle:
+        handle.write("5")
 
 
 def child(module: str, args: list[str]) -> dict[str, Any]:

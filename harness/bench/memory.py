@@ -16,7 +16,6 @@ import statistics
 import sys
 import tempfile
 import tracemalloc
-from pathlib import Path
 from typing import Any
 
 from harness.bench import common
@@ -30,19 +29,6 @@ def figures(options: BenchOptions) -> list[Figure]:
     return memory()
 
 
-def _status_bytes(field: str) -> int:
-    """A size from /proc/self/status (VmRSS: resident now; VmHWM: its peak since the last reset)."""
-    with open("/proc/self/status") as handle:
-        line = next(line for line in handle if line.startswith(field + ":"))
-    return int(line.split()[1]) * 1024
-
-
-def _reset_peak_rss() -> None:
-    """Start the peak-RSS mark afresh (Linux: writing 5 to clear_refs resets VmHWM)."""
-    with open("/proc/self/clear_refs", "w") as handle:
-        handle.write("5")
-
-
 def memory_child(suite: str, task_id: str, strategy: str, trace: bool) -> dict[str, Any]:
     """Run one cell in this (fresh) process; its peak memory over what was there before it."""
     from harness.run.runner import run_cell
@@ -52,15 +38,15 @@ def memory_child(suite: str, task_id: str, strategy: str, trace: bool) -> dict[s
         cell = common.cells(suite, [strategy], tmp, tasks=[task_id])[0]
         cell.task.build(cell.seed)  # generated once per process, as for the overhead figure; the run works on a copy
         gc.collect()
-        _reset_peak_rss()
-        before = _status_bytes("VmRSS")
+        common.reset_peak_rss()
+        before = common.status_bytes("VmRSS")
         if trace:
             tracemalloc.start()
         run_cell(cell)
         peak_traced = tracemalloc.get_traced_memory()[1] if trace else None
         if trace:
             tracemalloc.stop()
-        peak = _status_bytes("VmHWM")
+        peak = common.status_bytes("VmHWM")
         texts = common.distinct_contents(common.events(event_log_path(tmp, cell.run_id)))
     return {"rss_growth": max(peak - before, 0), "traced_peak": peak_traced,
             "content": sum(len(t.encode("utf-8")) for t in texts)}

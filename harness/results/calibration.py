@@ -27,7 +27,8 @@ from typing import Any
 import pandas as pd
 
 from harness.models.profiles import MAIN_PROFILE
-from harness.results.report import requests_frame, runs_frame
+from harness.results.forgotten import replay_runs
+from harness.results.frames import requests_frame, runs_frame
 
 FIGURES = ("input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens", "cost_usd")
 LABELS = {"input_tokens": "input", "cached_tokens": "cache read", "cache_write_tokens": "cache write",
@@ -46,7 +47,7 @@ TABLE_COLUMNS = ["trace", "requests", "unrecorded_prefix_tokens",
 def compared_requests(results_dir: str | Path) -> pd.DataFrame:
     """The main requests of every replay that carry a recorded counterpart, each with its gap since the previous
     request and the reasons it differs; empty when no trace recorded usage."""
-    runs = runs_frame(results_dir)
+    runs = replay_runs(runs_frame(results_dir))  # only replays record a provider's bill: no other log is read
     requests = requests_frame(results_dir, runs)
     requests = requests[(requests["profile"] == MAIN_PROFILE) & requests["recorded_input_tokens"].notna()].copy()
     if requests.empty:

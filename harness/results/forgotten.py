@@ -21,6 +21,7 @@ import pandas as pd
 from harness.conversation.events import find_event_log, read_events
 from harness.core.secrets import scrub
 from harness.models.profiles import MAIN_PROFILE
+from harness.results.frames import requests_frame
 from harness.results.layout import EVENTS_DIR
 from harness.results.tables import code_span, markdown
 
@@ -176,12 +177,13 @@ def _first_row(results_dir: Path, run: Mapping[str, Any]) -> list[str]:
             code_span(found.line) if found.line else ""]
 
 
-def forgotten_section(results_dir: str | Path, runs: pd.DataFrame, requests: pd.DataFrame) -> list[str]:
-    """report.md's "What each strategy forgot" of the trace replays among `runs` (none: no section)."""
+def forgotten_section(results_dir: str | Path, runs: pd.DataFrame) -> list[str]:
+    """report.md's "What each strategy forgot" of the trace replays among `runs` (none: no section); only the
+    replays' event logs are read."""
     replays = replay_runs(runs)
     if replays.empty:
         return []
-    table = strategy_rows(replays, requests)
+    table = strategy_rows(replays, requests_frame(results_dir, replays))
     lines = ["## What each strategy forgot", "",
              "What your agent would have lost under each strategy. A forgotten reference is an identifier, number, "
              "path or quoted value the recorded agent used in a response that had appeared earlier in the trace "

@@ -19,11 +19,12 @@ import platform
 from importlib import metadata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from functools import lru_cache
+from typing import Any, Iterable, Iterator
 
 from harness.core.errors import ConfigError
 from harness.core.secrets import scrub
-from harness.core.user_files import INT64_MAX, MAX_DEPTH, json_depth, read_bytes
+from harness.core.user_files import INT64_MAX, MAX_DEPTH, json_depth, open_regular
 
 RUNS_FILE = "runs.jsonl"
 QUARANTINE_FILE = "runs.quarantine.jsonl"
@@ -149,13 +150,23 @@ class ResultsDir:
 
 @dataclass(frozen=True)
 class RunsLine:
-    """One non-blank line of runs.jsonl: its row, or what is wrong with it."""
+    """One non-blank line of runs.jsonl: its row, or what is wrong with it. The line's text is not kept (a
+    report of 100,000 rows would hold the file twice): `text` reads it back from its place in the file."""
 
     number: int  # 1-based, as an editor shows it
-    text: str
+    source: Path
+    start: int  # the line's bytes in `source`, without its newline
+    end: int
     row: dict[str, Any] | None
     problem: str | None = None
     parsed: bool = True  # the line is UTF-8 JSON (a row or not); a torn line is not
+
+    @property
+    def text(self) -> str:
+        """The line as the file holds it (bytes that are not UTF-8 replaced), for the quarantine."""
+        with open_regular(self.source) as handle:
+            handle.seek(self.start)
+            return handle.read(self.end - self.start).decode("utf-8", "replace")
 
 
 MAX_ROW_NUMBER = 2**53  # the largest integer a float holds exactly (pandas reads a column with a null as floats)
@@ -177,6 +188,13 @@ def row_problem(row: dict[str, Any]) -> str | None:
     if not isinstance(row.get("run_id"), str):
         return "a row without a run_id"
     for name, value in row.items():
+        kind = field_kind(name)
+        kind_of = type(value)  # the usual fields of a good row pass here, without _field_problem's calls
+        if kind == "structured" or (kind == "text" and kind_of is str) or (kind == "flag" and kind_of is bool) or (
+                value is None and name not in ROW_REQUIRED) or (
+                kind == "number" and (kind_of is float or kind_of is int) and name != "seed"
+                and -MAX_ROW_NUMBER <= value <= MAX_ROW_NUMBER):
+            continue
         problem = _field_problem(name, value)
         if problem:
             return f"a row whose field {name!r} is {_shown(value)}, {problem}"
@@ -189,14 +207,28 @@ def missing_fields(row: dict[str, Any]) -> str | None:
     return f"a row without {', '.join(map(repr, missing))}" if missing else None
 
 
-def _field_problem(name: str, value: Any) -> str | None:
-    if value is None and name in ROW_REQUIRED:
-        return "not set"
+@lru_cache(maxsize=4096)
+def field_kind(name: str) -> str:
+    """How the schema above reads a field: "text", "flag", "structured" or "number" (a row's checks look each
+    name up once, not each row: a report checks every field of 100,000 rows)."""
     if name in ROW_TEXT:
-        return None if isinstance(value, str) or value is None else "not a string"
+        return "text"
     if name in ROW_FLAGS:
+        return "flag"
+    if name in ROW_STRUCTURED or name.endswith(ROW_STRUCTURED_SUFFIXES):
+        return "structured"
+    return "number"
+
+
+def _field_problem(name: str, value: Any) -> str | None:
+    if value is None:
+        return "not set" if name in ROW_REQUIRED else None
+    kind = field_kind(name)
+    if kind == "text":
+        return None if isinstance(value, str) else "not a string"
+    if kind == "flag":
         return None if isinstance(value, bool) else "not true or false"
-    if name in ROW_STRUCTURED or name.endswith(ROW_STRUCTURED_SUFFIXES) or value is None:
+    if kind == "structured":
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return "not a number or null"
@@ -211,35 +243,56 @@ def _shown(value: Any) -> str:
     return f"{value:.6g}" if isinstance(value, float) else f"{value!r:.80}"
 
 
-def _parse_line(number: int, raw: bytes) -> RunsLine:
+def _parse_line(number: int, raw: bytes, at: tuple[Path, int, int]) -> RunsLine:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        return RunsLine(number, raw.decode("utf-8", "replace"), None, "not UTF-8 text", parsed=False)
-    depth = json_depth(text)
+        return RunsLine(number, *at, None, "not UTF-8 text", parsed=False)
+    # No deeper than its count of opening brackets: most rows are shown shallow by two counts, not a scan.
+    depth = json_depth(text) if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH else 0
     if depth > MAX_DEPTH:
-        return RunsLine(number, text, None, f"nested {depth} arrays/objects deep (at most {MAX_DEPTH})")
+        return RunsLine(number, *at, None, f"nested {depth} arrays/objects deep (at most {MAX_DEPTH})")
     try:
         row = json.loads(text)
     except json.JSONDecodeError as exc:
-        return RunsLine(number, text, None, f"not a whole JSON row ({exc.msg})", parsed=False)
+        return RunsLine(number, *at, None, f"not a whole JSON row ({exc.msg})", parsed=False)
     if not isinstance(row, dict):
-        return RunsLine(number, text, None, f"a JSON {type(row).__name__}, not a row object")
+        return RunsLine(number, *at, None, f"a JSON {type(row).__name__}, not a row object")
     problem = row_problem(row)
-    return RunsLine(number, text, None if problem else row, problem)
+    return RunsLine(number, *at, None if problem else row, problem)
+
+
+def iter_runs(runs_file: str | Path) -> Iterator[RunsLine]:
+    """Every non-blank line of a runs.jsonl, parsed, read line by line (memory: one line at a time besides
+    the rows); a last line that does not parse (torn by a kill mid-write) is left out, a bad line before it is
+    yielded with its problem when the next line is read."""
+    runs_file = Path(runs_file)
+    if not runs_file.exists():
+        return
+    held: RunsLine | None = None  # a line that did not parse: a torn last line, unless another follows
+    with open_regular(runs_file) as handle:
+        number = offset = 0
+        try:
+            for raw in handle:
+                number, start, offset = number + 1, offset, offset + len(raw)
+                raw = raw[:-1] if raw.endswith(b"\n") else raw
+                if not raw.strip():
+                    continue
+                if held is not None:
+                    yield held
+                    held = None
+                line = _parse_line(number, raw, (runs_file, start, start + len(raw)))
+                if line.parsed:
+                    yield line
+                else:
+                    held = line
+        except OSError as exc:
+            raise ConfigError(f"{runs_file}: cannot read: {exc.strerror}") from exc
 
 
 def scan_runs(runs_file: str | Path) -> list[RunsLine]:
-    """Every non-blank line of a runs.jsonl, parsed; a last line that does not parse (torn by a kill
-    mid-write) is left out, a bad line before it is returned with its problem."""
-    runs_file = Path(runs_file)
-    if not runs_file.exists():
-        return []
-    lines = [_parse_line(number, raw) for number, raw in enumerate(read_bytes(runs_file).split(b"\n"), 1)
-             if raw.strip()]
-    if lines and not lines[-1].parsed:
-        lines.pop()
-    return lines
+    """iter_runs' lines as a list."""
+    return list(iter_runs(runs_file))
 
 
 def latest_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -251,16 +304,22 @@ def latest_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(by_id.values())
 
 
+def checked_rows(path: str | Path, complete: bool = False) -> Iterator[dict[str, Any]]:
+    """The rows of a results directory's runs.jsonl (or of that file) in file order, every one (a rerun's too),
+    read line by line; a bad line before the last is a ConfigError naming it. `complete`: a row must also hold
+    every field reports group and pair by (ROW_REQUIRED)."""
+    runs_file = Path(path) / RUNS_FILE if Path(path).is_dir() else Path(path)
+    for line in iter_runs(runs_file):
+        problem = line.problem or (complete and line.row is not None and missing_fields(line.row))
+        if problem:
+            raise ConfigError(f"{runs_file}: line {line.number} is {problem}; move it aside with "
+                              f"`ctxbench run --resume {runs_file.parent} --repair`")
+        if line.row is not None:
+            yield line.row
+
+
 def read_runs(path: str | Path, complete: bool = False) -> list[dict[str, Any]]:
     """Rows of a results directory's runs.jsonl, the last per run_id (a torn last line, from a kill, is
     skipped); a bad line before the last is a ConfigError naming it. `complete`: a row must also hold every
     field reports group and pair by (ROW_REQUIRED)."""
-    runs_file = Path(path) / RUNS_FILE if Path(path).is_dir() else Path(path)
-    lines = scan_runs(runs_file)
-    problems = ((line, line.problem or (complete and line.row is not None and missing_fields(line.row)))
-                for line in lines)
-    bad = next(((line, problem) for line, problem in problems if problem), None)
-    if bad is not None:
-        raise ConfigError(f"{runs_file}: line {bad[0].number} is {bad[1]}; move it aside with "
-                          f"`ctxbench run --resume {runs_file.parent} --repair`")
-    return latest_rows(line.row for line in lines if line.row is not None)
+    return latest_rows(checked_rows(path, complete))

@@ -14,6 +14,7 @@ import pandas as pd
 
 from harness.conversation.events import find_event_log, first_event
 from harness.core.errors import ConfigError, did_you_mean
+from harness.results.frames import requests_frame
 from harness.results.layout import CONFIG_FILE, EVENTS_DIR, PLOTS_DIR
 from harness.results.stats import pareto_front
 from harness.core.user_files import load_json
@@ -497,16 +498,18 @@ def save_plot(results_dir: str | Path, name: str, draw: Callable[[Any], Any],
     return path
 
 
-def write_plots(results_dir: str | Path, runs: pd.DataFrame, requests: pd.DataFrame,
-                summary: pd.DataFrame, plot_task: str | None = None) -> list[Path]:
-    """The report's four plots; `plot_task` chooses the context plot's task (default: sawtooth_run's), drawn at
-    the smallest window when the runs have several (one line per strategy)."""
+def write_plots(results_dir: str | Path, runs: pd.DataFrame, summary: pd.DataFrame,
+                plot_task: str | None = None) -> list[Path]:
+    """The report's four plots; `plot_task` chooses the context plot's task (default: sawtooth_run's, chosen from
+    the rows' own counts), drawn at the smallest window when the runs have several (one line per strategy). Only
+    the event logs of the runs that plot draws are read."""
     at_window = runs
     if "window" in runs and runs["window"].nunique() > 1:
         at_window = runs[runs["window"] == runs["window"].min()]
     task_id, seed = sawtooth_run(at_window, plot_task)
-    chosen = at_window[(at_window["task_id"] == task_id) & (at_window["seed"] == seed)]["run_id"]
-    window = context_window(results_dir, chosen)
+    chosen = at_window[(at_window["task_id"] == task_id) & (at_window["seed"] == seed)]
+    window = context_window(results_dir, chosen["run_id"])
+    requests = requests_frame(results_dir, chosen)
     overall = summary[summary["family"] == "all"]
     return [
         save_plot(results_dir, "context_per_request",

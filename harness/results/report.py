@@ -7,16 +7,16 @@ from typing import Any, Callable
 import pandas as pd
 
 from harness.core.errors import ConfigError
-from harness.conversation.events import find_event_log, read_events
 from harness.results.forgotten import forgotten_section
 from harness.results.metrics import LOOP_CONDENSATIONS
 from harness.core.numbers import DOLLARS, SIGNED_USD, USD
-from harness.results.layout import CONFIG_FILE, EVENTS_DIR, SUMMARY_FILE, read_runs
+from harness.results.frames import runs_frame
+from harness.results.layout import CONFIG_FILE, SUMMARY_FILE
 from harness.core.user_files import load_json
 from harness.results.tables import aligned, markdown
 from harness.results.verdict import checker_parts
 from harness.results.stats import (CLUSTER_KEY, DEFAULT_SEED, Estimate, bootstrap_mean, bootstrap_ratio,
-                           paired_difference, pareto_front)
+                           paired_difference, paired_estimate, paired_frames, pareto_front)
 
 PAIRED_FILE = "paired.csv"
 REPORT_FILE = "report.md"
@@ -28,14 +28,6 @@ COMPARED = (
     ("mean_cost_usd", "cost_usd", "{:.4f}"),
     ("cache_hit_rate", "cache_hit_rate", "{:.1%}"),
 )
-# What a trace replay's request carries of the recorded one (harness.traces.replay: the llm_call's `recorded`).
-RECORDED_REQUEST = ("input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens", "cost_usd")
-REQUEST_COLUMNS = ["run_id", "task_id", "family", "strategy", "seed", "profile", "request", "input_tokens",
-                   "cached_tokens", "cache_write_tokens", "output_tokens", "cost_usd", "resets_before",
-                   "compactions_before", "clock_s", "trace_index", "forgotten_references",
-                   *(f"recorded_{name}" for name in RECORDED_REQUEST)]
-
-
 # What an interval means, said in report.md (the README says the same near its first table).
 INTERVAL_MEANING = ("over tasks: each resample draws task ids with replacement and takes all runs (every seed) "
                     "of each drawn task, so they say how much a figure would move on another draw of tasks like "
@@ -49,56 +41,6 @@ FAILURE_MODES = (
     ("reexecuted_state_calls", "state-changing call(s) re-executed after a condensation"),
 )
 NO_FINISHED_RUNS = "(no finished runs)"  # the table of a results directory whose runs.jsonl holds no run yet
-
-
-def runs_frame(results_dir: str | Path) -> pd.DataFrame:
-    """The runs in run_id order: runs.jsonl holds them in completion order, which varies with the
-    workers, and the seeded bootstrap resamples by position, so intervals must not depend on it."""
-    runs = pd.DataFrame(read_runs(results_dir, complete=True))
-    return runs.sort_values("run_id", kind="stable", ignore_index=True) if "run_id" in runs else runs
-
-
-def _run_requests(path: Path, run: dict[str, Any]) -> list[dict[str, Any]]:
-    rows, numbers = [], {}
-    resets = compactions = 0
-    for event in read_events(path):
-        if event["type"] in ("condensation", "recorded_reset"):
-            resets += 1
-        elif event["type"] == "compaction":
-            compactions += 1
-        elif event["type"] == "llm_call" and event.get("ok"):
-            profile = event.get("profile")
-            numbers[profile] = numbers.get(profile, 0) + 1
-            usage = event.get("usage") or {}
-            recorded = event.get("recorded") or {}
-            rows.append({**{k: run.get(k) for k in ("run_id", "task_id", "family", "strategy", "seed")},
-                         "profile": profile, "request": numbers[profile],
-                         **{k: usage.get(k) for k in ("input_tokens", "cached_tokens", "cache_write_tokens",
-                                                      "output_tokens")},
-                         "cost_usd": event.get("cost_usd"), "resets_before": resets,
-                         "compactions_before": compactions, "clock_s": event.get("clock_s"),
-                         "trace_index": event.get("trace_index"), "forgotten_references": event.get("forgotten_references"),
-                         **{f"recorded_{name}": recorded.get(name) for name in RECORDED_REQUEST}})
-            resets = compactions = 0
-    return rows
-
-
-def requests_frame(results_dir: str | Path, runs: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per successful LLM request of every finished run, numbered per profile.
-
-    `resets_before` and `compactions_before` count the condensation and compaction events
-    since the previous request: where the sawtooth drops (a recorded agent's own reset in a trace replay counts
-    as a reset). A trace replay's requests also carry the trace message they answered (`trace_index`), what
-    the trace recorded of that request (`recorded_*`, its cost at the recorded model's list prices) and, main
-    requests, their `forgotten_references`; null elsewhere.
-    """
-    runs = runs_frame(results_dir) if runs is None else runs
-    rows: list[dict[str, Any]] = []
-    for run in runs.to_dict("records"):
-        path = find_event_log(Path(results_dir) / EVENTS_DIR, run["run_id"])
-        if path.exists():
-            rows.extend(_run_requests(path, run))
-    return pd.DataFrame(rows, columns=REQUEST_COLUMNS)
 
 
 def _with_interval(row: dict[str, Any], column: str, estimate: Any) -> None:
@@ -168,8 +110,9 @@ def failure_section(runs: pd.DataFrame) -> list[str]:
              "submitted, edits applied); requests counted of the main model's successful ones. "
              "Definitions: harness/results/metrics.py.", ""]
     failures = _failure_counts(runs)
+    showing = failures[[column for column, _ in FAILURE_MODES]].ne(0).any(axis=1)  # visit only those runs
     rows = []
-    for index, run in runs.iterrows():
+    for index, run in runs[showing].iterrows():
         modes = [f"{int(failures.at[index, column]):,} {label}" for column, label in FAILURE_MODES
                  if failures.at[index, column]]
         if modes and failures.at[index, "condensation_loops"]:
@@ -216,8 +159,9 @@ def paired_differences(runs: pd.DataFrame, baseline: str = DEFAULT_BASELINE,
         rows = []
         values = subset.assign(success=subset["success"].astype(float))
         for strategy in strategies:
-            for _, field, _ in COMPARED:
-                estimate = paired_difference(values, strategy, baseline, field, seed=seed)
+            frames = paired_frames(values, strategy, baseline, [field for _, field, _ in COMPARED])
+            for field, pairs in frames.items():
+                estimate = paired_estimate(pairs, seed=seed)
                 if estimate.n:
                     rows.append({"family": family, "strategy": strategy, "baseline": baseline, "metric": field,
                                  "pairs": estimate.n, "mean_diff": estimate.mean, "lo": estimate.lo,
@@ -607,15 +551,16 @@ def check_baseline(runs: pd.DataFrame, baseline: str) -> None:
                           f"strategies: {', '.join(known)}")
 
 
-def write_report(results_dir: str | Path, baseline: str = DEFAULT_BASELINE,
-                 seed: int = DEFAULT_SEED, plot_task: str | None = None) -> dict[str, Any]:
+def write_report(results_dir: str | Path, baseline: str = DEFAULT_BASELINE, seed: int = DEFAULT_SEED,
+                 plot_task: str | None = None, runs: pd.DataFrame | None = None) -> dict[str, Any]:
     """Write summary.csv, paired.csv, report.md and plots/ (the context plot of `plot_task` when given);
-    return the tables and the console table."""
+    return the tables and the console table. `runs`: the directory's runs_frame when the caller has read it
+    already (runs.jsonl is then not read twice)."""
     from harness.results.plots import write_plots, write_window_plot
     from harness.results.tuning import write_tuning
 
     results_dir = Path(results_dir)
-    runs = runs_frame(results_dir)
+    runs = runs_frame(results_dir) if runs is None else runs
     if runs.empty:
         return {"summary": pd.DataFrame(), "paired": pd.DataFrame(), "table": NO_FINISHED_RUNS, "plots": []}
     _read_config(results_dir)  # read before any file is replaced: a config.json cut short fails here
@@ -623,8 +568,7 @@ def write_report(results_dir: str | Path, baseline: str = DEFAULT_BASELINE,
     summary.to_csv(results_dir / SUMMARY_FILE, index=False)
     paired = paired_differences(runs, baseline, seed)
     paired.to_csv(results_dir / PAIRED_FILE, index=False)
-    requests = requests_frame(results_dir, runs)
-    plots = write_plots(results_dir, runs, requests, summary, plot_task)
+    plots = write_plots(results_dir, runs, summary, plot_task)
     window_lines: list[str] = []
     if len(run_windows(runs)) > 1:
         windows = window_summary(runs, seed)
@@ -634,7 +578,7 @@ def write_report(results_dir: str | Path, baseline: str = DEFAULT_BASELINE,
     plots += tuning_sections.plots
     (results_dir / REPORT_FILE).write_text(
         report_markdown(results_dir, runs, summary, paired, baseline, plots,
-                        forgotten_section(results_dir, runs, requests) + failure_section(runs) + window_lines
+                        forgotten_section(results_dir, runs) + failure_section(runs) + window_lines
                         + tuning_sections.markdown, seed),
         encoding="utf-8")
     return {"summary": summary, "paired": paired, "table": console_table(summary, runs), "plots": plots}

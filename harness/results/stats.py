@@ -13,6 +13,7 @@ task clusters of those pairs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -40,8 +41,23 @@ class Estimate:
 NAN_ESTIMATE = Estimate(float("nan"), float("nan"), float("nan"), 0)
 
 
+@lru_cache(maxsize=2)
 def _resample_indices(n: int, resamples: int, seed: int) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    """The clusters each resample draws. A report's strategies share their tasks, so consecutive intervals draw
+    the same (n, seed): kept (read-only), not drawn again."""
+    index = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    index.flags.writeable = False
+    return index
+
+
+RESAMPLE_BLOCK = 256  # resamples summed at a time: the gathered values of every resample at once would be
+# resamples x clusters floats twice over (hundreds of MB for thousands of tasks)
+
+
+def _resampled_sums(values: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """Each resample's sum of `values` over the clusters it drew (row by row as values[index].sum(axis=1))."""
+    return np.concatenate([values[index[start:start + RESAMPLE_BLOCK]].sum(axis=1)
+                           for start in range(0, len(index), RESAMPLE_BLOCK)])
 
 
 def _percentile(ordered: np.ndarray, q: float) -> float:
@@ -88,7 +104,7 @@ def bootstrap_ratio(numerators: Values, denominators: Values, *, clusters: Seque
     num = np.bincount(codes, weights=frame["num"].to_numpy(dtype=float), minlength=len(uniques))
     den = np.bincount(codes, weights=frame["den"].to_numpy(dtype=float), minlength=len(uniques))
     index = _resample_indices(len(uniques), resamples, seed)
-    ratios = _ratio_of_sums(num[index].sum(axis=1), den[index].sum(axis=1))
+    ratios = _ratio_of_sums(_resampled_sums(num, index), _resampled_sums(den, index))
     lo, hi = _interval(ratios[~np.isnan(ratios)])
     return Estimate(float(num.sum() / den.sum()), lo, hi, len(frame))
 
@@ -109,25 +125,39 @@ def pair_keys(runs: pd.DataFrame) -> list[str]:
     return [*PAIR_KEYS, *(["window"] if "window" in runs else [])]
 
 
-def paired_frame(runs: pd.DataFrame, strategy: str, baseline: str, metric: str) -> pd.DataFrame:
-    """Rows of (task_id, seed, window) run by both strategies, with both values of `metric` and their difference."""
+def paired_frames(runs: pd.DataFrame, strategy: str, baseline: str, metrics: Sequence[str]) -> dict[str, pd.DataFrame]:
+    """paired_frame of each of `metrics`, the two strategies' runs matched once (a report pairs four metrics
+    of every strategy: one merge each, not four)."""
     keys = pair_keys(runs)
-    columns = [*keys, metric]
+    columns = [*keys, *metrics]
     ours = runs.loc[runs["strategy"] == strategy, columns]
     theirs = runs.loc[runs["strategy"] == baseline, columns]
-    pairs = ours.merge(theirs, on=keys, suffixes=("", "_baseline"), validate="one_to_one")
-    pairs[metric] = pd.to_numeric(pairs[metric], errors="coerce")
-    pairs[f"{metric}_baseline"] = pd.to_numeric(pairs[f"{metric}_baseline"], errors="coerce")
-    pairs = pairs.dropna(subset=[metric, f"{metric}_baseline"])
-    pairs["diff"] = pairs[metric].astype(float) - pairs[f"{metric}_baseline"].astype(float)
-    return pairs.sort_values(keys).reset_index(drop=True)
+    matched = ours.merge(theirs, on=keys, suffixes=("", "_baseline"), validate="one_to_one")
+    frames = {}
+    for metric in metrics:
+        pairs = matched[[*keys, metric, f"{metric}_baseline"]].copy()
+        pairs[metric] = pd.to_numeric(pairs[metric], errors="coerce")
+        pairs[f"{metric}_baseline"] = pd.to_numeric(pairs[f"{metric}_baseline"], errors="coerce")
+        pairs = pairs.dropna(subset=[metric, f"{metric}_baseline"])
+        pairs["diff"] = pairs[metric].astype(float) - pairs[f"{metric}_baseline"].astype(float)
+        frames[metric] = pairs.sort_values(keys).reset_index(drop=True)
+    return frames
+
+
+def paired_frame(runs: pd.DataFrame, strategy: str, baseline: str, metric: str) -> pd.DataFrame:
+    """Rows of (task_id, seed, window) run by both strategies, with both values of `metric` and their difference."""
+    return paired_frames(runs, strategy, baseline, [metric])[metric]
+
+
+def paired_estimate(pairs: pd.DataFrame, *, seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES) -> Estimate:
+    """The mean difference of a paired_frame with its interval, resampling the pairs' tasks."""
+    return bootstrap_mean(pairs["diff"], clusters=pairs[CLUSTER_KEY], seed=seed, resamples=resamples)
 
 
 def paired_difference(runs: pd.DataFrame, strategy: str, baseline: str, metric: str, *,
                       seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES) -> Estimate:
     """Mean of (strategy - baseline) over the same task_id and seed, resampling the pairs' tasks."""
-    pairs = paired_frame(runs, strategy, baseline, metric)
-    return bootstrap_mean(pairs["diff"], clusters=pairs[CLUSTER_KEY], seed=seed, resamples=resamples)
+    return paired_estimate(paired_frame(runs, strategy, baseline, metric), seed=seed, resamples=resamples)
 
 
 def pareto_front(points: pd.DataFrame, cost: str, success: str) -> pd.DataFrame:

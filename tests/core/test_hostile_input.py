@@ -21,7 +21,7 @@ from harness import cli
 from harness.cli import main
 from harness.results.layout import RUNS_FILE
 from harness.core.user_files import MAX_DEPTH, MAX_YAML_ALIASES
-from cli_helpers import exit_code, deny_open
+from cli_helpers import deny_open, drawn_log, exit_code
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ["run", "--suite", "smoke", "--strategies", "none", "--limit", "1", "--workers", "1", "--no-progress"]
@@ -217,7 +217,7 @@ def test_nesting_up_to_the_bound_is_accepted_and_one_more_is_refused():
 
 @pytest.mark.parametrize("command", ["report", "replay"])
 def test_an_event_log_nested_200000_deep_exits_2_naming_file_and_line(results_copy, capsys, command):
-    log = sorted((results_copy / "events").glob("*.jsonl.gz"))[0]
+    log = drawn_log(results_copy)  # a log the report reads
     first = stored_lines(log)[0]
     write_stored(log, first + "\n" + DEEP + "\n")
     refused(capsys, [command, str(results_copy)], f"{log}:2: nested 200000 arrays/objects deep")

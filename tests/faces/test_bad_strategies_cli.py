@@ -13,7 +13,7 @@ import pytest
 from tests.event_log_helpers import stored_bytes, write_stored
 from harness import cli
 from harness.cli import main
-from cli_helpers import exit_code
+from cli_helpers import drawn_log, exit_code
 
 SMOKE = ["run", "--suite", "smoke", "--workers", "1", "--no-progress"]
 
@@ -226,9 +226,10 @@ CORRUPTIONS = {
 
 
 def _corrupt(results: Path, tmp_path: Path, kind: str) -> tuple[Path, Path]:
+    """A copy of `results` with one corrupt event log, one the report reads."""
     copy = tmp_path / "copy"
     shutil.copytree(results, copy)
-    log = sorted((copy / "events").glob("*.jsonl.gz"))[0]
+    log = drawn_log(copy)
     data, _ = CORRUPTIONS[kind]
     if data is None:  # a valid first event, then bytes that are no UTF-8
         data = stored_bytes(log).split(b"\n")[0] + b"\n\xc3\x28\n"

@@ -17,7 +17,8 @@ from harness import api  # noqa: E402
 
 from harness.results import plots
 from harness.cli import main  # noqa: E402
-from harness.results.report import requests_frame, runs_frame, summarize  # noqa: E402
+from harness.results.frames import requests_frame  # noqa: E402
+from harness.results.report import runs_frame, summarize  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -285,8 +286,7 @@ def test_unknown_plot_task_exits_2_with_close_matches(default_run, tmp_path, cap
 
 def test_saved_plots_fit_readme_width_and_label_their_axes(default_run):
     """Every saved plot is about README width (~800 px); every axes has both axis labels."""
-    paths = plots.write_plots(default_run, runs_frame(default_run), requests_frame(default_run),
-                              summarize(runs_frame(default_run)))
+    paths = plots.write_plots(default_run, runs_frame(default_run), summarize(runs_frame(default_run)))
     for path in paths:
         height, width = plt.imread(path).shape[:2]
         assert 760 <= width <= 840 and height <= 620, path.name

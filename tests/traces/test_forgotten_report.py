@@ -18,7 +18,8 @@ from harness import api
 from harness.cli import main as cli
 from harness.results import forgotten
 from harness.results.forgotten import excerpt, first_forgotten, holding_line
-from harness.results.report import replay_table, requests_frame, runs_frame
+from harness.results.frames import requests_frame
+from harness.results.report import replay_table, runs_frame
 from harness.results.tables import code_span
 from tests.traces.test_traces import call, events_of, replay, trace_of
 
@@ -105,7 +106,7 @@ def test_regular_runs_requests_have_no_forgotten_counts(tmp_path):
     """Ours: only a replay measures forgotten references: a run's requests have them null, and its report has no
     forgotten section."""
     out = api.run("smoke", strategies="none", out=tmp_path / "run", limit=1)
-    requests = requests_frame(out)
+    requests = requests_frame(out, runs_frame(out))
     assert not requests.empty and requests["forgotten_references"].isna().all()
     assert requests["trace_index"].isna().all()
     assert "## What each strategy forgot" not in (out / "report.md").read_text(encoding="utf-8")

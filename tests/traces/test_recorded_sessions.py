@@ -7,7 +7,7 @@ import pytest
 from harness.conversation.events import event_log_name
 from harness.conversation.replay import replay_file
 from harness.models.usage import Pricing, Usage
-from harness.results.report import requests_frame
+from harness.results.frames import requests_frame
 from harness.traces import Trace, TraceError, check_trace
 from harness.traces.replay import recorded_totals, request_times
 from harness.traces.replay import REPLAY_MODEL
