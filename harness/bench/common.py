@@ -147,6 +147,12 @@ class ChildFailed(RuntimeError):
     """A figure's fresh process ended without its figures; the message ends with the last lines of its stderr."""
 
 
+def disk_bytes(directory: Path) -> int:
+    """Bytes the files under `directory` take on disk: the blocks allocated, as `du` counts them (a small file
+    costs a whole block)."""
+    return sum(path.stat().st_blocks * 512 for path in directory.rglob("*") if path.is_file())
+
+
 def status_bytes(field: str) -> int:
     """A size from /proc/self/status (VmRSS: resident now; VmHWM: its peak since the last reset)."""
     with open("/proc/self/status") as handle:

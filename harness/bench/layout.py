@@ -30,11 +30,6 @@ def figures(options: BenchOptions) -> list[Figure]:
     return layout(repeats=options.repeats)
 
 
-def disk_bytes(directory: Path) -> int:
-    """Bytes the files under `directory` take on disk (512-byte blocks allocated, as `du` counts)."""
-    return sum(path.stat().st_blocks * 512 for path in directory.rglob("*") if path.is_file())
-
-
 def layout_child(suite: str, suffix: str) -> dict[str, Any]:
     """The suite's cells run here one at a time, their logs written with `suffix`'s layout: CPU seconds of the
     runs, the directory's bytes on disk and the number of runs."""
@@ -54,7 +49,7 @@ def layout_child(suite: str, suffix: str) -> dict[str, Any]:
         for cell in cells:
             results.append_run(run_cell(cell))
         cpu, wall = time.process_time() - started, time.perf_counter() - wall_started
-        return {"cpu_s": cpu, "wall_s": wall, "bytes": disk_bytes(results.path), "runs": len(cells)}
+        return {"cpu_s": cpu, "wall_s": wall, "bytes": common.disk_bytes(results.path), "runs": len(cells)}
 
 
 def layout(suite: str = SUITE, repeats: int = 3) -> list[Figure]:

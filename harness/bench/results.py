@@ -42,11 +42,6 @@ def figures(options: BenchOptions) -> list[Figure]:
     return [*found, *(figure for pair in timed for figure in pair), *growth(options.report_rows, timed)]
 
 
-def disk_bytes(path: Path) -> int:
-    """Bytes the files under `path` take on disk (allocated blocks, as `du` counts them)."""
-    return sum(entry.stat().st_blocks * 512 for entry in path.rglob("*") if entry.is_file())
-
-
 def bytes_per_run(suite: str, strategies: list[str], out: Path) -> Figure:
     """One run of `suite` (the first task of each family, one seed) and its bytes on disk per run."""
     from harness import api
@@ -54,8 +49,8 @@ def bytes_per_run(suite: str, strategies: list[str], out: Path) -> Figure:
 
     api.run(suite, strategies=strategies, out=out, limit=1, workers=min(2, os.cpu_count() or 1))
     runs = len(read_runs(out))
-    events = disk_bytes(out / EVENTS_DIR)
-    rest = disk_bytes(out) - events
+    events = common.disk_bytes(out / EVENTS_DIR)
+    rest = common.disk_bytes(out) - events
     return Figure(f"results: KB per run, {suite}", (events + rest) / runs / 1000, None,
                   note=f"events/ {events / runs / 1000:,.1f} KB + the rest {rest / runs / 1000:,.1f} KB per run, "
                        f"{runs} runs (first task of each family, one seed)")

@@ -223,3 +223,15 @@ def test_a_malformed_reference_is_refused_naming_the_line(tmp_path, reference):
     path.write_text(json.dumps({"id": 0, "type": "message", "message": {"role": "tool", "content": reference}}) + "\n")
     with pytest.raises(ReplayMismatch, match=rf"{path}:1: its stored content cannot be read: a malformed reference"):
         read_events(path)
+
+
+def test_old_results_export_to_parquet_with_their_requests(old, tmp_path):
+    pytest.importorskip("pyarrow", reason="the Parquet export needs the `parquet` extra")
+    import pandas as pd
+
+    assert main(["export", str(old), "--format", "parquet", "--requests", "--out", str(tmp_path / "pq")]) == 0
+    runs = pd.read_parquet(tmp_path / "pq" / "runs.parquet")
+    requests = pd.read_parquet(tmp_path / "pq" / "requests.parquet")
+    assert len(runs) == 4 and set(requests["run_id"]) == set(runs["run_id"])
+    assert (requests.groupby("run_id").size() == runs.set_index("run_id")["requests"]
+            + runs.set_index("run_id")["summarizer_requests"]).all()
