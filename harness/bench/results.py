@@ -124,5 +124,6 @@ def growth(rows: tuple[int, ...], timed: list[tuple[Figure, Figure]]) -> list[Fi
                    note=f"slope of log (peak RSS - {peaks[0]:.0f} MiB at {rows[0]:,} rows) against log rows; of the "
                         f"whole peak: {slope(list(rows), peaks):.2f}")]
 
+
 if __name__ == "__main__":  # the child: RESULTS_DIR
     print(json.dumps(report_child(sys.argv[1])))

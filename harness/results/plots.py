@@ -4,7 +4,6 @@ How to read each one: docs/plots.md. The saved PNGs are FIGURE_SIZE at DPI, abou
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path

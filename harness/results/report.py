@@ -6,12 +6,13 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from harness.conversation.events import find_event_log
 from harness.core.errors import ConfigError
 from harness.results.forgotten import forgotten_section
 from harness.results.metrics import LOOP_CONDENSATIONS
 from harness.core.numbers import DOLLARS, SIGNED_USD, USD
 from harness.results.frames import runs_frame
-from harness.results.layout import CONFIG_FILE, SUMMARY_FILE
+from harness.results.layout import CONFIG_FILE, EVENTS_DIR, SUMMARY_FILE
 from harness.core.user_files import load_json
 from harness.results.tables import aligned, markdown
 from harness.results.verdict import checker_parts

@@ -21,7 +21,6 @@ import time
 from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable
 
 from harness.models.cache_policy import policy_label
