@@ -58,6 +58,11 @@ class _Pack:
         self.lock = threading.Lock()
         self.remembered: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
+    def still_there(self) -> bool:
+        """Whether what this pack remembers is still on disk (a results directory deleted and made again under
+        the same path, as a notebook or a test does, has lost it)."""
+        return self._size == 0 or self._file is not None or self.path.is_file()
+
     def append(self, digest: str, member: bytes) -> dict[str, Any]:
         if self._file is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -82,9 +87,11 @@ _PACKS_LOCK = threading.Lock()
 
 
 def _pack(directory: Path) -> _Pack:
+    """This process's pack of `directory` (a new one when the one it had is gone from disk)."""
+    directory = Path(os.path.abspath(directory))  # the same directory whatever the working directory
     key = (os.getpid(), str(directory))
     with _PACKS_LOCK:
-        if key not in _PACKS:
+        if key not in _PACKS or not _PACKS[key].still_there():
             _PACKS[key] = _Pack(directory)
             if len(_PACKS) > _PACKS_KEPT:
                 _PACKS.popitem(last=False)

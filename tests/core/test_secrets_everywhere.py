@@ -4,12 +4,14 @@ reaches no file written under the results directories (nor a file name), nor std
 the real CLI: run, sweep, traces, report and resume, a real client path served by serve-mock."""
 from __future__ import annotations
 
+import gzip
 import json
 import secrets as random_secrets
 from pathlib import Path
 
 import pytest
 
+from harness.conversation.events import event_logs, read_events
 from harness.cli import main
 from harness.results.layout import read_runs
 
@@ -47,6 +49,8 @@ def assert_nothing_leaked(values: dict[str, str], roots: list[Path], texts: list
             if path.is_file():
                 count += 1
                 data = path.read_bytes()
+                if path.suffix == ".gz":  # an event log or a pack of its texts: what it holds, decompressed
+                    data = gzip.decompress(data)
                 for name, secret in values.items():
                     assert secret.encode() not in data, f"{name} secret leaked into {path}"
     for text in texts:
@@ -90,8 +94,8 @@ def test_no_planted_secret_reaches_any_output(mock_server, tmp_path, monkeypatch
                "--out", str(runs), *model) == 0
     rows = read_runs(runs)
     assert {row["strategy"] for row in rows} == {"none", STRATEGY} and all(r["termination"] != "error" for r in rows)
-    side_calls = [json.loads(line) for path in (runs / "events").glob("*KeyedService*")
-                  for line in path.read_text().splitlines() if '"keyed_service"' in line]
+    side_calls = [event for path in event_logs(runs / "events") if "KeyedService" in path.name
+                  for event in read_events(path) if event.get("purpose") == "keyed_service"]
     assert side_calls and not any(event["ok"] for event in side_calls)  # the leaky URL's call failed, logged
 
     assert cli("sweep", *common, "--strategy", STRATEGY, "--grid",

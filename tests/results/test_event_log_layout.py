@@ -235,3 +235,22 @@ def test_old_results_export_to_parquet_with_their_requests(old, tmp_path):
     assert len(runs) == 4 and set(requests["run_id"]) == set(runs["run_id"])
     assert (requests.groupby("run_id").size() == runs.set_index("run_id")["requests"]
             + runs.set_index("run_id")["summarizer_requests"]).all()
+
+
+def test_a_directory_made_again_or_named_from_another_directory_gets_its_texts(tmp_path, monkeypatch):
+    """A process remembers which texts it stored per directory: a results directory deleted and made again under
+    the same path (a notebook's rerun), or the same relative name from another working directory, must not be
+    taken for one that holds them (every log reads back whole)."""
+    def write(events_dir: Path) -> Path:
+        log = EventLog(events_dir / event_log_name("r"))
+        log.append("message", message={"role": "tool", "content": BIG})
+        log.close()
+        return events_dir / event_log_name("r")
+
+    monkeypatch.chdir(tmp_path)
+    write(Path("results/x/events"))
+    shutil.rmtree(tmp_path / "results")
+    assert read_events(write(Path("results/x/events")))[0]["message"]["content"] == BIG
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    assert read_events(write(Path("results/x/events")))[0]["message"]["content"] == BIG

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.event_log_helpers import write_stored
 from harness import api
 from harness.cli import main
 from harness.conversation.events import find_event_log
@@ -25,7 +26,7 @@ def smoke_run(tmp_path_factory):
 def _spoil(results_dir, run_ids):
     """Replace these runs' event logs by text no reader accepts: reading one fails loudly."""
     for run_id in run_ids:
-        find_event_log(results_dir / EVENTS_DIR, run_id).write_text("not an event log\n", encoding="utf-8")
+        write_stored(find_event_log(results_dir / EVENTS_DIR, run_id), "not an event log\n")
 
 
 def test_report_reads_only_the_event_logs_of_the_runs_it_draws(smoke_run, tmp_path, capsys):
