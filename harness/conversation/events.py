@@ -23,6 +23,8 @@ import zlib
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
+from isal import isal_zlib
+
 from harness.conversation.blobs import (BLOB_MIN_CHARS, BLOB_REF, BLOBS_DIR, COMPRESS_LEVEL, GZIP_WBITS, BlobStore,
                                        is_reference)
 from harness.core.errors import ReplayMismatch
@@ -109,18 +111,18 @@ class _PlainFile:
 
 
 class _CompressedFile:
-    """A log file written through zlib as one gzip member: a line costs one compress call, rarely a write."""
+    """A log file written as one gzip member: a line costs one compress call, rarely a write."""
 
     def __init__(self, path: Path):
         self._file = open(path, "wb", buffering=WRITE_BUFFER_BYTES)
-        self._compressor = zlib.compressobj(COMPRESS_LEVEL, zlib.DEFLATED, GZIP_WBITS)
+        self._compressor = isal_zlib.compressobj(COMPRESS_LEVEL, isal_zlib.DEFLATED, GZIP_WBITS)
 
     def write(self, data: bytes) -> None:
         self._file.write(self._compressor.compress(data))
 
     def sync(self) -> None:
         """What was written so far, on disk and readable (a sync flush: the stream goes on after it)."""
-        self._file.write(self._compressor.flush(zlib.Z_SYNC_FLUSH))
+        self._file.write(self._compressor.flush(isal_zlib.Z_SYNC_FLUSH))
         self._file.flush()
         os.fsync(self._file.fileno())
 
