@@ -189,6 +189,12 @@ def kill_when(child: subprocess.Popen, out: Path, rows: int) -> None:
         time.sleep(0.005)
     os.killpg(child.pid, signal.SIGKILL)
     child.wait()
+    while time.monotonic() < deadline:  # the workers too are gone (they hold the directory's lock until then)
+        try:
+            os.killpg(child.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.01)
 
 
 @pytest.mark.slow
