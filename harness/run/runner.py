@@ -10,7 +10,6 @@ import re
 import time
 import traceback
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable
 
 from harness.models.cache_policy import policy_label
