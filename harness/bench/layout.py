@@ -50,17 +50,18 @@ def run_suite(suite: str, directory: Path) -> tuple[float, int, list[str]]:
     return time.process_time() - started, common.disk_bytes(directory), [cell.run_id for cell in cells]
 
 
-def write_seconds(runs: list[list[dict[str, Any]]], suffix: str) -> float:
+Appended = list[list[tuple[str, dict[str, Any]]]]  # per run, each event's type and fields as appended
+
+
+def write_seconds(runs: Appended, suffix: str) -> float:
     """CPU seconds to write these runs' events as logs of `suffix`'s layout, as a fresh process would."""
     from harness.conversation import blobs
     from harness.conversation.events import EventLog
 
     blobs._PACKS.clear()  # nothing stored yet, as in a new process
     with tempfile.TemporaryDirectory() as tmp:
-        fields = [[(event["type"], {k: v for k, v in event.items() if k not in ("id", "type")}) for event in run]
-                  for run in runs]
         started = time.process_time()
-        for number, run in enumerate(fields):
+        for number, run in enumerate(runs):
             log = EventLog(Path(tmp) / f"{number}{suffix}", in_memory=False)
             for kind, values in run:
                 log.append(kind, **values)
@@ -75,7 +76,8 @@ def layout_child(suite: str, repeats: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         events.WRITTEN_SUFFIX = BEFORE
         run_cpu, bytes_before, run_ids = run_suite(suite, Path(tmp) / "before")
-        runs = [events.read_events(events.find_event_log(Path(tmp) / "before" / "events", run_id))
+        runs = [[(event["type"], {k: v for k, v in event.items() if k not in ("id", "type")})
+                 for event in events.read_events(events.find_event_log(Path(tmp) / "before" / "events", run_id))]
                 for run_id in run_ids]
         events.WRITTEN_SUFFIX = NOW
         _, bytes_now, _ = run_suite(suite, Path(tmp) / "now")

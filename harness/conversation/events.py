@@ -11,8 +11,7 @@ A log without a file keeps its events in `events`, for tests and scripts to read
 On disk a log is gzip'd JSON Lines (`zcat` reads it, as do pandas, polars and DuckDB), and a large message
 content is a reference, `{"$blob": "<sha256>", "pack": ..., "at": ..., "size": ...}`, to the text stored once in
 a pack in `events/blobs/` (harness.conversation.blobs). read_events gives the events back whole, as they were
-appended. Logs written
-before compression (`events/<run_id>.jsonl`, every text inline) are read the same way.
+appended. Logs written before compression (`events/<run_id>.jsonl`, every text inline) are read the same way.
 """
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.conversation.events import event_log_path
+from harness.conversation.events import event_log_name
 from harness.models import limits
 from harness.core.errors import ConfigError
 from harness.executors.base import LostRow, MayStart, OnRow, RunCell
@@ -119,7 +119,7 @@ class RaySlot:
 def run_remote(cell: Any, run_cell: RunCell) -> tuple[bool, Any, dict[str, bytes]]:
     """In a Ray worker: run the cell with its event log in a temporary directory of this machine; returns
     whether it returned, its row (or the error it raised) and the files it wrote there, by path relative to that
-    directory (its event log and the blobs the log refers to; none: no log written)."""
+    directory (its event log and the pack of the texts the log refers to; none: no log written)."""
     local = tempfile.mkdtemp(prefix="ctxbench-ray-", dir=SCRATCH if os.path.isdir(SCRATCH) else None)
     try:
         here = copy.copy(cell)
@@ -129,7 +129,7 @@ def run_remote(cell: Any, run_cell: RunCell) -> tuple[bool, Any, dict[str, bytes
         except Exception as exc:  # the parent makes its row (lost_row), as with local processes
             returned, value = False, _picklable(exc)
         written = {path.relative_to(local).as_posix(): path.read_bytes()
-                   for path in Path(local).rglob("*") if path.is_file() and not path.name.endswith(".tmp")}
+                   for path in Path(local).rglob("*") if path.is_file()}
         return returned, value, written
     finally:
         shutil.rmtree(local, ignore_errors=True)
@@ -154,14 +154,12 @@ class _CellRunner:
 
 
 def write_log(cell: Any, files: dict[str, bytes]) -> None:
-    """Put a worker's event log in the results directory: the blobs it refers to first (a blob already there
-    is the same text), then the log, each written to a temporary name and renamed, so events/<run id>.jsonl.gz
-    is always a whole log (or the one from before) whose blobs are all there."""
-    log = event_log_path(".", cell.run_id).name
+    """Put a worker's event log in the results directory: the pack of the texts it refers to first (a pack's
+    name is the worker process's own), then the log, each written to a temporary name and renamed, so
+    events/<run id>.jsonl.gz is always a whole log (or the one from before) whose texts are all there."""
+    log = event_log_name(cell.run_id)
     for name in sorted(files, key=lambda name: name == log):  # the log last
         target = Path(cell.events_dir) / name
-        if name != log and target.is_file():
-            continue
         target.parent.mkdir(parents=True, exist_ok=True)
         descriptor, temp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
         with os.fdopen(descriptor, "wb") as handle:
